@@ -1,0 +1,178 @@
+# softib: a user-space InfiniBand HCA.  See README.md.
+#
+#   make deps    install the Debian packages the build, tests and benchmarks need
+#   make         build libsoftib.so, the softib command and softib-sm
+#   make test    deps, then unit + integration tests, then again under
+#                AddressSanitizer/UBSan, then a short fuzz run
+#   make bench   throughput and latency figures (never asserted)
+#   make fuzz    libFuzzer on the packet decoder (FUZZ_TIME seconds)
+#
+# Sources are discovered by directory: adding wire/foo.c or tests/unit/test_foo.c
+# needs no change here.
+
+SHELL      := /bin/bash
+CC         ?= gcc
+SAN        ?=
+B          ?= $(if $(filter 1,$(SAN)),build-san,build)
+FUZZ_TIME  ?= 60
+PREFIX     ?= /usr/local
+
+CPPFLAGS   += -I. -D_GNU_SOURCE
+CFLAGS     ?= -O2 -g
+CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -fPIC -pthread
+ifeq ($(SAN),1)
+CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS    += -fsanitize=address,undefined
+endif
+
+SYS_LIBS   := -lisal -luring -lnl-route-3 -lnl-3 -lpthread -ldl
+CPPFLAGS   += $(shell pkg-config --cflags libnl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
+
+# Layers, lowest first (DESIGN.md section 1).
+CORE_DIRS  := wire memreg transport
+CORE_SRC   := $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
+PROV_SRC   := $(wildcard provider/*.c)
+TOOLS_SRC  := $(wildcard tools/*.c)
+FABRIC_SRC := $(wildcard fabric/*.c)
+UNIT_SRC   := $(wildcard tests/unit/test_*.c)
+BENCH_SRC  := $(wildcard tests/bench/*.c)
+EX_SRC     := $(wildcard examples/*.c)
+
+obj        = $(patsubst %.c,$(B)/obj/%.o,$(1))
+CORE_LIB   := $(B)/libsoftib-core.a
+PROV_LIB   := $(B)/libsoftib-provider.a
+SOFTIB_SO  := $(B)/libsoftib.so
+SOFTIB_CMD := $(B)/softib
+SM_CMD     := $(B)/softib-sm
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/bench/%,$(BENCH_SRC))
+EX_BINS    := $(patsubst examples/%.c,$(B)/examples/%,$(EX_SRC))
+
+TARGETS    := $(CORE_LIB) $(SOFTIB_CMD) $(UNIT_BINS) $(BENCH_BINS)
+ifneq ($(PROV_SRC),)
+TARGETS    += $(SOFTIB_SO)
+endif
+ifneq ($(FABRIC_SRC),)
+TARGETS    += $(SM_CMD)
+endif
+TARGETS    += $(EX_BINS)
+
+.PHONY: all deps test check unit integration san fuzz fuzz-short bench clean install abi-check
+all: $(TARGETS) tools/softib
+
+# ---------------------------------------------------------------- packages
+# Everything the build, the tests and the benchmarks need, from Debian.
+DEB_PKGS := gcc make pkg-config clang libclang-rt-14-dev \
+            libibverbs-dev ibverbs-utils rdma-core perftest python3-pyverbs \
+            liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev \
+            tshark iproute2 ucx-utils
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all $(words $(DEB_PKGS)) packages present"; exit 0; fi; \
+	echo "deps: installing$$missing"; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null; then SUDO=sudo; \
+	else echo "deps: not root and no sudo; install as root: apt-get install$$missing" >&2; exit 1; fi; \
+	$$SUDO apt-get update -q >/dev/null && \
+	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing >/dev/null && \
+	echo "deps: done"
+
+# ---------------------------------------------------------------- build
+$(B)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(CORE_LIB): $(call obj,$(CORE_SRC))
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(PROV_LIB): $(call obj,$(PROV_SRC))
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+# The provider ABI we declare must be the one the installed libibverbs exports.
+abi-check:
+	@tools/abi-check.sh
+
+$(SOFTIB_SO): $(call obj,$(PROV_SRC)) $(CORE_LIB) provider/softib.map | abi-check
+	$(CC) -shared $(LDFLAGS) -Wl,--version-script=provider/softib.map -Wl,-z,defs \
+	  -o $@ $(call obj,$(PROV_SRC)) $(CORE_LIB) -libverbs $(SYS_LIBS)
+
+LINK_ALL = -Wl,--start-group $(CORE_LIB) $(if $(PROV_SRC),$(PROV_LIB)) -Wl,--end-group
+
+$(SOFTIB_CMD): $(call obj,$(TOOLS_SRC)) $(CORE_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,$(TOOLS_SRC)) $(CORE_LIB) $(SYS_LIBS)
+
+$(SM_CMD): $(call obj,$(FABRIC_SRC)) $(CORE_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,$(FABRIC_SRC)) $(CORE_LIB) $(SYS_LIBS)
+
+$(B)/tests/%: $(B)/obj/tests/unit/%.o $(CORE_LIB) $(if $(PROV_SRC),$(PROV_LIB))
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(LINK_ALL) -lcmocka -libverbs $(SYS_LIBS)
+
+$(B)/bench/%: $(B)/obj/tests/bench/%.o $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(LINK_ALL) -libverbs $(SYS_LIBS) -lz
+
+$(B)/examples/%: $(B)/obj/examples/%.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< -libverbs
+
+# The command a user types lives at tools/softib; it finds libsoftib.so beside
+# its real path, so the link must point into the normal build.
+tools/softib: $(SOFTIB_CMD)
+	@if [ "$(B)" = build ]; then ln -sfn ../build/softib tools/softib; fi
+
+# ---------------------------------------------------------------- tests
+unit: $(TARGETS)
+	@tests/run-unit.sh $(B)
+
+integration: $(TARGETS) tools/softib
+	@B=$(B) tests/run-integration.sh
+
+check: unit integration
+
+san:
+	$(MAKE) SAN=1 check
+
+# make test: what CI runs and what a new user runs.
+test: deps
+	$(MAKE) check
+	$(MAKE) SAN=1 check
+	$(MAKE) fuzz-short
+	@echo "make test: all stages passed"
+
+# ---------------------------------------------------------------- fuzzing
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
+build-fuzz/%: tests/fuzz/%.c $(wildcard wire/*.c wire/*.h)
+	@mkdir -p $(@D)
+	clang -std=gnu11 -g -O1 -I. -D_GNU_SOURCE -Wall -Wextra -Werror \
+	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -o $@ $< $(wildcard wire/*.c) -lisal
+
+fuzz: $(FUZZ_BINS)
+	@tests/run-fuzz.sh $(FUZZ_TIME) $(FUZZ_BINS)
+
+fuzz-short:
+	$(MAKE) fuzz FUZZ_TIME=$(FUZZ_TIME)
+
+# ---------------------------------------------------------------- bench
+bench: deps $(TARGETS) tools/softib
+	@tests/bench/run-bench.sh $(B)
+
+# ---------------------------------------------------------------- install
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/softib $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/man/man7 $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 755 $(SOFTIB_CMD) $(DESTDIR)$(PREFIX)/bin/softib
+	$(if $(FABRIC_SRC),install -m 755 $(SM_CMD) $(DESTDIR)$(PREFIX)/bin/softib-sm)
+	$(if $(PROV_SRC),install -m 755 $(SOFTIB_SO) $(DESTDIR)$(PREFIX)/lib/softib/libsoftib.so)
+	for s in 1 7 8; do for f in man/*.$$s; do [ -e "$$f" ] && install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man$$s/; done; done; true
+
+clean:
+	rm -rf build build-san build-fuzz tools/softib
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
