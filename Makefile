@@ -37,6 +37,7 @@ FABRIC_SRC := $(wildcard fabric/*.c)
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 BENCH_SRC  := $(wildcard tests/bench/*.c)
 EX_SRC     := $(wildcard examples/*.c)
+HELP_SRC   := $(wildcard tests/helpers/*.c)
 
 obj        = $(patsubst %.c,$(B)/obj/%.o,$(1))
 CORE_LIB   := $(B)/libsoftib-core.a
@@ -47,8 +48,9 @@ SM_CMD     := $(B)/softib-sm
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 EX_BINS    := $(patsubst examples/%.c,$(B)/examples/%,$(EX_SRC))
+HELP_BINS  := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELP_SRC))
 
-TARGETS    := $(CORE_LIB) $(SOFTIB_CMD) $(UNIT_BINS) $(BENCH_BINS)
+TARGETS    := $(CORE_LIB) $(SOFTIB_CMD) $(UNIT_BINS) $(BENCH_BINS) $(HELP_BINS)
 ifneq ($(PROV_SRC),)
 TARGETS    += $(SOFTIB_SO)
 endif
@@ -115,6 +117,11 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(CORE_LIB) $(if $(PROV_SRC),$(PROV_LIB))
 $(B)/bench/%: $(B)/obj/tests/bench/%.o $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(LINK_ALL) -libverbs $(SYS_LIBS) -lz
+
+# Programs the integration tests drive (packet generators and the like).
+$(B)/helpers/%: $(B)/obj/tests/helpers/%.o $(CORE_LIB) $(if $(PROV_SRC),$(PROV_LIB))
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(LINK_ALL) -libverbs $(SYS_LIBS)
 
 $(B)/examples/%: $(B)/obj/examples/%.o
 	@mkdir -p $(@D)
