@@ -105,7 +105,7 @@ $(SOFTIB_SO): $(call obj,$(PROV_SRC)) $(CORE_LIB) provider/softib.map | abi-chec
 LINK_ALL = -Wl,--start-group $(CORE_LIB) $(if $(PROV_SRC),$(PROV_LIB)) -Wl,--end-group
 
 $(SOFTIB_CMD): $(call obj,$(TOOLS_SRC)) $(CORE_LIB)
-	$(CC) $(LDFLAGS) -o $@ $(call obj,$(TOOLS_SRC)) $(CORE_LIB) $(SYS_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,$(TOOLS_SRC)) $(CORE_LIB) -libverbs $(SYS_LIBS)
 
 $(SM_CMD): $(call obj,$(FABRIC_SRC)) $(CORE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $(call obj,$(FABRIC_SRC)) $(CORE_LIB) $(SYS_LIBS)
