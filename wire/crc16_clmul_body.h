@@ -3,8 +3,8 @@
  * The folding loop and reduction of crc16_clmul.c, compiled twice there:
  * once with legacy SSE encoding and once VEX-encoded (AVX).  The VEX copy
  * matters: after ISA-L's AVX-512 crc32 leaves the upper register halves
- * dirty, legacy SSE instructions pay a state-transition penalty that made
- * ICRC+VCRC 60% slower in bench_crc.  No include guard, on purpose; the
+ * dirty, legacy SSE instructions pay a state-transition penalty (ICRC+VCRC
+ * took 1.5 times as long in bench_crc).  No include guard, on purpose; the
  * includer defines CLMUL_FN (the target attribute) and FN(name) (a suffix).
  */
 

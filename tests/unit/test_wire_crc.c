@@ -230,6 +230,59 @@ static void hardware_vectors_give_carried_crcs(void **state)
 		check_vectors();
 }
 
+/* All 43 packets of the real-hardware capture (pcap, link type 197: ERF
+ * records of type 21 holding LRH..VCRC) carry the ICRC and VCRC we compute:
+ * local and global, VL15 SMPs, UD, RC, CM.  Skipped without ../shared. */
+static void hardware_capture_crcs_all_match(void **state)
+{
+	static uint8_t file[65536];
+	const char *dir = getenv("SOFTIB_SHARED_DIR");
+	char path[4096];
+	FILE *f;
+	size_t size, off = 24;
+	int packets = 0;
+
+	(void)state;
+	if (!dir) {
+		print_message("SOFTIB_SHARED_DIR unset: no hardware capture to check\n");
+		skip();
+	}
+	snprintf(path, sizeof(path), "%s/data/ib-hw-capture.pcap", dir);
+	f = fopen(path, "rb");
+	if (!f) {
+		print_message("%s absent: no hardware capture to check\n", path);
+		skip();
+	}
+	size = fread(file, 1, sizeof(file), f);
+	fclose(f);
+	assert_true(size > 24 && size < sizeof(file));
+	assert_memory_equal(file, "\xd4\xc3\xb2\xa1", 4); /* little-endian pcap */
+	assert_int_equal(file[20], 197);		  /* LINKTYPE_ERF */
+	while (off + 16 <= size) {
+		uint32_t incl = file[off + 8] | file[off + 9] << 8 | file[off + 10] << 16 |
+				(uint32_t)file[off + 11] << 24;
+		const uint8_t *erf = file + off + 16;
+		const uint8_t *pkt = erf + 16;
+		size_t len;
+		uint32_t ic;
+		uint16_t vc;
+
+		assert_true(incl >= 16 && off + 16 + incl <= size);
+		assert_int_equal(erf[8], 21); /* ERF type InfiniBand */
+		len = (size_t)erf[14] << 8 | erf[15]; /* wlen */
+		assert_true(len <= incl - 16);
+		ib_crcs(pkt, len, &ic, &vc);
+		assert_int_equal(ib_icrc(pkt, len), ib_icrc_get(pkt, len));
+		assert_int_equal(ib_vcrc(pkt, len), ib_vcrc_get(pkt, len));
+		assert_int_equal(ic, ib_icrc_get(pkt, len));
+		assert_int_equal(vc, ib_vcrc_get(pkt, len));
+		packets++;
+		off += 16 + incl;
+	}
+	assert_int_equal(off, size);
+	assert_int_equal(packets, 43);
+}
+
 /* Frame 11 carries ICRC 0x505503a8 as a8 03 55 50 and VCRC 0x8130 as 30 81. */
 static void crcs_are_stored_lsb_first(void **state)
 {
@@ -380,6 +433,7 @@ int main(void)
 		cmocka_unit_test_teardown(crc16_table_matches_reference, restore_impl),
 		cmocka_unit_test_teardown(crc16_chains_at_any_cut, restore_impl),
 		cmocka_unit_test_teardown(hardware_vectors_give_carried_crcs, restore_impl),
+		cmocka_unit_test(hardware_capture_crcs_all_match),
 		cmocka_unit_test(crcs_are_stored_lsb_first),
 		cmocka_unit_test(icrc_ignores_variant_fields),
 		cmocka_unit_test_teardown(crcs_agree_with_separate_calls, restore_impl),
