@@ -22,7 +22,7 @@
  *   3. Barrett: q = floor(V*x^16 / P) = V ^ floor(V*mu' / x^64), where
  *      mu = floor(x^80 / P) = x^64 + mu'; the CRC is the low 16
  *      coefficients of q*P.  Exact in GF(2) for degree V < 64.
- * The constants are computed once at load time by crc16_clmul_init() from
+ * The constants are computed once at load time by ib_crc16_clmul_init() from
  * P alone (x^k mod P by shifting; mu by long division).
  */
 #include <string.h>
