@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "wire/bitfield.h"
+#include "wire/cm.h"
 #include "wire/mad.h"
 #include "wire/sa.h"
 #include "wire/smp.h"
@@ -116,6 +117,12 @@ static void assert_fields_equal(const struct ib_header_desc *d, const void *a, c
 
 /* Largest struct any layout decodes into. */
 #define STRUCT_MAX 512
+_Static_assert(sizeof(struct ib_sa_mad) <= STRUCT_MAX, "STRUCT_MAX");
+_Static_assert(sizeof(struct ib_dr_smp) <= STRUCT_MAX, "STRUCT_MAX");
+_Static_assert(sizeof(struct ib_service_record) <= STRUCT_MAX, "STRUCT_MAX");
+_Static_assert(sizeof(struct ib_cm_req) <= STRUCT_MAX, "STRUCT_MAX");
+_Static_assert(sizeof(struct ib_cm_rej) <= STRUCT_MAX, "STRUCT_MAX");
+_Static_assert(sizeof(struct ib_cm_drep) <= STRUCT_MAX, "STRUCT_MAX");
 
 static const uint8_t *hex(const char *s, uint8_t *out, size_t n)
 {
