@@ -221,7 +221,7 @@ unsigned ib_mad_data_offset(uint8_t mgmt_class);
 bool ib_mad_attr_layout(uint8_t mgmt_class, uint16_t attr_id, enum ib_mad_layout *layout,
 			unsigned *offset);
 
-/* Names for printing; never NULL ("?" or a hex-free generic word if unknown). */
+/* Names for printing; never NULL ("UnknownClass", "UnknownMethod", "UnknownAttribute"). */
 const char *ib_mad_class_str(uint8_t mgmt_class);
 const char *ib_mad_method_str(uint8_t method); /* R bit included: "GetResp" */
 const char *ib_mad_attr_str(uint8_t mgmt_class, uint16_t attr_id);

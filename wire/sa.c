@@ -113,8 +113,12 @@ uint32_t ib_sa_rmpp_payload_length(uint32_t data_len, uint32_t segment)
 {
 	uint32_t n = ib_sa_rmpp_segments(data_len);
 
-	if (segment == 1)
-		return n * IB_SA_CLASS_HDR_BYTES + data_len;
+	if (segment == 1) {
+		uint64_t total = (uint64_t)n * IB_SA_CLASS_HDR_BYTES + data_len;
+
+		/* PayloadLength is 32 bits; absurd sizes saturate rather than wrap */
+		return total > UINT32_MAX ? UINT32_MAX : (uint32_t)total;
+	}
 	if (segment == n)
 		return IB_SA_CLASS_HDR_BYTES + (data_len - (n - 1) * IB_SA_DATA_BYTES);
 	return 0;

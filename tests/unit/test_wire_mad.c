@@ -621,6 +621,7 @@ static void test_sa_rmpp_segmentation(void **state)
 	assert_int_equal(ib_sa_rmpp_flags(600, 3), IB_RMPP_FLAG_ACTIVE | IB_RMPP_FLAG_LAST);
 	assert_int_equal(ib_sa_rmpp_flags(600, 4), 0);
 	assert_int_equal(ib_sa_rmpp_flags(600, 0), 0);
+	assert_true(ib_sa_rmpp_payload_length(UINT32_MAX, 1) == UINT32_MAX);
 }
 
 /* ------------------------------------------------------------ directory */
