@@ -60,7 +60,8 @@ struct udp_link {
 	struct tx_slot slots[SIB_LINK_TX_BUFS];
 	uint16_t free_slots[SIB_LINK_TX_BUFS];
 	unsigned nfree;
-	unsigned queued; /* prepared SQEs not yet submitted */
+	unsigned queued;   /* prepared SQEs not yet submitted */
+	unsigned inflight; /* prepared SQEs not yet completed */
 	bool tx_err_logged;
 
 	pthread_mutex_t rx_lock; /* the receive ring and buffer ring */
@@ -105,8 +106,10 @@ static void tx_reap(struct udp_link *u)
 				sib_dbg("UDP send failed: %s", strerror(-cqe->res));
 			}
 		}
-		if (idx < SIB_LINK_TX_BUFS)
+		if (idx < SIB_LINK_TX_BUFS) {
 			u->free_slots[u->nfree++] = (uint16_t)idx;
+			u->inflight--;
+		}
 	}
 	io_uring_cq_advance(&u->tx_ring, n);
 }
@@ -127,8 +130,9 @@ static uint8_t *udp_tx_alloc(struct sib_link *l, size_t *cap)
 	pthread_mutex_lock(&u->tx_lock);
 	if (!u->nfree)
 		tx_reap(u);
-	if (!u->nfree) {
-		/* Every buffer is in flight: wait for the kernel to finish one. */
+	if (!u->nfree && u->inflight) {
+		/* Every buffer is in flight: wait for the kernel to finish one.
+		 * (None in flight: the callers hold them all; waiting would hang.) */
 		u->queued = 0;
 		io_uring_submit_and_wait(&u->tx_ring, 1);
 		tx_reap(u);
@@ -205,6 +209,7 @@ static void udp_tx_commit(struct sib_link *l, uint8_t *buf, size_t len,
 		 * after later ones: a reorder the transport tolerates. */
 		io_uring_prep_sendmsg(sqe, u->fd, &s->msg, 0);
 		io_uring_sqe_set_data64(sqe, idx);
+		u->inflight++;
 		if (++u->queued >= SIB_LINK_TX_BATCH)
 			tx_submit(u);
 	}

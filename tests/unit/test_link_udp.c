@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -200,6 +202,126 @@ static void more_commits_than_buffers_wait_for_completions(void **state)
 	assert_int_equal(gb.n, SIB_LINK_TX_BUFS * 5 / 2);
 }
 
+/* Two application threads post while a progress thread polls and sleeps on
+ * the wait fd: the locking that link.h documents. */
+#define THREAD_PACKETS 2000
+#define WINDOW 32 /* a sender waits while this many of its packets are unreceived */
+
+struct threaded {
+	struct sib_link *a, *b;
+	unsigned received[2]; /* per sender, by the poller */
+	unsigned bad;
+	bool stop;
+};
+
+struct sender_arg {
+	struct threaded *t;
+	uint32_t id;
+};
+
+static void threaded_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
+{
+	struct threaded *t = arg;
+	uint32_t id, seq;
+
+	(void)from;
+	if (len != 64) {
+		t->bad++;
+		return;
+	}
+	memcpy(&id, pkt, 4);
+	memcpy(&seq, pkt + 4, 4);
+	if (id > 1 || seq != t->received[id] || pkt[63] != (uint8_t)(seq ^ id)) {
+		t->bad++;
+		return;
+	}
+	__atomic_store_n(&t->received[id], seq + 1, __ATOMIC_RELEASE);
+}
+
+static void *sender(void *p)
+{
+	struct sender_arg *s = p;
+	struct threaded *t = s->t;
+
+	for (uint32_t seq = 0; seq < THREAD_PACKETS; seq++) {
+		size_t cap;
+		uint8_t *buf;
+
+		while (seq - __atomic_load_n(&t->received[s->id], __ATOMIC_ACQUIRE) >= WINDOW)
+			sched_yield();
+		buf = sib_link_tx_alloc(t->a, &cap);
+		if (!buf) { /* cmocka asserts belong to the main thread */
+			__atomic_fetch_add(&t->bad, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&t->received[s->id], THREAD_PACKETS, __ATOMIC_RELEASE);
+			return NULL;
+		}
+		memset(buf, 0, 64);
+		memcpy(buf, &s->id, 4);
+		memcpy(buf + 4, &seq, 4);
+		buf[63] = (uint8_t)(seq ^ s->id);
+		sib_link_tx_commit(t->a, buf, 64, &t->b->local);
+		if (seq % 8 == 7)
+			sib_link_flush(t->a);
+	}
+	sib_link_flush(t->a);
+	return NULL;
+}
+
+static void *progress(void *p)
+{
+	struct threaded *t = p;
+
+	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd pfd = { .fd = sib_link_wait_fd(t->b), .events = POLLIN };
+
+		while (sib_link_poll(t->b, 64, threaded_rx, t) > 0)
+			;
+		if (sib_link_wait_arm(t->b) > 0)
+			continue;
+		poll(&pfd, 1, 20); /* the timeout only lets the loop see stop */
+	}
+	return NULL;
+}
+
+static void concurrent_senders_and_a_progress_thread_lose_nothing(void **state)
+{
+	struct pair *p = *state;
+	struct threaded t = { .a = p->a, .b = p->b };
+	struct sender_arg s0 = { &t, 0 }, s1 = { &t, 1 };
+	pthread_t th0, th1, thp;
+
+	assert_int_equal(pthread_create(&thp, NULL, progress, &t), 0);
+	assert_int_equal(pthread_create(&th0, NULL, sender, &s0), 0);
+	assert_int_equal(pthread_create(&th1, NULL, sender, &s1), 0);
+	pthread_join(th0, NULL);
+	pthread_join(th1, NULL);
+	__atomic_store_n(&t.stop, true, __ATOMIC_RELEASE);
+	pthread_join(thp, NULL);
+	assert_int_equal(t.bad, 0);
+	assert_int_equal(t.received[0], THREAD_PACKETS);
+	assert_int_equal(t.received[1], THREAD_PACKETS);
+}
+
+static void holding_every_buffer_gives_null_not_a_hang(void **state)
+{
+	struct pair *p = *state;
+	uint8_t *held[SIB_LINK_TX_BUFS];
+	struct sib_link_counters c;
+	size_t cap;
+
+	for (unsigned i = 0; i < SIB_LINK_TX_BUFS; i++) {
+		held[i] = sib_link_tx_alloc(p->a, &cap);
+		assert_non_null(held[i]);
+	}
+	assert_null(sib_link_tx_alloc(p->a, &cap));
+	sib_link_counters_get(p->a, &c);
+	assert_int_equal(c.drop[SIB_LINK_DROP_TX_NO_BUFFER], 1);
+	for (unsigned i = 0; i < SIB_LINK_TX_BUFS; i++)
+		sib_link_tx_abort(p->a, held[i]);
+	assert_non_null(held[0] = sib_link_tx_alloc(p->a, &cap));
+	sib_link_tx_abort(p->a, held[0]);
+}
+
 static void wait_fd_becomes_readable_when_a_datagram_arrives(void **state)
 {
 	struct pair *p = *state;
@@ -372,6 +494,11 @@ int main(void)
 			every_byte_arrives_in_both_directions_and_counters_count, pair_setup,
 			pair_teardown),
 		cmocka_unit_test_setup_teardown(more_commits_than_buffers_wait_for_completions,
+						pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(
+			concurrent_senders_and_a_progress_thread_lose_nothing, pair_setup,
+			pair_teardown),
+		cmocka_unit_test_setup_teardown(holding_every_buffer_gives_null_not_a_hang,
 						pair_setup, pair_teardown),
 		cmocka_unit_test_setup_teardown(wait_fd_becomes_readable_when_a_datagram_arrives,
 						pair_setup, pair_teardown),
