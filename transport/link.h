@@ -214,9 +214,10 @@ static inline int sib_link_flush(struct sib_link *l)
 	return l->ops->flush(l);
 }
 
-/* Delivers up to max received datagrams to rx; returns how many (0 when
- * none is pending) or a negative errno.  When it returns max, more may be
- * pending: call again before sleeping. */
+/* Takes up to max datagrams off the link, delivering each to rx unless the
+ * link itself drops it (counted); returns how many it took (0 when none was
+ * pending) or a negative errno.  When it returns max, more may be pending:
+ * call again before sleeping. */
 static inline int sib_link_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *arg)
 {
 	return l->ops->poll(l, max, rx, arg);
@@ -291,8 +292,11 @@ void sib_mem_hub_free(struct sib_mem_hub *hub); /* after closing its links */
 int sib_link_mem_open(struct sib_mem_hub *hub, unsigned mtu, struct sib_link **out);
 
 /*
+ * Decorators wrap inner and close it when they are closed; when wrapping
+ * fails, inner is still the caller's.
+ *
  * SOFTIB_FAULTS (link_faults.c): faults applied to the packets sent through
- * the returned link, which wraps inner (and closes it on close).
+ * the returned link.
  */
 struct sib_fault_cfg {
 	double rate[SIB_FAULT_COUNT]; /* probability per packet, 0..1 */

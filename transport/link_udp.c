@@ -10,6 +10,13 @@
  * liburing 2.3 (Debian 12) lacks io_uring_setup_buf_ring, so the buffer
  * ring is mapped and registered by hand (research/io-uring-here.md).
  *
+ * io_uring runs a receive's completion work on the thread that submitted
+ * it, interrupting that thread if it sleeps.  The receive is armed at open
+ * and re-armed by whichever thread polls after it ended; if that thread
+ * exits, the kernel cancels the receive, the cancellation wakes the wait fd
+ * and the next poll re-arms it.  Best: open and poll from the progress
+ * thread.
+ *
  * Later, for bursts to one destination: UDP GSO (a UDP_SEGMENT control
  * message) sends up to 64 KiB of equal-sized datagrams per request, about
  * 3x the goodput of one SENDMSG per datagram (tests/bench/udp_limit.c).
