@@ -266,16 +266,35 @@ static void assert_header_at(const uint8_t *bth, const struct ib_opcode_info *in
 
 	assert_true(off >= 12);
 	switch (h) {
-	case IB_HDR_RDETH: ib_rdeth_encode(&p->rdeth, want); break;
-	case IB_HDR_DETH: ib_deth_encode(&p->deth, want); break;
-	case IB_HDR_XRCETH: ib_xrceth_encode(&p->xrceth, want); break;
-	case IB_HDR_RETH: ib_reth_encode(&p->reth, want); break;
-	case IB_HDR_ATOMICETH: ib_atomiceth_encode(&p->atomiceth, want); break;
-	case IB_HDR_AETH: ib_aeth_encode(&p->aeth, want); break;
-	case IB_HDR_ATOMICACKETH: ib_atomicacketh_encode(&p->atomicacketh, want); break;
-	case IB_HDR_IMMDT: ib_immdt_encode(&p->immdt, want); break;
-	case IB_HDR_IETH: ib_ieth_encode(&p->ieth, want); break;
-	default: fail();
+	case IB_HDR_RDETH:
+		ib_rdeth_encode(&p->rdeth, want);
+		break;
+	case IB_HDR_DETH:
+		ib_deth_encode(&p->deth, want);
+		break;
+	case IB_HDR_XRCETH:
+		ib_xrceth_encode(&p->xrceth, want);
+		break;
+	case IB_HDR_RETH:
+		ib_reth_encode(&p->reth, want);
+		break;
+	case IB_HDR_ATOMICETH:
+		ib_atomiceth_encode(&p->atomiceth, want);
+		break;
+	case IB_HDR_AETH:
+		ib_aeth_encode(&p->aeth, want);
+		break;
+	case IB_HDR_ATOMICACKETH:
+		ib_atomicacketh_encode(&p->atomicacketh, want);
+		break;
+	case IB_HDR_IMMDT:
+		ib_immdt_encode(&p->immdt, want);
+		break;
+	case IB_HDR_IETH:
+		ib_ieth_encode(&p->ieth, want);
+		break;
+	default:
+		fail();
 	}
 	assert_memory_equal(bth + off, want, ib_header_desc(h)->bytes);
 }
