@@ -10,6 +10,7 @@
  */
 #include <string.h>
 
+#include "wire/bitfield.h"
 #include "wire/headers.h"
 
 #define FIELD(hdr, NAME, BIT, BITS, member)                                                        \
@@ -139,52 +140,12 @@ static inline uint64_t field_mask(unsigned bits)
 
 static inline uint64_t member_get(const void *h, const struct ib_field_desc *f)
 {
-	const uint8_t *m = (const uint8_t *)h + f->offset;
-
-	switch (f->size) {
-	case 1:
-		return *m;
-	case 2: {
-		uint16_t v;
-		memcpy(&v, m, sizeof(v));
-		return v;
-	}
-	case 4: {
-		uint32_t v;
-		memcpy(&v, m, sizeof(v));
-		return v;
-	}
-	case 8: {
-		uint64_t v;
-		memcpy(&v, m, sizeof(v));
-		return v;
-	}
-	}
-	return 0;
+	return ib_member_load((const uint8_t *)h + f->offset, f->size);
 }
 
 static inline void member_put(void *h, const struct ib_field_desc *f, uint64_t v)
 {
-	uint8_t *m = (uint8_t *)h + f->offset;
-
-	switch (f->size) {
-	case 1:
-		*m = (uint8_t)v;
-		break;
-	case 2: {
-		uint16_t x = (uint16_t)v;
-		memcpy(m, &x, sizeof(x));
-		break;
-	}
-	case 4: {
-		uint32_t x = (uint32_t)v;
-		memcpy(m, &x, sizeof(x));
-		break;
-	}
-	case 8:
-		memcpy(m, &v, sizeof(v));
-		break;
-	}
+	ib_member_store((uint8_t *)h + f->offset, f->size, v);
 }
 
 uint64_t ib_field_get(const void *hdr_struct, const struct ib_field_desc *f)
