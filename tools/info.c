@@ -15,6 +15,7 @@
 #include <infiniband/verbs.h>
 
 #include "tools/run.h"
+#include "tools/softib.h"
 
 #define REEXEC_MARK "SOFTIB_INFO_PRELOADED"
 
@@ -128,7 +129,7 @@ int softib_cmd_info(int argc, char **argv)
 	}
 	if (argc > 1) {
 		fprintf(stderr, "usage: softib info\n");
-		return 2;
+		return SOFTIB_EXIT_USAGE;
 	}
 	if (!provider_is_loaded()) {
 		char *args[] = { "/proc/self/exe", "info", NULL };

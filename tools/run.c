@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "tools/run.h"
+#include "tools/softib.h"
 
 static int file_exists(const char *path)
 {
@@ -132,7 +133,7 @@ int softib_cmd_run(int argc, char **argv)
 		i++;
 	if (i >= argc) {
 		usage(stderr);
-		return 2;
+		return SOFTIB_EXIT_USAGE;
 	}
 	return softib_exec_with_provider(argv + i);
 }

@@ -8,9 +8,6 @@
 
 #include <stddef.h>
 
-int softib_cmd_run(int argc, char **argv);  /* argv[0] == "run" */
-int softib_cmd_info(int argc, char **argv); /* argv[0] == "info"; tools/info.c */
-
 /* The libsoftib.so that belongs to this softib executable: beside its real
  * path (the build tree) or ../lib/softib/ (installed).  0 or -1. */
 int softib_find_provider(char *path, size_t size);

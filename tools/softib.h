@@ -16,7 +16,7 @@
 enum { SOFTIB_EXIT_OK = 0, SOFTIB_EXIT_FAIL = 1, SOFTIB_EXIT_USAGE = 2 };
 
 int softib_cmd_decode(int argc, char **argv); /* tools/decode.c */
-/* softib_cmd_run:  tools/run.c  (not yet written) */
-/* softib_cmd_info: tools/info.c (not yet written) */
+int softib_cmd_run(int argc, char **argv);    /* tools/run.c */
+int softib_cmd_info(int argc, char **argv);   /* tools/info.c */
 
 #endif
