@@ -50,7 +50,10 @@ BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 EX_BINS    := $(patsubst examples/%.c,$(B)/examples/%,$(EX_SRC))
 HELP_BINS  := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELP_SRC))
 
-TARGETS    := $(CORE_LIB) $(SOFTIB_CMD) $(UNIT_BINS) $(BENCH_BINS) $(HELP_BINS)
+TARGETS    := $(CORE_LIB) $(UNIT_BINS) $(BENCH_BINS) $(HELP_BINS)
+ifneq ($(TOOLS_SRC),)
+TARGETS    += $(SOFTIB_CMD)
+endif
 ifneq ($(PROV_SRC),)
 TARGETS    += $(SOFTIB_SO)
 endif
@@ -60,7 +63,7 @@ endif
 TARGETS    += $(EX_BINS)
 
 .PHONY: all deps test check unit integration san fuzz fuzz-short bench clean install abi-check
-all: $(TARGETS) tools/softib
+all: $(TARGETS) $(if $(TOOLS_SRC),tools/softib)
 
 # ---------------------------------------------------------------- packages
 # Everything the build, the tests and the benchmarks need, from Debian.
