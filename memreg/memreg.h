@@ -20,10 +20,12 @@
  * Lifetime: a successful memreg_check() takes a hold on the region (and, for
  * a window, on the MR beneath it) that memreg_release() drops.  While the
  * data path holds a region it may copy to or from grant.host without the
- * lock.  Deregister, reregister, invalidate and dealloc first make the key
- * unusable for new checks, then wait until every hold is released, so that
- * when they return nothing touches the old memory any more (the consumer may
- * free it).  Never call those while holding a grant on the same region.
+ * lock.  Deregister, reregister and dealloc first make the key unusable for
+ * new checks, then wait until every hold is released, so that when they
+ * return nothing touches the old memory any more (the consumer may free it).
+ * A grant through a window also holds the MR beneath, so unbinding or
+ * invalidating a window needs no wait: the MR cannot go away under the copy.
+ * Never call those while holding a grant on the same region.
  *
  * Zero-length accesses: the key, its state, the PD, the QP and the rights are
  * checked, the bounds are not (a zero-length access touches no byte; IBA
@@ -190,7 +192,7 @@ enum memreg_verdict memreg_mw_bind(struct memreg_table *t, const struct memreg_b
 /*
  * Invalidate a type 2 window: LOCAL_INV (remote false: the MW must be in
  * the QP's PD) or SEND_WITH_INV arriving on QP qpn (remote true: the MW must
- * be bound to that QP).  Waits for holds.
+ * be bound to that QP).
  */
 enum memreg_verdict memreg_mw_invalidate(struct memreg_table *t, uint32_t rkey, bool remote,
 					 uint32_t qpn, uint32_t pd);
