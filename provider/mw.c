@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * Memory windows: alloc_mw, dealloc_mw, bind_mw (type 1).  The bind itself
- * runs when its work request reaches the head of the send queue
- * (transport/qp.c calls memreg_mw_bind); the rules live in memreg/.
+ * Memory windows: alloc_mw, dealloc_mw, bind_mw (type 1), and the bind and
+ * local-invalidate steps the send queue's executor may run (provider/mw.h).
+ * The rules live in memreg/ (memreg_mw_bind, memreg_mw_invalidate).
  */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "memreg/memreg.h"
+#include "provider/mw.h"
 #include "provider/softib.h"
 #include "transport/log.h"
 
@@ -117,6 +117,40 @@ static int softib_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bi
 		return err;
 	mw->rkey = new_rkey;
 	return 0;
+}
+
+enum memreg_verdict softib_mw_exec_bind(struct ibv_qp *qp, struct ibv_mw *mw, uint32_t new_rkey,
+					const struct ibv_mw_bind_info *info)
+{
+	struct memreg_bind b = {
+		.mw_rkey = mw->handle,
+		.new_rkey = new_rkey,
+		.mr_lkey = info->mr ? info->mr->lkey : 0,
+		.addr = info->addr,
+		.length = info->length,
+		.access = info->mw_access_flags,
+		.qpn = qp->qp_num,
+		.pd = to_spd(qp->pd)->pdn,
+		.by_wr = true,
+	};
+	enum memreg_verdict v = memreg_mw_bind(softib_memreg(qp->context), &b);
+
+	if (v != MEMREG_OK)
+		sib_warn("bind MW 0x%06x on QP 0x%06x to MR 0x%06x [0x%llx, +%llu): %s",
+			 mw->rkey, qp->qp_num, b.mr_lkey, (unsigned long long)info->addr,
+			 (unsigned long long)info->length, memreg_verdict_str(v));
+	return v;
+}
+
+enum memreg_verdict softib_mw_exec_local_inv(struct ibv_qp *qp, uint32_t rkey)
+{
+	enum memreg_verdict v = memreg_mw_invalidate(softib_memreg(qp->context), rkey, false,
+						     qp->qp_num, to_spd(qp->pd)->pdn);
+
+	if (v != MEMREG_OK)
+		sib_warn("local invalidate of R_Key 0x%06x on QP 0x%06x: %s", rkey, qp->qp_num,
+			 memreg_verdict_str(v));
+	return v;
 }
 
 const struct verbs_context_ops softib_mw_ops = {
