@@ -79,6 +79,12 @@ static struct sib_hca *sib_hca_create(void)
 	pthread_mutex_init(&hca->lock, NULL);
 	hca->node_guid = sib_node_guid();
 	hca->sys_image_guid = hca->node_guid;
+	hca->memreg = memreg_table_create(SIB_MAX_MR, SIB_MAX_MW);
+	if (!hca->memreg) {
+		pthread_mutex_destroy(&hca->lock);
+		free(hca);
+		return NULL;
+	}
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
 		sib_port_init(&hca->ports[i], (uint8_t)(i + 1), hca->node_guid + i + 1);
 	hca->next_pdn = 1;
@@ -98,6 +104,7 @@ static void sib_hca_destroy(struct sib_hca *hca)
 	if (hca->listeners)
 		sib_warn("HCA destroyed with port-event listeners still attached");
 	pthread_mutex_destroy(&hca->lock);
+	memreg_table_destroy(hca->memreg);
 	free(hca);
 }
 
