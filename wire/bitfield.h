@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct ib_header_desc;
 
@@ -55,6 +56,54 @@ static inline void ib_bits_put(uint8_t *p, unsigned bit, unsigned bits, uint64_t
 
 		p[bit >> 3] = (uint8_t)((p[bit >> 3] & ~mask) | (chunk & mask));
 		bit += take;
+	}
+}
+
+/* A layout struct's member of `size` bytes (1, 2, 4 or 8), read or written
+ * as an unsigned value; memcpy keeps it alignment-safe. */
+static inline uint64_t ib_member_load(const void *m, unsigned size)
+{
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+
+	switch (size) {
+	case 1:
+		memcpy(&u8, m, 1);
+		return u8;
+	case 2:
+		memcpy(&u16, m, 2);
+		return u16;
+	case 4:
+		memcpy(&u32, m, 4);
+		return u32;
+	case 8:
+		memcpy(&u64, m, 8);
+		return u64;
+	}
+	return 0;
+}
+
+static inline void ib_member_store(void *m, unsigned size, uint64_t v)
+{
+	uint8_t u8 = (uint8_t)v;
+	uint16_t u16 = (uint16_t)v;
+	uint32_t u32 = (uint32_t)v;
+
+	switch (size) {
+	case 1:
+		memcpy(m, &u8, 1);
+		break;
+	case 2:
+		memcpy(m, &u16, 2);
+		break;
+	case 4:
+		memcpy(m, &u32, 4);
+		break;
+	case 8:
+		memcpy(m, &v, 8);
+		break;
 	}
 }
 
