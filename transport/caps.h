@@ -38,6 +38,7 @@
 #define SIB_MAX_MR_SIZE (1ull << 46)
 #define SIB_LOCAL_CA_ACK_DELAY 15
 #define SIB_NUM_COMP_VECTORS 1
+#define SIB_HCA_CORE_CLOCK_KHZ 1000000 /* completion timestamps count nanoseconds */
 
 /* 24-bit key/QP spaces (IBA 9.x: QPN, and 10.6 for L_Key/R_Key). */
 #define SIB_QPN_MASK 0xffffffu

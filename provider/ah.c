@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Address handles: a validated address vector (IBA 10.2.2, 11.2.2) that
+ * UD sends use.  The data path reads softib_ah.attr; nothing is resolved
+ * here (the SM resolves LIDs next issue).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "provider/softib.h"
+#include "transport/caps.h"
+#include "transport/log.h"
+
+#define AH_MAX_STATIC_RATE IBV_RATE_1200_GBPS
+#define FLOW_LABEL_MAX 0xfffffu /* 20 bits (IBA 8.3, GRH) */
+
+/* 0 when the address vector is usable; else logs the rule and returns it. */
+static int check_av(struct softib_context *sctx, const struct ibv_ah_attr *attr)
+{
+	if (!attr) {
+		sib_warn("create_ah on %s: attr is NULL", SOFTIB_DEV_NAME);
+		return EINVAL;
+	}
+	if (!softib_port(sctx, attr->port_num, "create_ah"))
+		return EINVAL;
+	/* IBA 4.1.3: LID 0 is reserved and 0xFFFF (permissive) is never a
+	 * destination for data; 0xC000..0xFFFE are multicast. */
+	if (attr->dlid == 0 || attr->dlid == 0xffff) {
+		sib_warn("create_ah on %s: DLID 0x%04x is not a destination LID", SOFTIB_DEV_NAME,
+			 attr->dlid);
+		return EINVAL;
+	}
+	if (attr->sl > 15) {
+		sib_warn("create_ah on %s: SL %u is out of range 0..15", SOFTIB_DEV_NAME, attr->sl);
+		return EINVAL;
+	}
+	if (attr->static_rate > AH_MAX_STATIC_RATE) {
+		sib_warn("create_ah on %s: static_rate %u is not an enum ibv_rate value",
+			 SOFTIB_DEV_NAME, attr->static_rate);
+		return EINVAL;
+	}
+	if (attr->is_global) {
+		if (attr->grh.sgid_index >= SIB_GID_TBL_LEN) {
+			sib_warn("create_ah on %s: sgid_index %u is outside the GID table (%d entries)",
+				 SOFTIB_DEV_NAME, attr->grh.sgid_index, SIB_GID_TBL_LEN);
+			return EINVAL;
+		}
+		if (attr->grh.flow_label > FLOW_LABEL_MAX) {
+			sib_warn("create_ah on %s: flow_label 0x%x does not fit 20 bits",
+				 SOFTIB_DEV_NAME, attr->grh.flow_label);
+			return EINVAL;
+		}
+	}
+	return 0;
+}
+
+static struct ibv_ah *softib_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
+{
+	struct softib_context *sctx = to_sctx(pd->context);
+	struct softib_ah *sah;
+	int err = check_av(sctx, attr);
+
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	sah = calloc(1, sizeof(*sah));
+	if (!sah) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	sah->attr = *attr;
+	/* With LMC 0 a port has one LID: no path bits to choose (IBA 7.11.1). */
+	sah->attr.src_path_bits = 0;
+	sah->ibv_ah.context = pd->context;
+	sah->ibv_ah.pd = pd;
+	softib_pd_get(pd);
+	return &sah->ibv_ah;
+}
+
+static int softib_destroy_ah(struct ibv_ah *ah)
+{
+	struct softib_ah *sah = to_sah(ah);
+
+	softib_pd_put(sah->ibv_ah.pd);
+	free(sah);
+	return 0;
+}
+
+const struct verbs_context_ops softib_ah_ops = {
+	.create_ah = softib_create_ah,
+	.destroy_ah = softib_destroy_ah,
+};
