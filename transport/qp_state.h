@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "transport/port.h" /* enum sib_mtu */
+
 enum sib_qp_type {
 	SIB_QPT_RC,
 	SIB_QPT_UC,
@@ -64,15 +66,6 @@ enum sib_qp_attr_mask {
 
 /* Every bit libibverbs 44 defines (21..24 are Ethernet-only and private). */
 #define SIB_QP_ATTR_ALL (((1u << 21) - 1) | SIB_QP_RATE_LIMIT)
-
-/* Path MTU codes (IBA 9.7.3.1 / ibv_mtu): 1 = 256 ... 5 = 4096. */
-enum sib_mtu {
-	SIB_MTU_256 = 1,
-	SIB_MTU_512 = 2,
-	SIB_MTU_1024 = 3,
-	SIB_MTU_2048 = 4,
-	SIB_MTU_4096 = 5,
-};
 
 enum sib_mig_state { SIB_MIG_MIGRATED, SIB_MIG_REARM, SIB_MIG_ARMED };
 
