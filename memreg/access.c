@@ -21,8 +21,7 @@ static const char *const memreg_verdict_names[MEMREG_VERDICT_COUNT] = {
 	[MEMREG_OUT_OF_BOUNDS] = "access outside the region",
 	[MEMREG_NO_RIGHT] = "region lacks the access right",
 	[MEMREG_BIND_NOT_WINDOW] = "key to bind is not a memory window",
-	[MEMREG_BIND_WRONG_VERB] =
-		"type 1 windows bind through ibv_bind_mw, type 2 through a bind work request",
+	[MEMREG_BIND_WRONG_VERB] = "type 2 windows are bound by a bind work request only",
 	[MEMREG_BIND_KEY_INDEX] = "new R_Key must keep the window's index",
 	[MEMREG_BIND_TYPE2_BOUND] = "type 2 window is already bound (invalidate it first)",
 	[MEMREG_BIND_NO_MR] = "MR to bind to does not exist",

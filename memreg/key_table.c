@@ -179,6 +179,17 @@ struct memreg_slot *memreg_slot_lookup(struct memreg_table *t, uint32_t key,
 	return s;
 }
 
+struct memreg_slot *memreg_slot_lookup_index(struct memreg_table *t, uint32_t key)
+{
+	uint32_t index = MEMREG_KEY_INDEX(key);
+	struct memreg_slot *s;
+
+	if (index == 0 || index >= t->nslots)
+		return NULL;
+	s = t->slots[index];
+	return s->kind == MEMREG_SLOT_FREE || s->dying ? NULL : s;
+}
+
 void memreg_slot_wait_unheld(struct memreg_table *t, struct memreg_slot *s)
 {
 	while (s->holds)

@@ -85,7 +85,7 @@ enum memreg_verdict {
 	MEMREG_NO_RIGHT,        /* region lacks an access right the operation needs */
 	/* bind (IBA 10.6.7.2) */
 	MEMREG_BIND_NOT_WINDOW,      /* the key to bind is not a window */
-	MEMREG_BIND_WRONG_VERB,      /* type 1 needs ibv_bind_mw, type 2 a bind WR */
+	MEMREG_BIND_WRONG_VERB,      /* type 2 is bound by a bind WR, not ibv_bind_mw */
 	MEMREG_BIND_KEY_INDEX,       /* new R_Key's index differs from the window's */
 	MEMREG_BIND_TYPE2_BOUND,     /* type 2 bind needs a free (invalid) window */
 	MEMREG_BIND_NO_MR,           /* the MR's L_Key is not a valid MR */
@@ -167,7 +167,11 @@ int memreg_mr_query(struct memreg_table *t, uint32_t key, struct memreg_mr_attr 
 /* Allocate an unbound window: 0 and *rkey, EINVAL (type not 1 or 2), ENOMEM. */
 int memreg_mw_alloc(struct memreg_table *t, uint32_t pd, unsigned type, uint32_t *rkey);
 
-/* Deallocate (unbinding it first): 0 or EINVAL (no such window). */
+/*
+ * Deallocate (unbinding it first): 0 or EINVAL (no such window).  Windows
+ * are named by the index of rkey only (here, in bind and in query): a type 2
+ * bind changes key8 behind the ibv_mw object's back.
+ */
 int memreg_mw_dealloc(struct memreg_table *t, uint32_t rkey);
 
 /* A bind request: ibv_bind_mw (type 1) or an IBV_WR_BIND_MW (type 2). */
@@ -180,7 +184,7 @@ struct memreg_bind {
 	uint32_t access;   /* MEMREG_ACCESS_REMOTE_* | ZERO_BASED (LOCAL_WRITE/MW_BIND ignored) */
 	uint32_t qpn;      /* the QP the bind is posted on */
 	uint32_t pd;       /* that QP's PD */
-	bool by_wr;        /* posted as a work request (type 2) or via ibv_bind_mw (type 1) */
+	bool by_wr;        /* a bind WR (any type), not ibv_bind_mw itself (type 1 only) */
 };
 
 /*

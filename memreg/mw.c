@@ -59,11 +59,10 @@ static void memreg_mw_unbind(struct memreg_slot *w)
 
 int memreg_mw_dealloc(struct memreg_table *t, uint32_t rkey)
 {
-	enum memreg_verdict why;
 	struct memreg_slot *w;
 
 	pthread_mutex_lock(&t->lock);
-	w = memreg_slot_lookup(t, rkey, &why);
+	w = memreg_slot_lookup_index(t, rkey);
 	if (!w || w->kind != MEMREG_SLOT_MW) {
 		pthread_mutex_unlock(&t->lock);
 		return EINVAL;
@@ -83,12 +82,17 @@ static enum memreg_verdict memreg_mw_bind_locked(struct memreg_table *t,
 	struct memreg_slot *w, *mr;
 	uint64_t off;
 
-	w = memreg_slot_lookup(t, b->mw_rkey, &why);
+	/* The window is named by its handle (the index): a type 2 bind changes
+	 * key8 without the verbs object necessarily learning of it. */
+	w = memreg_slot_lookup_index(t, b->mw_rkey);
 	if (!w)
-		return why;
+		return MEMREG_NO_KEY;
 	if (w->kind != MEMREG_SLOT_MW)
 		return MEMREG_BIND_NOT_WINDOW;
-	if ((w->mw_type == MEMREG_MW_TYPE_1) == b->by_wr)
+	/* Type 2 windows are bound only by a Bind work request (IBA 10.6.7.2);
+	 * a type 1 bind may also come as a work request, as on hardware,
+	 * where ibv_bind_mw itself posts one. */
+	if (w->mw_type == MEMREG_MW_TYPE_2 && !b->by_wr)
 		return MEMREG_BIND_WRONG_VERB;
 	if (MEMREG_KEY_INDEX(b->new_rkey) != w->index)
 		return MEMREG_BIND_KEY_INDEX;
@@ -174,12 +178,11 @@ out:
 int memreg_mw_query(struct memreg_table *t, uint32_t rkey, unsigned *type, uint32_t *pd,
 		    bool *bound)
 {
-	enum memreg_verdict why;
 	struct memreg_slot *w;
 	int err = EINVAL;
 
 	pthread_mutex_lock(&t->lock);
-	w = memreg_slot_lookup(t, rkey, &why);
+	w = memreg_slot_lookup_index(t, rkey);
 	if (w && w->kind == MEMREG_SLOT_MW) {
 		if (type)
 			*type = w->mw_type;

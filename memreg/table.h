@@ -64,6 +64,8 @@ void memreg_slot_free(struct memreg_table *t, struct memreg_slot *s);
 /* The live slot a key names, or NULL and *why = NO_KEY or STALE_KEY. */
 struct memreg_slot *memreg_slot_lookup(struct memreg_table *t, uint32_t key,
 				       enum memreg_verdict *why);
+/* The live slot of key's index whatever its key8, or NULL. */
+struct memreg_slot *memreg_slot_lookup_index(struct memreg_table *t, uint32_t key);
 /* Sleep (dropping the lock) until s has no holds. */
 void memreg_slot_wait_unheld(struct memreg_table *t, struct memreg_slot *s);
 

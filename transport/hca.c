@@ -80,6 +80,12 @@ static struct sib_hca *sib_hca_create(void)
 	pthread_mutex_init(&hca->lock, NULL);
 	hca->node_guid = sib_node_guid();
 	hca->sys_image_guid = hca->node_guid;
+	hca->memreg = memreg_table_create(SIB_MAX_MR, SIB_MAX_MW);
+	if (!hca->memreg) {
+		pthread_mutex_destroy(&hca->lock);
+		free(hca);
+		return NULL;
+	}
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
 		sib_port_init(&hca->ports[i], (uint8_t)(i + 1), hca->node_guid + i + 1);
 	hca->next_pdn = 1;
@@ -110,6 +116,7 @@ static void sib_hca_destroy(struct sib_hca *hca)
 	sib_numtab_destroy(hca->qpns);
 	sib_numtab_destroy(hca->srqns);
 	pthread_mutex_destroy(&hca->lock);
+	memreg_table_destroy(hca->memreg);
 	free(hca);
 }
 

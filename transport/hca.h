@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "memreg/memreg.h"
 #include "transport/caps.h"
 #include "transport/events.h"
 #include "transport/port.h"
@@ -33,6 +34,7 @@ struct sib_hca {
 	struct sib_port ports[SIB_NUM_PORTS]; /* ports[i] is verbs port i + 1 */
 	struct sib_hca_listener *listeners;
 	uint32_t next_pdn; /* PD numbers handed out (ibv_pd.handle) */
+	struct memreg_table *memreg; /* MRs and MWs: the L_Key/R_Key table */
 
 	/* ---- per-HCA state of other modules (memreg key tables, the QP
 	 * number table, ...) goes here ---- */

@@ -425,16 +425,44 @@ static void test_bind_rules_of_iba_10_6_7_2(void **state)
 	b = bind_req(w2, mr, true);
 	b.access |= 1u << 12;
 	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_BIND_BAD_ACCESS);
-	b = bind_req(w2, mr, false);
+	b = bind_req(w2, mr, false); /* type 2 through ibv_bind_mw */
 	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_BIND_WRONG_VERB);
 	b = bind_req(w2, mr, true);
 	b.mr_lkey = MEMREG_KEY(63, 0);
 	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_BIND_NO_MR);
 	b = bind_req(mr, mr, true);
 	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_BIND_NOT_WINDOW);
-	b = bind_req(w2 ^ 0x80, mr, true);
-	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_STALE_KEY);
+	b = bind_req(MEMREG_KEY(62, 1), mr, true);
+	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_NO_KEY);
 	/* Nothing above may have bound anything. */
+	assert_int_equal(memreg_mr_deregister(t, mr), 0);
+}
+
+static void test_windows_are_named_by_index_and_type1_may_bind_by_wr(void **state)
+{
+	(void)state;
+	uint32_t mr = reg_mr(RW | MEMREG_ACCESS_MW_BIND, PD_A);
+	uint32_t w1 = alloc_mw(MEMREG_MW_TYPE_1, PD_A);
+	uint32_t w2 = alloc_mw(MEMREG_MW_TYPE_2, PD_A);
+	struct memreg_bind b = bind_req(w1, mr, true);
+	uint32_t stale;
+
+	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_OK);
+	/* type 2: bound, invalidated, then bound again through the handle
+	 * whose key8 is the allocation's, not the last bind's */
+	b = bind_req(w2, mr, true);
+	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_OK);
+	assert_int_equal(memreg_mw_invalidate(t, b.new_rkey, false, QP_X, PD_A), MEMREG_OK);
+	stale = w2;
+	b = bind_req(stale, mr, true);
+	b.new_rkey = MEMREG_KEY(MEMREG_KEY_INDEX(w2), 0x77);
+	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_OK);
+	assert_int_equal(rremote(b.new_rkey, IOVA + 256, 8, MEMREG_ACCESS_REMOTE_READ), MEMREG_OK);
+	assert_int_equal(rremote(stale, IOVA + 256, 8, MEMREG_ACCESS_REMOTE_READ),
+			 MEMREG_STALE_KEY);
+	assert_int_equal(memreg_mw_dealloc(t, stale), 0);
+	assert_int_equal(memreg_mw_dealloc(t, w1), 0);
+	assert_int_equal(memreg_mw_count(t), 0);
 	assert_int_equal(memreg_mr_deregister(t, mr), 0);
 }
 
@@ -648,6 +676,7 @@ int main(void)
 		T(test_type1_zero_length_bind_unbinds),
 		T(test_type1_rebind_moves_the_window),
 		T(test_bind_rules_of_iba_10_6_7_2),
+		T(test_windows_are_named_by_index_and_type1_may_bind_by_wr),
 		T(test_type2_bind_is_for_its_qp_only_and_needs_a_free_window),
 		T(test_type2_local_invalidate_needs_same_pd),
 		T(test_type2_remote_invalidate_must_come_from_its_qp),
