@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memreg/memreg.h"
 #include "transport/caps.h"
 #include "transport/log.h"
 #include "transport/numtab.h"
@@ -24,7 +23,7 @@ struct sib_qp {
 	struct sib_srq *srq;
 	struct sib_xrcd *xrcd;
 	uint32_t pd;
-	struct memreg_table *mrt;
+	sib_qp_local_exec local_exec;
 	struct sib_numtab *qpns;
 	struct sib_event_sink *sink;
 	void *user;
@@ -143,7 +142,7 @@ int sib_qp_create(struct sib_qp_init *in, struct sib_qp **out, char *why, size_t
 	qp->srq = in->srq;
 	qp->xrcd = in->xrcd;
 	qp->pd = in->pd;
-	qp->mrt = in->mrt;
+	qp->local_exec = in->local_exec;
 	qp->qpns = in->qpns;
 	qp->sink = in->sink;
 	qp->user = in->user;
@@ -419,40 +418,15 @@ static void send_error(struct sib_qp *qp)
 	}
 }
 
-/* Bind MW and Local Invalidate run at once through memreg.  Lock held. */
+/* Bind MW and Local Invalidate run at once, by the owner's executor.  Lock held. */
 static void run_local(struct sib_qp *qp, const struct sib_send_wqe *w)
 {
-	enum memreg_verdict v = MEMREG_NO_KEY;
-	enum sib_wc_status st;
+	enum sib_wc_status st = SIB_WC_LOC_QP_OP_ERR;
 
-	if (w->opcode == SIB_WR_BIND_MW) {
-		struct memreg_bind b = {
-			.mw_rkey = w->bind.mw_rkey,
-			.new_rkey = w->bind.new_rkey,
-			.mr_lkey = w->bind.mr_lkey,
-			.addr = w->bind.addr,
-			.length = w->bind.length,
-			.access = w->bind.access,
-			.qpn = qp->qp_num,
-			.pd = qp->pd,
-			.by_wr = !w->bind.by_verb,
-		};
-
-		if (qp->mrt)
-			v = memreg_mw_bind(qp->mrt, &b);
-		st = v == MEMREG_OK ? SIB_WC_SUCCESS : SIB_WC_MW_BIND_ERR;
-		if (v != MEMREG_OK)
-			sib_warn("bind_mw on QP 0x%06x: MW 0x%08x: %s", qp->qp_num, b.mw_rkey,
-				 memreg_verdict_str(v));
-	} else {
-		if (qp->mrt)
-			v = memreg_mw_invalidate(qp->mrt, w->invalidate_rkey, false, qp->qp_num,
-						 qp->pd);
-		st = v == MEMREG_OK ? SIB_WC_SUCCESS : SIB_WC_LOC_PROT_ERR;
-		if (v != MEMREG_OK)
-			sib_warn("local_inv on QP 0x%06x: rkey 0x%08x: %s", qp->qp_num,
-				 w->invalidate_rkey, memreg_verdict_str(v));
-	}
+	if (qp->local_exec)
+		st = qp->local_exec(qp->user, w);
+	else
+		sib_warn("post_send on QP 0x%06x: no executor for local work requests", qp->qp_num);
 	if (st != SIB_WC_SUCCESS || (w->send_flags & SIB_SEND_SIGNALED) || qp->sq_sig_all)
 		complete_send(qp, w, st);
 	if (st != SIB_WC_SUCCESS)

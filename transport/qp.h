@@ -3,8 +3,8 @@
  * Queue pairs (IBA Vol 1 chapter 10.2 and 11.2.5): the QP context, its send
  * and receive queues, the state machine applied (qp_state.h decides what is
  * legal; this file does it), flushing on entering ERR, SQD, posting rules,
- * and the local work requests (Bind MW, Local Invalidate) that memreg
- * executes at once.  The requester / responder of the next issue drive the
+ * and the local work requests (Bind MW, Local Invalidate), executed at once
+ * by the owner's executor (which calls memreg).  The requester / responder of the next issue drive the
  * queues through the functions at the end.
  *
  * Every function takes the QP's lock; lock order is QP, then SRQ, then CQ.
@@ -26,8 +26,14 @@
 struct sib_srq;
 struct sib_xrcd;
 struct sib_numtab;
-struct memreg_table;
 struct sib_qp;
+
+/*
+ * Runs a local work request (Bind MW, Local Invalidate) when it reaches the
+ * send queue: the owner calls memreg and returns the completion status
+ * (SUCCESS, MW_BIND_ERR, LOC_PROT_ERR).  user is the QP's user pointer.
+ */
+typedef enum sib_wc_status (*sib_qp_local_exec)(void *user, const struct sib_send_wqe *w);
 
 struct sib_qp_init {
 	enum sib_qp_type type;
@@ -38,7 +44,7 @@ struct sib_qp_init {
 	struct sib_srq *srq;    /* optional; receives come from it */
 	struct sib_xrcd *xrcd;  /* XRC_RECV only */
 	uint32_t pd;            /* PD identity (memreg compares it) */
-	struct memreg_table *mrt;  /* for local work requests; may be NULL */
+	sib_qp_local_exec local_exec; /* may be NULL: local WRs then fail */
 	struct sib_numtab *qpns;   /* where the QP number comes from */
 	struct sib_event_sink *sink;
 	void *user;

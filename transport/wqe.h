@@ -68,7 +68,8 @@ struct sib_send_wqe {
 			uint64_t addr;
 			uint64_t length;
 			unsigned access;
-			bool by_verb; /* type 1 through ibv_bind_mw, not a WR */
+			void *mw; /* the owner's window and MR objects */
+			void *mr;
 		} bind;
 	};
 	struct {
