@@ -303,13 +303,6 @@ int sib_qp_modify_check(enum sib_qp_type t, enum sib_qp_state cur, enum sib_qp_s
 	return 0;
 }
 
-unsigned sib_mtu_bytes(enum sib_mtu mtu)
-{
-	if (mtu < SIB_MTU_256 || mtu > SIB_MTU_4096)
-		return 0;
-	return 256u << (mtu - 1);
-}
-
 static int av_check(const struct sib_av *av, const char *name, const struct sib_qp_limits *lim,
 		    char *why, size_t why_len)
 {

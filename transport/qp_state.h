@@ -160,7 +160,4 @@ int sib_qp_attr_check(enum sib_qp_type t, enum sib_qp_state cur, const struct si
 		      uint32_t attr_mask, const struct sib_qp_limits *lim, char *why,
 		      size_t why_len);
 
-/* 256 << (mtu - 1), 0 for an invalid code. */
-unsigned sib_mtu_bytes(enum sib_mtu mtu);
-
 #endif
