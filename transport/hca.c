@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "transport/hca.h"
+#include "transport/numtab.h"
 #include "transport/log.h"
 
 static pthread_mutex_t hca_global_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -88,6 +89,15 @@ static struct sib_hca *sib_hca_create(void)
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
 		sib_port_init(&hca->ports[i], (uint8_t)(i + 1), hca->node_guid + i + 1);
 	hca->next_pdn = 1;
+	hca->qpns = sib_numtab_create(2, SIB_MAX_QP);
+	hca->srqns = sib_numtab_create(1, SIB_MAX_SRQ);
+	if (!hca->qpns || !hca->srqns) {
+		sib_numtab_destroy(hca->qpns);
+		sib_numtab_destroy(hca->srqns);
+		pthread_mutex_destroy(&hca->lock);
+		free(hca);
+		return NULL;
+	}
 
 	/* No SM yet: each port takes a locally unique LID right away, so the
 	 * port is ACTIVE before any context listens (like a port that was up
@@ -103,6 +113,8 @@ static void sib_hca_destroy(struct sib_hca *hca)
 {
 	if (hca->listeners)
 		sib_warn("HCA destroyed with port-event listeners still attached");
+	sib_numtab_destroy(hca->qpns);
+	sib_numtab_destroy(hca->srqns);
 	pthread_mutex_destroy(&hca->lock);
 	memreg_table_destroy(hca->memreg);
 	free(hca);
