@@ -20,6 +20,8 @@
 #include "transport/events.h"
 #include "transport/port.h"
 
+struct sib_engine;
+
 /* A context's subscription to port events (PORT_ACTIVE, LID_CHANGE, ...). */
 struct sib_hca_listener {
 	struct sib_event_sink *sink;
@@ -40,6 +42,7 @@ struct sib_hca {
 	 * number table, ...) goes here ---- */
 	struct sib_numtab *qpns;  /* QP numbers (QP0, QP1 reserved: IBA 10.2.4) */
 	struct sib_numtab *srqns; /* XRC SRQ numbers */
+	struct sib_engine *engine; /* the data path (transport/engine.h) */
 };
 
 /* This node's GUID: made once per process, so that ibv_get_device_guid
