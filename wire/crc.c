@@ -50,18 +50,20 @@ uint16_t ib_crc16_ref(uint16_t crc, const void *buf, size_t len)
 
 /* ---------------------------------------------------------------- CRC-16 */
 
-static uint16_t (*crc16_update)(uint16_t reg, const uint8_t *p, size_t len);
+static ib_crc16_update_fn *crc16_update;
 static const char *crc16_name = "table";
+
+static void crc16_use(ib_crc16_update_fn *fn)
+{
+	crc16_update = fn;
+	crc16_name = fn == ib_crc16_table_update ? "table" : "pclmul";
+}
 
 static void crc16_select_best(void)
 {
-	if (ib_crc16_clmul_supported()) {
-		crc16_update = ib_crc16_clmul_update;
-		crc16_name = "pclmul";
-	} else {
-		crc16_update = ib_crc16_table_update;
-		crc16_name = "table";
-	}
+	ib_crc16_update_fn *fn = ib_crc16_clmul(NULL);
+
+	crc16_use(fn ? fn : ib_crc16_table_update);
 }
 
 /* Tables and fold constants are static data filled before main(). */
@@ -74,23 +76,24 @@ __attribute__((constructor)) static void crc16_init(void)
 
 int ib_crc16_force_impl(const char *name)
 {
+	ib_crc16_update_fn *fn = NULL;
+
 	if (!crc16_update)
 		crc16_init();
 	if (!name) {
 		crc16_select_best();
 		return 0;
 	}
-	if (!strcmp(name, "table")) {
-		crc16_update = ib_crc16_table_update;
-		crc16_name = "table";
-		return 0;
-	}
-	if (!strcmp(name, "pclmul") && ib_crc16_clmul_supported()) {
-		crc16_update = ib_crc16_clmul_update;
-		crc16_name = "pclmul";
-		return 0;
-	}
-	return -1;
+	if (!strcmp(name, "table"))
+		fn = ib_crc16_table_update;
+	else if (!strcmp(name, "pclmul"))
+		fn = ib_crc16_clmul(NULL);
+	else if (!strncmp(name, "pclmul-", 7))
+		fn = ib_crc16_clmul(name + 7);
+	if (!fn)
+		return -1;
+	crc16_use(fn);
+	return 0;
 }
 
 const char *ib_crc16_impl(void)
@@ -118,11 +121,13 @@ enum { ICRC_HEAD_MAX = IB_LRH_BYTES + IB_GRH_BYTES + IB_BTH_BYTES };
  * and sets those fields to ones (IBA 7.8.1, C7-47/48); returns how many
  * bytes were copied.  Local: LRH.VL and BTH.resv8a.  Global: the whole LRH,
  * GRH TClass, FlowLabel and HopLmt, and BTH.resv8a.  Any other LNH is
- * treated as local.  Only bytes below n are read.
+ * treated as local.  LNH is read when the packet (len) has it; only bytes
+ * below n are copied.
  */
-static size_t icrc_masked_head(const uint8_t *pkt, size_t n, uint8_t head[ICRC_HEAD_MAX])
+static size_t icrc_masked_head(const uint8_t *pkt, size_t len, size_t n,
+			       uint8_t head[ICRC_HEAD_MAX])
 {
-	bool global = n >= 2 && (pkt[1] & 3) == IB_LNH_IBA_GLOBAL;
+	bool global = len >= 2 && (pkt[1] & 3) == IB_LNH_IBA_GLOBAL;
 	size_t h = global ? ICRC_HEAD_MAX : IB_LRH_BYTES + IB_BTH_BYTES;
 	size_t bth = global ? IB_LRH_BYTES + IB_GRH_BYTES : IB_LRH_BYTES;
 
@@ -156,7 +161,7 @@ uint32_t ib_icrc(const uint8_t *pkt, size_t len)
 {
 	uint8_t head[ICRC_HEAD_MAX];
 	size_t n = icrc_span(len);
-	size_t h = icrc_masked_head(pkt, n, head);
+	size_t h = icrc_masked_head(pkt, len, n, head);
 	uint32_t crc = ib_crc32(0, head, h);
 
 	return ib_crc32(crc, pkt + h, n - h);

@@ -22,16 +22,16 @@
  *   3. Barrett: q = floor(V*x^16 / P) = V ^ floor(V*mu' / x^64), where
  *      mu = floor(x^80 / P) = x^64 + mu'; the CRC is the low 16
  *      coefficients of q*P.  Exact in GF(2) for degree V < 64.
- * The constants are computed once at load time by crc16_clmul_init() from
+ * The constants are computed once at load time by ib_crc16_clmul_init() from
  * P alone (x^k mod P by shifting; mu by long division).
  */
+#include <string.h>
+
 #include "wire/crc_impl.h"
 
 #if defined(__x86_64__)
 
 #include <immintrin.h>
-
-#define CLMUL_TARGET __attribute__((target("pclmul,sse4.1")))
 
 /* P = x^16 + x^12 + x^3 + x + 1, bit j = coefficient of x^j. */
 #define CRC16_POLY 0x1100Bu
@@ -89,112 +89,42 @@ void ib_crc16_clmul_init(void)
 	k.poly = bitrev64(CRC16_POLY);
 }
 
-bool ib_crc16_clmul_supported(void)
+#define CLMUL_FN __attribute__((target("pclmul,sse4.1")))
+#define FN(name) name##_sse
+#include "wire/crc16_clmul_body.h"
+#undef CLMUL_FN
+#undef FN
+
+#define CLMUL_FN __attribute__((target("pclmul,sse4.1,avx")))
+#define FN(name) name##_avx
+#include "wire/crc16_clmul_body.h"
+#undef CLMUL_FN
+#undef FN
+
+ib_crc16_update_fn *ib_crc16_clmul(const char *encoding)
 {
 	__builtin_cpu_init();
-	return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
-}
-
-CLMUL_TARGET static inline __m128i kload(const struct lanes *l)
-{
-	return _mm_set_epi64x((long long)l->hi, (long long)l->lo);
-}
-
-CLMUL_TARGET static inline __m128i fold(__m128i s, __m128i kk)
-{
-	return _mm_xor_si128(_mm_clmulepi64_si128(s, kk, 0x00), _mm_clmulepi64_si128(s, kk, 0x11));
-}
-
-CLMUL_TARGET static inline __m128i ld(const uint8_t *p)
-{
-	return _mm_loadu_si128((const __m128i *)p);
-}
-
-CLMUL_TARGET static uint16_t reduce(__m128i s)
-{
-	__m128i x63 = _mm_cvtsi64_si128((long long)k.x63);
-	__m128i t, g, q, r;
-	uint64_t v, w;
-
-	t = _mm_xor_si128(_mm_clmulepi64_si128(s, x63, 0x00),
-			  _mm_unpackhi_epi64(_mm_setzero_si128(), s));
-	g = _mm_clmulepi64_si128(t, x63, 0x00);
-	v = (uint64_t)_mm_extract_epi64(t, 1) ^ (uint64_t)_mm_extract_epi64(g, 1);
-
-	/* Bits 0..62 of the low lane hold x^126..x^64 of V*mu'; shifting by
-	 * one makes them the lane of floor(V*mu' / x^64). */
-	q = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)v),
-				 _mm_cvtsi64_si128((long long)k.mu), 0x00);
-	w = (uint64_t)_mm_cvtsi128_si64(q) << 1;
-	r = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)(v ^ w)),
-				 _mm_cvtsi64_si128((long long)k.poly), 0x00);
-	/* x^j of q*P sits in register bit 126-j; CRC bit b is x^(15-b). */
-	return (uint16_t)((uint64_t)_mm_extract_epi64(r, 1) >> 47);
-}
-
-CLMUL_TARGET uint16_t ib_crc16_clmul_update(uint16_t reg, const uint8_t *p, size_t len)
-{
-	__m128i s, k1;
-
-	if (len < 16)
-		return ib_crc16_table_update(reg, p, len);
-
-	if (len >= 128) {
-		__m128i k8 = kload(&k.fold[8]);
-		__m128i s0 = ld(p), s1 = ld(p + 16), s2 = ld(p + 32), s3 = ld(p + 48);
-		__m128i s4 = ld(p + 64), s5 = ld(p + 80), s6 = ld(p + 96), s7 = ld(p + 112);
-
-		/* The initial register is XORed into the first message bits. */
-		s0 = _mm_xor_si128(s0, _mm_cvtsi32_si128(reg));
-		p += 128;
-		len -= 128;
-		while (len >= 128) {
-			s0 = _mm_xor_si128(fold(s0, k8), ld(p));
-			s1 = _mm_xor_si128(fold(s1, k8), ld(p + 16));
-			s2 = _mm_xor_si128(fold(s2, k8), ld(p + 32));
-			s3 = _mm_xor_si128(fold(s3, k8), ld(p + 48));
-			s4 = _mm_xor_si128(fold(s4, k8), ld(p + 64));
-			s5 = _mm_xor_si128(fold(s5, k8), ld(p + 80));
-			s6 = _mm_xor_si128(fold(s6, k8), ld(p + 96));
-			s7 = _mm_xor_si128(fold(s7, k8), ld(p + 112));
-			p += 128;
-			len -= 128;
-		}
-		s = _mm_xor_si128(s7, fold(s6, kload(&k.fold[1])));
-		s = _mm_xor_si128(s, fold(s5, kload(&k.fold[2])));
-		s = _mm_xor_si128(s, fold(s4, kload(&k.fold[3])));
-		s = _mm_xor_si128(s, fold(s3, kload(&k.fold[4])));
-		s = _mm_xor_si128(s, fold(s2, kload(&k.fold[5])));
-		s = _mm_xor_si128(s, fold(s1, kload(&k.fold[6])));
-		s = _mm_xor_si128(s, fold(s0, kload(&k.fold[7])));
-	} else {
-		s = _mm_xor_si128(ld(p), _mm_cvtsi32_si128(reg));
-		p += 16;
-		len -= 16;
-	}
-	k1 = kload(&k.fold[1]);
-	while (len >= 16) {
-		s = _mm_xor_si128(fold(s, k1), ld(p));
-		p += 16;
-		len -= 16;
-	}
-	return ib_crc16_table_update(reduce(s), p, len);
+	if (!__builtin_cpu_supports("pclmul") || !__builtin_cpu_supports("sse4.1"))
+		return NULL;
+	if (!encoding)
+		encoding = __builtin_cpu_supports("avx") ? "avx" : "sse";
+	if (!strcmp(encoding, "sse"))
+		return crc16_clmul_sse;
+	if (!strcmp(encoding, "avx") && __builtin_cpu_supports("avx"))
+		return crc16_clmul_avx;
+	return NULL;
 }
 
 #else /* no PCLMULQDQ on this architecture */
-
-bool ib_crc16_clmul_supported(void)
-{
-	return false;
-}
 
 void ib_crc16_clmul_init(void)
 {
 }
 
-uint16_t ib_crc16_clmul_update(uint16_t reg, const uint8_t *p, size_t len)
+ib_crc16_update_fn *ib_crc16_clmul(const char *encoding)
 {
-	return ib_crc16_table_update(reg, p, len);
+	(void)encoding;
+	return NULL;
 }
 
 #endif

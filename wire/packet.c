@@ -148,11 +148,18 @@ enum ib_pkt_err ib_packet_decode(const uint8_t *buf, size_t len, struct ib_packe
 	if (len > IB_MAX_PACKET)
 		return IB_PKT_ERR_TOO_LONG;
 
-	/* The link layer checks VCRC before looking at anything (IBA 7.8.2). */
+	/*
+	 * The link layer checks VCRC before looking at anything (IBA 7.8.2).
+	 * ib_crcs() runs the VCRC over the ICRC it computed; that is the
+	 * VCRC of the bytes received only when the carried ICRC is right, so
+	 * otherwise (rare) run it again over what arrived.
+	 */
 	ib_crcs(buf, len, &pkt->icrc_calc, &vcrc);
-	pkt->vcrc_calc = vcrc;
 	pkt->ICRC = ib_icrc_get(buf, len);
 	pkt->VCRC = ib_vcrc_get(buf, len);
+	if (pkt->ICRC != pkt->icrc_calc)
+		vcrc = ib_vcrc(buf, len);
+	pkt->vcrc_calc = vcrc;
 	if (pkt->VCRC != pkt->vcrc_calc)
 		return IB_PKT_ERR_VCRC;
 
@@ -277,11 +284,14 @@ size_t ib_packet_encode_headers(struct ib_packet *pkt, uint32_t payload_len, uin
 size_t ib_packet_seal(uint8_t *buf, size_t hdr_len, uint32_t payload_len)
 {
 	size_t total = ib_packet_len(hdr_len, payload_len);
+	uint32_t icrc;
+	uint16_t vcrc;
 
 	memset(buf + hdr_len + payload_len, 0, -payload_len & 3);
-	/* The VCRC covers the ICRC, so the ICRC goes in first (IBA 7.8.2). */
-	ib_icrc_put(buf, total, ib_icrc(buf, total));
-	ib_vcrc_put(buf, total, ib_vcrc(buf, total));
+	/* One pass: ib_crcs() runs the VCRC over the ICRC about to be stored. */
+	ib_crcs(buf, total, &icrc, &vcrc);
+	ib_icrc_put(buf, total, icrc);
+	ib_vcrc_put(buf, total, vcrc);
 	return total;
 }
 
