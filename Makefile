@@ -50,7 +50,10 @@ BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 EX_BINS    := $(patsubst examples/%.c,$(B)/examples/%,$(EX_SRC))
 HELP_BINS  := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELP_SRC))
 
-TARGETS    := $(CORE_LIB) $(SOFTIB_CMD) $(UNIT_BINS) $(BENCH_BINS) $(HELP_BINS)
+TARGETS    := $(CORE_LIB) $(UNIT_BINS) $(BENCH_BINS) $(HELP_BINS)
+ifneq ($(TOOLS_SRC),)
+TARGETS    += $(SOFTIB_CMD)
+endif
 ifneq ($(PROV_SRC),)
 TARGETS    += $(SOFTIB_SO)
 endif
@@ -60,7 +63,7 @@ endif
 TARGETS    += $(EX_BINS)
 
 .PHONY: all deps test check unit integration san fuzz fuzz-short bench clean install abi-check
-all: $(TARGETS) tools/softib
+all: $(TARGETS) $(if $(TOOLS_SRC),tools/softib)
 
 # ---------------------------------------------------------------- packages
 # Everything the build, the tests and the benchmarks need, from Debian.
@@ -119,9 +122,11 @@ $(B)/bench/%: $(B)/obj/tests/bench/%.o $(CORE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LINK_ALL) -libverbs $(SYS_LIBS) -lz
 
 # Programs the integration tests drive (packet generators and the like).
-$(B)/helpers/%: $(B)/obj/tests/helpers/%.o $(CORE_LIB) $(if $(PROV_SRC),$(PROV_LIB))
+# Not linked with the provider: a helper that calls ibv_* would otherwise pull
+# a static copy of the interposer in; they get softib0 from `softib run`.
+$(B)/helpers/%: $(B)/obj/tests/helpers/%.o $(CORE_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(LINK_ALL) -libverbs $(SYS_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(CORE_LIB) -libverbs $(SYS_LIBS)
 
 $(B)/examples/%: $(B)/obj/examples/%.o
 	@mkdir -p $(@D)

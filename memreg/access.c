@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * memreg_check: the one place that decides whether an access through an
- * L_Key or R_Key is allowed (IBA 10.6.3 for regions, 10.6.7 for windows;
- * responder R_Key validation per 9.7.5.1.x, which names the order: key,
- * then PD/QP, then rights, then bounds).
+ * L_Key or R_Key is allowed (IBA 10.6 for regions and windows).  Checks run
+ * key, window state, QP, PD, rights, bounds; the first refusal is reported.
  */
 #include <inttypes.h>
 #include <stdio.h>

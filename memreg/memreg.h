@@ -79,11 +79,11 @@ enum memreg_verdict {
 	MEMREG_STALE_KEY,       /* index in use, but key8 differs */
 	MEMREG_WINDOW_AS_LKEY,  /* an MW R_Key in a local SGE: windows are remote-only */
 	MEMREG_WINDOW_UNBOUND,  /* MW allocated but not bound, or invalidated */
-	MEMREG_WINDOW_OTHER_QP, /* type 2 MW bound to another QP (IBA 10.6.7.2.2) */
+	MEMREG_WINDOW_OTHER_QP, /* type 2 MW bound to another QP (IBA 10.6.7) */
 	MEMREG_WRONG_PD,        /* region's PD is not the QP's PD */
 	MEMREG_OUT_OF_BOUNDS,   /* [va, va+len) not inside the region */
 	MEMREG_NO_RIGHT,        /* region lacks an access right the operation needs */
-	/* bind (IBA 10.6.7.2) */
+	/* bind (IBA 10.6.7) */
 	MEMREG_BIND_NOT_WINDOW,      /* the key to bind is not a window */
 	MEMREG_BIND_WRONG_VERB,      /* type 2 is bound by a bind WR, not ibv_bind_mw */
 	MEMREG_BIND_KEY_INDEX,       /* new R_Key's index differs from the window's */
@@ -94,7 +94,7 @@ enum memreg_verdict {
 	MEMREG_BIND_NEEDS_LOCAL_WRITE, /* remote write/atomic on MR without LOCAL_WRITE */
 	MEMREG_BIND_BAD_ACCESS,      /* unknown window access bits */
 	MEMREG_BIND_WRONG_PD,        /* MW, MR and QP not in one PD */
-	/* invalidate (IBA 10.6.7.2.5, o10-37.2.x) */
+	/* invalidate (IBA 10.6.7) */
 	MEMREG_INV_NOT_TYPE2,        /* only type 2 windows can be invalidated */
 	MEMREG_INV_WRONG_PD,         /* local invalidate: MW not in the QP's PD */
 	MEMREG_INV_OTHER_QP,         /* remote invalidate from a QP the MW is not bound to */

@@ -19,7 +19,7 @@ int memreg_mr_access_valid(uint32_t access, const char **rule)
 		*rule = "unknown access flags";
 		return EINVAL;
 	}
-	/* ibv_reg_mr(3), IBA 10.6.3.1: remote write or atomic needs local write. */
+	/* ibv_reg_mr(3): remote write or atomic access needs local write. */
 	if ((access & (MEMREG_ACCESS_REMOTE_WRITE | MEMREG_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & MEMREG_ACCESS_LOCAL_WRITE)) {
 		*rule = "REMOTE_WRITE or REMOTE_ATOMIC requires LOCAL_WRITE";

@@ -5,7 +5,7 @@
  * which may rebind a bound window and unbinds it at length 0; type 2 windows
  * are bound with a Bind work request, only while invalid, to the QP that
  * posted it, and become invalid again through Local Invalidate or Send with
- * Invalidate (IBA 10.6.7.2).
+ * Invalidate (IBA 10.6.7).
  */
 #include <errno.h>
 
@@ -89,14 +89,14 @@ static enum memreg_verdict memreg_mw_bind_locked(struct memreg_table *t,
 		return MEMREG_NO_KEY;
 	if (w->kind != MEMREG_SLOT_MW)
 		return MEMREG_BIND_NOT_WINDOW;
-	/* Type 2 windows are bound only by a Bind work request (IBA 10.6.7.2);
+	/* Type 2 windows are bound only by a Bind work request (IBA 10.6.7);
 	 * a type 1 bind may also come as a work request, as on hardware,
 	 * where ibv_bind_mw itself posts one. */
 	if (w->mw_type == MEMREG_MW_TYPE_2 && !b->by_wr)
 		return MEMREG_BIND_WRONG_VERB;
 	if (MEMREG_KEY_INDEX(b->new_rkey) != w->index)
 		return MEMREG_BIND_KEY_INDEX;
-	/* IBA 10.6.7.2: the window must be in the PD of the QP binding it. */
+	/* IBA 10.6.7: the window must be in the PD of the QP binding it. */
 	if (w->pd != b->pd)
 		return MEMREG_BIND_WRONG_PD;
 	if (w->mw_type == MEMREG_MW_TYPE_2 && w->bound)
@@ -116,7 +116,7 @@ static enum memreg_verdict memreg_mw_bind_locked(struct memreg_table *t,
 		return MEMREG_BIND_WRONG_PD;
 	if (!(mr->access & MEMREG_ACCESS_MW_BIND))
 		return MEMREG_BIND_MR_NO_MW_BIND;
-	/* ibv_bind_mw(3), IBA 10.6.7.2: remote write/atomic through a window
+	/* ibv_bind_mw(3): remote write/atomic through a window
 	 * needs local write on the region beneath. */
 	if ((b->access & (MEMREG_ACCESS_REMOTE_WRITE | MEMREG_ACCESS_REMOTE_ATOMIC)) &&
 	    !(mr->access & MEMREG_ACCESS_LOCAL_WRITE))

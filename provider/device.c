@@ -208,7 +208,7 @@ static struct verbs_context *softib_alloc_context(struct ibv_device *ibdev, int 
 						  void *private_data)
 {
 	struct softib_context *sctx;
-	int fds[2];
+	int fds[2], err;
 
 	(void)private_data;
 	/* cmd_fd is -1 for a device without sysfs and must stay so: a real fd
@@ -248,12 +248,10 @@ err_hca:
 	sib_warn("open %s: cannot create the async event pipe: %s", SOFTIB_DEV_NAME,
 		 strerror(errno));
 	sib_hca_put(sctx->hca);
-err_ctx: {
-	int err = errno;
-
+err_ctx:
+	err = errno ? errno : ENOMEM;
 	verbs_uninit_context(&sctx->vctx);
 	free(sctx);
-	errno = err ? err : ENOMEM;
+	errno = err;
 	return NULL;
-}
 }

@@ -89,7 +89,7 @@ static struct ibv_mr *softib_reg_mr(struct ibv_pd *pd, void *addr, size_t length
 		return NULL;
 	}
 	if (a.access & MEMREG_ACCESS_ZERO_BASED)
-		a.iova = 0; /* IBA 10.6.3.2: addressed by offset from the start */
+		a.iova = 0; /* ibv_reg_mr(3): addressed by offset from the start */
 	vmr = calloc(1, sizeof(*vmr));
 	if (!vmr) {
 		errno = ENOMEM;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * Memory windows: alloc_mw, dealloc_mw, bind_mw (type 1), and the bind and
- * local-invalidate steps the send queue runs (provider/mw.h).  The rules
- * live in memreg/ (memreg_mw_bind, memreg_mw_invalidate).
+ * local-invalidate steps the send queue's executor may run (provider/mw.h).
+ * The rules live in memreg/ (memreg_mw_bind, memreg_mw_invalidate).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -63,7 +63,8 @@ static inline bool softib_context_is_ours(const struct ibv_context *ctx)
 
 /* One op table per provider source file (see the comment at the top). */
 #define SOFTIB_OPS_AREAS(X) X(device) X(pd) X(ah) X(mr) X(mw) X(cq) X(qp) X(srq) X(xrcd) X(post)
-#define SOFTIB_DECLARE_OPS(area) extern const struct verbs_context_ops softib_##area##_ops __attribute__((weak));
+#define SOFTIB_DECLARE_OPS(area)                                                                   \
+	extern const struct verbs_context_ops softib_##area##_ops __attribute__((weak));
 SOFTIB_OPS_AREAS(SOFTIB_DECLARE_OPS)
 #undef SOFTIB_DECLARE_OPS
 

@@ -30,7 +30,10 @@ uint32_t ib_icrc(const uint8_t *pkt, size_t len);
 /* The VCRC of pkt[0 .. len-2). */
 uint16_t ib_vcrc(const uint8_t *pkt, size_t len);
 
-/* Both at once, in one pass where the implementation can. */
+/* Both at once, in one pass where the implementation can.  *vcrc covers the
+ * ICRC bytes as *icrc will be stored (so a sender seals with one call); it
+ * equals ib_vcrc(pkt, len) whenever the carried ICRC is *icrc.  For len < 6
+ * the results are those of ib_icrc and ib_vcrc. */
 void ib_crcs(const uint8_t *pkt, size_t len, uint32_t *icrc, uint16_t *vcrc);
 
 /* Reads/writes the carried values (LSB first) at the end of a packet. */

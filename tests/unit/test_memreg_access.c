@@ -8,7 +8,9 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -619,6 +621,62 @@ static void test_dereg_waits_for_a_held_grant(void **state)
 	assert_int_equal(memreg_mr_count(t), 0);
 }
 
+
+/*
+ * The lifetime rule under contention: a thread registers a fresh buffer,
+ * deregisters it and frees it, over and over, while another writes through
+ * every grant it gets.  A write after free would crash or trip ASan.
+ */
+struct churn {
+	volatile uint32_t key;
+	volatile int stop;
+	unsigned writes;
+};
+
+static void *churn_writer(void *p)
+{
+	struct churn *c = p;
+
+	while (!c->stop) {
+		struct memreg_request r = { .key = c->key, .pd = PD_A, .va = IOVA, .len = 64,
+					    .access = MEMREG_ACCESS_LOCAL_WRITE };
+		struct memreg_grant g;
+
+		if (memreg_check(t, &r, &g) == MEMREG_OK) {
+			memset(g.host, 0xab, 64);
+			sched_yield(); /* hold it a while: dereg must wait */
+			memset(g.host, 0xcd, 64);
+			c->writes++;
+			memreg_release(t, &g);
+		}
+	}
+	return NULL;
+}
+
+static void test_dereg_never_frees_memory_under_a_concurrent_access(void **state)
+{
+	(void)state;
+	struct churn c = { 0 };
+	pthread_t th;
+
+	assert_int_equal(pthread_create(&th, NULL, churn_writer, &c), 0);
+	for (int i = 0; i < 3000; i++) {
+		uint8_t *buf = malloc(64);
+		struct memreg_mr_attr a = { .host = buf, .iova = IOVA, .length = 64,
+					    .access = MEMREG_ACCESS_LOCAL_WRITE, .pd = PD_A };
+		uint32_t key;
+
+		assert_int_equal(memreg_mr_register(t, &a, &key), 0);
+		c.key = key;
+		sched_yield();
+		assert_int_equal(memreg_mr_deregister(t, key), 0);
+		free(buf);
+	}
+	c.stop = 1;
+	pthread_join(th, NULL);
+	assert_int_equal(memreg_mr_count(t), 0);
+}
+
 /* ---------------------------------------------------------------- messages */
 
 static void test_every_verdict_has_a_message(void **state)
@@ -684,6 +742,7 @@ int main(void)
 		T(test_dealloc_unbinds_and_frees_the_mr),
 		T(test_zero_based_window_is_addressed_by_offset),
 		T(test_dereg_waits_for_a_held_grant),
+		T(test_dereg_never_frees_memory_under_a_concurrent_access),
 		T(test_every_verdict_has_a_message),
 		T(test_explain_names_key_address_and_range),
 	};

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Run under `softib run` with SOFTIB_LOG_FILE set (tests/integration/
+ * test_device_rules.sh).  An ordinary verbs program that breaks the device,
+ * port, GID, P_Key, AH and PD rules on softib0 and checks both halves of
+ * each answer: the errno libibverbs documents, and the one log line that
+ * names the rule (DESIGN.md section 7).  Exit 0 when every check passed.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+static int failures;
+static FILE *log_file;
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			failures++;                                                                \
+			printf("FAIL %s:%d: ", __FILE__, __LINE__);                                \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+		}                                                                                  \
+	} while (0)
+
+/* The log lines written since the last call must be exactly one, holding
+ * `want`. */
+static void expect_log(const char *what, const char *want)
+{
+	char line[600], last[600] = "";
+	int lines = 0;
+
+	clearerr(log_file);
+	while (fgets(line, sizeof(line), log_file)) {
+		lines++;
+		snprintf(last, sizeof(last), "%s", line);
+	}
+	CHECK(lines == 1, "%s: %d log lines, want 1", what, lines);
+	CHECK(strstr(last, want) != NULL, "%s: log line '%s' does not say '%s'", what, last, want);
+	if (lines == 1 && strstr(last, want))
+		printf("ok   %s: %s", what, last);
+}
+
+static void expect_no_log(const char *what)
+{
+	char line[600];
+	int lines = 0;
+
+	clearerr(log_file);
+	while (fgets(line, sizeof(line), log_file)) {
+		lines++;
+		printf("     unexpected log line: %s", line);
+	}
+	CHECK(lines == 0, "%s: %d unexpected log lines", what, lines);
+}
+
+static struct ibv_context *open_softib(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+
+	if (!list)
+		return NULL;
+	for (int i = 0; list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), "softib0"))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+static void port_rules(struct ibv_context *ctx)
+{
+	struct ibv_port_attr pa;
+	int rc = ibv_query_port(ctx, 2, &pa);
+
+	CHECK(rc == EINVAL, "query_port(2) = %d, want EINVAL", rc);
+	expect_log("query_port on port 2", "port 2 does not exist");
+	rc = ibv_query_port(ctx, 1, &pa);
+	CHECK(rc == 0 && pa.state == IBV_PORT_ACTIVE && pa.lid != 0, "query_port(1) = %d", rc);
+	expect_no_log("query_port(1)");
+}
+
+static void gid_and_pkey_rules(struct ibv_context *ctx)
+{
+	struct ibv_gid_entry entries[2];
+	union ibv_gid gid;
+	__be16 pkey;
+	ssize_t n;
+	int rc;
+
+	errno = 0;
+	rc = ibv_query_gid(ctx, 1, 1, &gid);
+	CHECK(rc == -1 && errno == EINVAL, "query_gid(index 1) = %d errno %d", rc, errno);
+	expect_log("query_gid index 1", "GID index 1 is outside the GID table");
+
+	rc = ibv_query_gid(ctx, 1, 0, &gid);
+	CHECK(rc == 0 && gid.raw[0] == 0xfe && gid.raw[1] == 0x80, "query_gid(0) = %d", rc);
+	expect_no_log("query_gid(0)");
+
+	rc = ibv_query_gid_ex(ctx, 1, 5, &entries[0], 0);
+	CHECK(rc == EINVAL, "query_gid_ex(index 5) = %d", rc);
+	expect_log("query_gid_ex index 5", "GID index 5 is outside");
+
+	n = ibv_query_gid_table(ctx, entries, 0, 0);
+	CHECK(n == -EINVAL, "query_gid_table(0 entries) = %zd", n);
+	expect_log("query_gid_table with no room", "do not hold every valid GID");
+
+	n = ibv_query_gid_table(ctx, entries, 2, 0);
+	CHECK(n == 1 && entries[0].port_num == 1 && entries[0].gid_index == 0 &&
+		      entries[0].gid_type == IBV_GID_TYPE_IB && !memcmp(&entries[0].gid, &gid, 16),
+	      "query_gid_table(2) = %zd", n);
+
+	errno = 0;
+	rc = ibv_query_pkey(ctx, 1, 1, &pkey);
+	CHECK(rc == -1 && errno == EINVAL, "query_pkey(index 1) = %d errno %d", rc, errno);
+	expect_log("query_pkey index 1", "P_Key index 1 is outside");
+	rc = ibv_query_pkey(ctx, 1, 0, &pkey);
+	CHECK(rc == 0 && be16toh(pkey) == 0xffff, "query_pkey(0) = %d", rc);
+	CHECK(ibv_get_pkey_index(ctx, 1, htobe16(0xffff)) == 0, "get_pkey_index(0xffff)");
+	expect_no_log("good P_Key queries");
+}
+
+static void ah_and_pd_rules(struct ibv_context *ctx)
+{
+	struct ibv_port_attr pa;
+	struct ibv_ah_attr attr = { 0 };
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_ah *ah;
+	int rc;
+
+	CHECK(pd != NULL, "alloc_pd");
+	if (!pd)
+		return;
+	ibv_query_port(ctx, 1, &pa);
+	attr.dlid = pa.lid;
+	attr.port_num = 2;
+	errno = 0;
+	ah = ibv_create_ah(pd, &attr);
+	CHECK(!ah && errno == EINVAL, "create_ah(port 2) = %p errno %d", (void *)ah, errno);
+	expect_log("create_ah on port 2", "port 2 does not exist");
+
+	attr.port_num = 1;
+	attr.is_global = 1;
+	attr.grh.sgid_index = 3;
+	errno = 0;
+	ah = ibv_create_ah(pd, &attr);
+	CHECK(!ah && errno == EINVAL, "create_ah(sgid_index 3) errno %d", errno);
+	expect_log("create_ah with sgid_index 3", "sgid_index 3 is outside the GID table");
+
+	attr.grh.sgid_index = 0;
+	ah = ibv_create_ah(pd, &attr);
+	CHECK(ah != NULL, "create_ah(good) errno %d", errno);
+	expect_no_log("create_ah(good)");
+
+	rc = ibv_dealloc_pd(pd);
+	CHECK(rc == EBUSY, "dealloc_pd with an AH = %d, want EBUSY", rc);
+	expect_log("dealloc_pd while an AH uses it", "still use it");
+
+	if (ah)
+		CHECK(ibv_destroy_ah(ah) == 0, "destroy_ah");
+	rc = ibv_dealloc_pd(pd);
+	CHECK(rc == 0, "dealloc_pd after destroy_ah = %d", rc);
+	expect_no_log("dealloc_pd(idle)");
+}
+
+/* ibv_init_ah_from_wc / ibv_create_ah_from_wc look the GRH's DGID up with
+ * ibv_query_gid, which only works because it is interposed. */
+static void ah_from_wc_uses_the_gid_table(struct ibv_context *ctx)
+{
+	struct {
+		struct ibv_grh grh;
+	} buf;
+	struct ibv_port_attr pa;
+	struct ibv_ah_attr attr;
+	struct ibv_wc wc = { 0 };
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_ah *ah;
+	union ibv_gid gid;
+	int rc;
+
+	if (!pd || ibv_query_port(ctx, 1, &pa) || ibv_query_gid(ctx, 1, 0, &gid)) {
+		CHECK(0, "set-up for ah_from_wc");
+		return;
+	}
+	memset(&buf, 0, sizeof(buf));
+	buf.grh.version_tclass_flow = htobe32(6u << 28);
+	buf.grh.hop_limit = 1;
+	buf.grh.next_hdr = 0x1b; /* IBA 8.3.1: an IB transport header follows */
+	buf.grh.sgid = gid;
+	buf.grh.dgid = gid;
+	wc.wc_flags = IBV_WC_GRH;
+	wc.slid = pa.lid;
+	wc.sl = 3;
+	rc = ibv_init_ah_from_wc(ctx, 1, &wc, &buf.grh, &attr);
+	CHECK(rc == 0, "init_ah_from_wc = %d errno %d", rc, errno);
+	CHECK(rc || (attr.dlid == pa.lid && attr.sl == 3 && attr.is_global &&
+		     attr.grh.sgid_index == 0 && !memcmp(&attr.grh.dgid, &gid, 16)),
+	      "init_ah_from_wc built the wrong AV");
+	ah = ibv_create_ah_from_wc(pd, &wc, &buf.grh, 1);
+	CHECK(ah != NULL, "create_ah_from_wc errno %d", errno);
+	if (ah)
+		ibv_destroy_ah(ah);
+	ibv_dealloc_pd(pd);
+	expect_no_log("AH from a work completion");
+}
+
+static void channels_and_async_fd(struct ibv_context *ctx)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	char byte;
+	int flags;
+
+	CHECK(ch && ch->fd >= 0 && ch->context == ctx, "create_comp_channel");
+	if (ch)
+		CHECK(ibv_destroy_comp_channel(ch) == 0, "destroy_comp_channel");
+	/* An async fd that blocks like the kernel's, with no stray events. */
+	CHECK(ctx->async_fd >= 0, "async_fd is %d", ctx->async_fd);
+	flags = fcntl(ctx->async_fd, F_GETFL);
+	CHECK(flags >= 0 && !(flags & O_NONBLOCK), "async_fd must block by default");
+	fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
+	CHECK(read(ctx->async_fd, &byte, 1) == -1 && errno == EAGAIN, "no async event expected");
+	fcntl(ctx->async_fd, F_SETFL, flags);
+	expect_no_log("channels and async fd");
+}
+
+int main(void)
+{
+	const char *log_path = getenv("SOFTIB_LOG_FILE");
+	struct ibv_context *ctx;
+
+	if (!log_path) {
+		fprintf(stderr, "verbs_device_rules: set SOFTIB_LOG_FILE (the checks read the log)\n");
+		return 2;
+	}
+	log_file = fopen(log_path, "a+");
+	if (!log_file) {
+		perror(log_path);
+		return 2;
+	}
+	fseek(log_file, 0, SEEK_END);
+	ctx = open_softib();
+	if (!ctx) {
+		fprintf(stderr, "verbs_device_rules: softib0 not listed or not opened (run under softib run)\n");
+		return 2;
+	}
+	expect_no_log("open");
+	port_rules(ctx);
+	gid_and_pkey_rules(ctx);
+	ah_and_pd_rules(ctx);
+	ah_from_wc_uses_the_gid_table(ctx);
+	channels_and_async_fd(ctx);
+	CHECK(ibv_close_device(ctx) == 0, "close_device");
+	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Test-only access to the MADs in the real hardware capture
+ * ($SOFTIB_SHARED_DIR/data/ib-hw-capture.pcap): pcap, link type 197 (ERF),
+ * each record a 16-byte ERF header and then the IB packet from the LRH on.
+ * The real capture reader lives elsewhere; this is just enough to find MADs.
+ */
+#ifndef SOFTIB_TESTS_MAD_CAPTURE_H
+#define SOFTIB_TESTS_MAD_CAPTURE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire/mad.h"
+
+struct mad_capture {
+	uint8_t *buf;
+	size_t len;
+};
+
+static inline uint32_t cap_u32(const uint8_t *p, int swap)
+{
+	return swap ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
+		    : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+/* 0 when the capture is loaded; -1, with the reason printed, when it is not. */
+static inline int mad_capture_load(struct mad_capture *c)
+{
+	const char *dir = getenv("SOFTIB_SHARED_DIR");
+	char path[4096];
+	FILE *f;
+	long n;
+
+	c->buf = NULL;
+	c->len = 0;
+	if (!dir || !*dir) {
+		printf("SOFTIB_SHARED_DIR unset: no hardware capture to compare with\n");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/data/ib-hw-capture.pcap", dir);
+	f = fopen(path, "rb");
+	if (!f) {
+		printf("%s absent: no hardware capture to compare with\n", path);
+		return -1;
+	}
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
+		c->buf = malloc((size_t)n);
+		if (c->buf && fread(c->buf, 1, (size_t)n, f) == (size_t)n)
+			c->len = (size_t)n;
+	}
+	fclose(f);
+	if (!c->len) {
+		free(c->buf);
+		c->buf = NULL;
+		printf("%s unreadable\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+static inline void mad_capture_free(struct mad_capture *c)
+{
+	free(c->buf);
+	c->buf = NULL;
+}
+
+/*
+ * The 256-byte MAD of frame `frame` (numbered from 1, as tshark does), or
+ * NULL when the frame is missing or does not hold a whole UD MAD.
+ */
+static inline const uint8_t *mad_capture_frame(const struct mad_capture *c, unsigned frame)
+{
+	size_t off = 24;
+	int swap;
+
+	if (c->len < 24)
+		return NULL;
+	if (cap_u32(c->buf, 0) == 0xa1b2c3d4)
+		swap = 0;
+	else if (cap_u32(c->buf, 1) == 0xa1b2c3d4)
+		swap = 1;
+	else
+		return NULL;
+	if (cap_u32(c->buf + 20, swap) != 197)
+		return NULL;
+	for (unsigned i = 1; off + 16 <= c->len; i++) {
+		uint32_t incl = cap_u32(c->buf + off + 8, swap);
+		const uint8_t *rec = c->buf + off + 16;
+		size_t mad_at;
+
+		if (incl > c->len - off - 16)
+			return NULL;
+		if (i == frame) {
+			if (incl < 16 + 8)
+				return NULL;
+			/* ERF header, then LRH; LNH 3 means a GRH follows it */
+			mad_at = 16 + 8 + ((rec[16 + 1] & 3) == 3 ? 40 : 0) + 12 + 8;
+			if (mad_at + IB_MAD_BYTES > incl)
+				return NULL;
+			return rec + mad_at;
+		}
+		off += 16 + incl;
+	}
+	return NULL;
+}
+
+#endif

@@ -1,0 +1,434 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * softib decode [-v] FILE: one line per packet of a capture file (the pcap
+ * SOFTIB_CAPTURE writes, or any pcap of bare IB packets), with both CRCs
+ * checked, and a summary line.  -v adds every field of every header.
+ *
+ * Exit: 0 every packet decodes, 1 some do not, 2 usage or file errors.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/softib.h"
+#include "wire/capture.h"
+#include "wire/mad.h"
+#include "wire/crc.h"
+#include "wire/packet.h"
+
+#define MAX_FILE_BYTES (1ull << 32) /* far beyond any capture we write */
+
+struct tally {
+	unsigned long packets, ok, bad;
+};
+
+static void decode_usage(FILE *out)
+{
+	fprintf(out, "usage: softib decode [-v] FILE\n"
+		     "  Prints each InfiniBand packet of a pcap capture (ERF type 21 or\n"
+		     "  link type 247), checks ICRC and VCRC, and ends with a summary line.\n"
+		     "  -v  also print every header field by name, and the payload\n"
+		     "exit status: 0 all packets ok, 1 some bad, 2 usage or file error\n");
+}
+
+/* Reads the whole file; returns NULL with errno set on failure. */
+static uint8_t *read_file(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "rb");
+	uint8_t *buf = NULL, *nbuf;
+	size_t cap = 0, n = 0, got;
+
+	if (!fp)
+		return NULL;
+	do {
+		if (n == cap) {
+			if (cap >= MAX_FILE_BYTES) {
+				errno = EFBIG;
+				goto fail;
+			}
+			cap = cap ? cap * 2 : 65536;
+			nbuf = realloc(buf, cap);
+			if (!nbuf)
+				goto fail;
+			buf = nbuf;
+		}
+		got = fread(buf + n, 1, cap - n, fp);
+		n += got;
+	} while (got);
+	if (ferror(fp)) {
+		errno = EIO;
+		goto fail;
+	}
+	fclose(fp);
+	*len = n;
+	return buf;
+fail:
+	free(buf);
+	fclose(fp);
+	return NULL;
+}
+
+static const char *gid_str(const union ib_gid *gid, char out[INET6_ADDRSTRLEN])
+{
+	if (!inet_ntop(AF_INET6, gid->raw, out, INET6_ADDRSTRLEN))
+		snprintf(out, INET6_ADDRSTRLEN, "?");
+	return out;
+}
+
+/* ---------------------------------------------------------------- MADs */
+
+/* "MAD SubnMgt(directed-route) Get(SMInfo)" for a datagram on QP0 or QP1. */
+static void print_mad(const struct ib_packet *p)
+{
+	struct ib_mad_hdr h;
+
+	if (!p->payload || p->payload_len < IB_MAD_HDR_BYTES)
+		return;
+	ib_mad_hdr_decode(&h, p->payload);
+	printf("  MAD %s %s(%s)", ib_mad_class_str(h.MgmtClass),
+	       ib_mad_method_str(ib_mad_method(&h)), ib_mad_attr_str(h.MgmtClass, h.AttributeID));
+}
+
+/* ---------------------------------------------------------------- lines */
+
+static const char *nak_name(uint8_t code)
+{
+	switch (code) {
+	case IB_NAK_PSN_SEQ_ERR:
+		return "PSN sequence error";
+	case IB_NAK_INVALID_REQUEST:
+		return "invalid request";
+	case IB_NAK_REMOTE_ACCESS_ERR:
+		return "remote access error";
+	case IB_NAK_REMOTE_OP_ERR:
+		return "remote operational error";
+	case IB_NAK_INVALID_RD_REQUEST:
+		return "invalid RD request";
+	}
+	return "reserved code";
+}
+
+static void print_aeth(const struct ib_aeth *a)
+{
+	uint8_t v = ib_aeth_value(a->Syndrome);
+
+	switch (ib_aeth_kind(a->Syndrome)) {
+	case IB_AETH_ACK:
+		printf("  ACK credit %u", v);
+		break;
+	case IB_AETH_RNR_NAK:
+		printf("  RNR NAK timer %u", v);
+		break;
+	case IB_AETH_NAK:
+		printf("  NAK %s (%u)", nak_name(v), v);
+		break;
+	default:
+		printf("  AETH reserved syndrome 0x%02x", a->Syndrome);
+		break;
+	}
+	printf(" MSN %u", a->MSN);
+}
+
+/* The extended transport headers' facts, in the order they are carried. */
+static void print_eths(const struct ib_packet *p)
+{
+	bool mad = false;
+
+	for (unsigned i = 0; i < ib_eth_order_count; i++) {
+		enum ib_hdr h = ib_eth_order[i];
+
+		if (!(p->headers & IB_HDRBIT(h)))
+			continue;
+		switch (h) {
+		case IB_HDR_RDETH:
+			printf("  EECnxt 0x%06x", p->rdeth.EECnxt);
+			break;
+		case IB_HDR_DETH:
+			printf("  Q_Key 0x%08x SrcQP 0x%06x", p->deth.Q_Key, p->deth.SrcQP);
+			mad |= p->deth.SrcQP <= 1;
+			break;
+		case IB_HDR_XRCETH:
+			printf("  XRCSRQ 0x%06x", p->xrceth.XRCSRQ);
+			break;
+		case IB_HDR_RETH:
+			printf("  VA 0x%016" PRIx64 " R_Key 0x%08x DMALen %u", p->reth.VA,
+			       p->reth.R_Key, p->reth.DMALen);
+			break;
+		case IB_HDR_ATOMICETH:
+			printf("  VA 0x%016" PRIx64 " R_Key 0x%08x SwapDt 0x%" PRIx64
+			       " CmpDt 0x%" PRIx64,
+			       p->atomiceth.VA, p->atomiceth.R_Key, p->atomiceth.SwapDt,
+			       p->atomiceth.CmpDt);
+			break;
+		case IB_HDR_AETH:
+			print_aeth(&p->aeth);
+			break;
+		case IB_HDR_ATOMICACKETH:
+			printf("  OrigRemDt 0x%" PRIx64, p->atomicacketh.OrigRemDt);
+			break;
+		case IB_HDR_IMMDT:
+			printf("  ImmDt 0x%08x", p->immdt.ImmDt);
+			break;
+		case IB_HDR_IETH:
+			printf("  IETH R_Key 0x%08x", p->ieth.R_Key);
+			break;
+		default:
+			break;
+		}
+	}
+	/* QP0 and QP1 carry MADs (IBA 13.5.1): either end may be one. */
+	if (mad || p->bth.DestQP <= 1)
+		print_mad(p);
+}
+
+static void print_fields(const struct ib_packet *p, size_t len)
+{
+	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
+
+	printf("  %-24s %5u -> %-5u SL%u VL%u", p->op ? p->op->name : "(unknown opcode)",
+	       p->lrh.SLID, p->lrh.DLID, p->lrh.SL, p->lrh.VL);
+	if (p->has_grh)
+		printf("  GRH %s -> %s", gid_str(&p->grh.SGID, s), gid_str(&p->grh.DGID, d));
+	printf("  QP 0x%06x PSN %u  len %zu payload %u", p->bth.DestQP, p->bth.PSN, len,
+	       p->payload_len);
+	print_eths(p);
+}
+
+/* The CRC verdicts, computed here from the bytes whatever the decoder said. */
+static bool print_crcs(const uint8_t *pkt, size_t len)
+{
+	uint32_t icrc_have, icrc_want;
+	uint16_t vcrc_have, vcrc_want;
+
+	if (len < IB_ICRC_BYTES + IB_VCRC_BYTES)
+		return false;
+	icrc_have = ib_icrc_get(pkt, len);
+	vcrc_have = ib_vcrc_get(pkt, len);
+	/* Separately: the VCRC covers the ICRC as carried, right or wrong. */
+	icrc_want = ib_icrc(pkt, len);
+	vcrc_want = ib_vcrc(pkt, len);
+	if (icrc_have == icrc_want)
+		printf("  icrc ok");
+	else
+		printf("  ICRC BAD (carried 0x%08x computed 0x%08x)", icrc_have, icrc_want);
+	if (vcrc_have == vcrc_want)
+		printf(" vcrc ok");
+	else
+		printf(" VCRC BAD (carried 0x%04x computed 0x%04x)", vcrc_have, vcrc_want);
+	return icrc_have == icrc_want && vcrc_have == vcrc_want;
+}
+
+/* ---------------------------------------------------------------- -v */
+
+static const void *hdr_struct(const struct ib_packet *p, enum ib_hdr h)
+{
+	switch (h) {
+	case IB_HDR_LRH:
+		return &p->lrh;
+	case IB_HDR_GRH:
+		return &p->grh;
+	case IB_HDR_BTH:
+		return &p->bth;
+	case IB_HDR_RDETH:
+		return &p->rdeth;
+	case IB_HDR_DETH:
+		return &p->deth;
+	case IB_HDR_XRCETH:
+		return &p->xrceth;
+	case IB_HDR_RETH:
+		return &p->reth;
+	case IB_HDR_ATOMICETH:
+		return &p->atomiceth;
+	case IB_HDR_AETH:
+		return &p->aeth;
+	case IB_HDR_ATOMICACKETH:
+		return &p->atomicacketh;
+	case IB_HDR_IMMDT:
+		return &p->immdt;
+	case IB_HDR_IETH:
+		return &p->ieth;
+	default:
+		return NULL;
+	}
+}
+
+static void print_header_fields(const struct ib_packet *p, enum ib_hdr h)
+{
+	const struct ib_header_desc *desc = ib_header_desc(h);
+	const uint8_t *st = hdr_struct(p, h);
+	char gid[INET6_ADDRSTRLEN];
+
+	if (!desc || !st)
+		return;
+	printf("      %-12s", desc->name);
+	for (unsigned i = 0; i < desc->nfields; i++) {
+		const struct ib_field_desc *f = &desc->fields[i];
+
+		if (f->bits == 128) {
+			union ib_gid g;
+
+			memcpy(g.raw, st + f->offset, sizeof(g.raw));
+			printf(" %s=%s", f->name, gid_str(&g, gid));
+		} else if (f->bits < 8) {
+			printf(" %s=%" PRIu64, f->name, ib_field_get(st, f));
+		} else {
+			uint64_t v = ib_field_get(st, f);
+
+			/* Hex as IBA draws it; lengths, LIDs and PSNs also in
+			 * decimal, as tshark shows them. */
+			printf(" %s=0x%0*" PRIx64, f->name, (f->bits + 3) / 4, v);
+			if (f->bits > 8 && f->bits <= 32 && v >= 10)
+				printf("(%" PRIu64 ")", v);
+		}
+	}
+	printf("\n");
+}
+
+static void print_verbose(const struct ib_packet *p, const struct ib_pcap_record *rec)
+{
+	printf("      %-12s time %" PRIu64 ".%09" PRIu64 " port %u captured %zu of %zu bytes\n",
+	       "record", rec->ts_ns / 1000000000u, rec->ts_ns % 1000000000u, rec->port, rec->len,
+	       rec->orig_len);
+	print_header_fields(p, IB_HDR_LRH);
+	if (p->has_grh)
+		print_header_fields(p, IB_HDR_GRH);
+	print_header_fields(p, IB_HDR_BTH);
+	for (unsigned i = 0; i < ib_eth_order_count; i++)
+		if (p->headers & IB_HDRBIT(ib_eth_order[i]))
+			print_header_fields(p, ib_eth_order[i]);
+	for (uint32_t off = 0; p->payload && off < p->payload_len; off += 16) {
+		printf("      %-12s %04x:", off ? "" : "payload", off);
+		for (uint32_t i = off; i < off + 16 && i < p->payload_len; i++)
+			printf(" %02x", p->payload[i]);
+		printf("\n");
+	}
+	printf("      %-12s ICRC=0x%08x VCRC=0x%04x\n", "CRCs", p->ICRC, p->VCRC & 0xffff);
+}
+
+/* ---------------------------------------------------------------- packets */
+
+/*
+ * A packet whose only fault is a CRC still has readable fields: decode a
+ * copy with the CRCs made right, so the line shows what the packet says.
+ */
+static enum ib_pkt_err decode_ignoring_crcs(const uint8_t *pkt, size_t len, uint8_t *copy,
+					    struct ib_packet *p)
+{
+	uint32_t icrc;
+	uint16_t vcrc;
+
+	if (len > IB_MAX_PACKET || len < IB_ICRC_BYTES + IB_VCRC_BYTES)
+		return IB_PKT_ERR_TOO_LONG;
+	memcpy(copy, pkt, len);
+	icrc = ib_icrc(copy, len);
+	ib_icrc_put(copy, len, icrc);
+	vcrc = ib_vcrc(copy, len);
+	ib_vcrc_put(copy, len, vcrc);
+	return ib_packet_decode(copy, len, p);
+}
+
+static void decode_one(const struct ib_pcap_record *rec, bool verbose, struct tally *t)
+{
+	static uint8_t copy[IB_MAX_PACKET];
+	struct ib_packet p, shown;
+	enum ib_pkt_err err;
+	bool fields;
+
+	t->packets++;
+	printf("%5u", rec->frame);
+	if (rec->skip) {
+		printf("  BAD: %s\n", rec->skip);
+		t->bad++;
+		return;
+	}
+	memset(&p, 0, sizeof(p));
+	err = ib_packet_decode(rec->pkt, rec->len, &p);
+	shown = p;
+	fields = err == IB_PKT_OK;
+	if (err == IB_PKT_ERR_VCRC || err == IB_PKT_ERR_ICRC) {
+		memset(&shown, 0, sizeof(shown));
+		fields = decode_ignoring_crcs(rec->pkt, rec->len, copy, &shown) == IB_PKT_OK;
+	}
+	if (fields) {
+		print_fields(&shown, rec->len);
+	} else if (rec->len >= IB_LRH_BYTES) {
+		struct ib_lrh lrh;
+
+		ib_lrh_decode(&lrh, rec->pkt);
+		printf("  %-24s %5u -> %-5u SL%u VL%u LNH %u PktLen %u  len %zu", "?", lrh.SLID,
+		       lrh.DLID, lrh.SL, lrh.VL, lrh.LNH, lrh.PktLen, rec->len);
+	} else {
+		printf("  len %zu", rec->len);
+	}
+	if (rec->len < rec->orig_len)
+		printf("  (captured %zu of %zu bytes)", rec->len, rec->orig_len);
+	print_crcs(rec->pkt, rec->len);
+	if (err == IB_PKT_OK) {
+		t->ok++;
+	} else {
+		printf("  BAD: %s", ib_pkt_err_str(err));
+		t->bad++;
+	}
+	printf("\n");
+	if (verbose && fields)
+		print_verbose(&shown, rec);
+}
+
+int softib_cmd_decode(int argc, char **argv)
+{
+	struct ib_pcap_reader r;
+	struct ib_pcap_record rec;
+	struct tally t = { 0 };
+	const char *path = NULL;
+	bool verbose = false, opts = true;
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (opts && !strcmp(argv[i], "-v")) {
+			verbose = true;
+		} else if (opts && (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))) {
+			decode_usage(stdout);
+			return SOFTIB_EXIT_OK;
+		} else if (opts && !strcmp(argv[i], "--")) {
+			opts = false;
+		} else if (opts && argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "softib decode: unknown option '%s'\n", argv[i]);
+			decode_usage(stderr);
+			return SOFTIB_EXIT_USAGE;
+		} else if (!path) {
+			path = argv[i];
+		} else {
+			fprintf(stderr, "softib decode: one FILE only ('%s' is extra)\n", argv[i]);
+			return SOFTIB_EXIT_USAGE;
+		}
+	}
+	if (!path) {
+		decode_usage(stderr);
+		return SOFTIB_EXIT_USAGE;
+	}
+
+	buf = read_file(path, &len);
+	if (!buf) {
+		fprintf(stderr, "softib decode: %s: %s\n", path, strerror(errno));
+		return SOFTIB_EXIT_USAGE;
+	}
+	if (ib_pcap_reader_init(&r, buf, len)) {
+		fprintf(stderr, "softib decode: %s: %s\n", path, r.err);
+		free(buf);
+		return SOFTIB_EXIT_USAGE;
+	}
+	while ((rc = ib_pcap_next(&r, &rec)) == 1)
+		decode_one(&rec, verbose, &t);
+	printf("packets: %lu ok: %lu bad: %lu\n", t.packets, t.ok, t.bad);
+	free(buf);
+	if (rc < 0) {
+		fprintf(stderr, "softib decode: %s: record %u: %s\n", path, r.frame + 1, r.err);
+		return SOFTIB_EXIT_USAGE;
+	}
+	return t.bad ? SOFTIB_EXIT_FAIL : SOFTIB_EXIT_OK;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The softib command: one binary, one subcommand per file in tools/.
+ * A subcommand is `int softib_cmd_NAME(int argc, char **argv)`, called with
+ * argv[0] == "NAME"; it returns the exit status.  To add one: declare it
+ * here and add one line to the table in tools/softib.c.
+ */
+#ifndef SOFTIB_TOOLS_SOFTIB_H
+#define SOFTIB_TOOLS_SOFTIB_H
+
+#ifndef SOFTIB_VERSION
+#define SOFTIB_VERSION "0.1.0"
+#endif
+
+/* Exit statuses every subcommand uses. */
+enum { SOFTIB_EXIT_OK = 0, SOFTIB_EXIT_FAIL = 1, SOFTIB_EXIT_USAGE = 2 };
+
+int softib_cmd_decode(int argc, char **argv); /* tools/decode.c */
+int softib_cmd_run(int argc, char **argv);    /* tools/run.c */
+int softib_cmd_info(int argc, char **argv);   /* tools/info.c */
+
+#endif

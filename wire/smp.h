@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Subnet management packets (IBA Vol 1 14.2.1) and the SMP attributes the
+ * subnet manager and the port's agent exchange (14.2.5).  SMP Data sits at
+ * MAD byte 64 in both the LID-routed and the directed-route form; attribute
+ * layouts are relative to it.
+ */
+#ifndef SOFTIB_WIRE_SMP_H
+#define SOFTIB_WIRE_SMP_H
+
+#include <stdint.h>
+
+#include "wire/mad.h"
+
+enum {
+	IB_SMP_BYTES = 256,
+	IB_DR_SMP_BYTES = 256,
+	IB_SMP_DATA_OFFSET = 64,
+	IB_SMP_DATA_BYTES = 64,
+	IB_SMP_PATH_BYTES = 64, /* InitialPath, ReturnPath */
+	IB_SMP_MAX_HOPS = 63,	/* IBA 14.2.2: path holds hops 1..63 */
+
+	IB_NODE_DESCRIPTION_BYTES = 64,
+	IB_NODE_INFO_BYTES = 40,
+	IB_PORT_INFO_BYTES = 64,
+	IB_P_KEY_TABLE_BYTES = 64,
+	IB_P_KEY_TABLE_BLOCK = 32, /* P_Keys per block */
+	IB_GUID_INFO_BYTES = 64,
+	IB_GUID_INFO_BLOCK = 8, /* GUIDs per block */
+	IB_SM_INFO_BYTES = 21,
+};
+
+/* SMP AttributeIDs (IBA 14.2.5 Table 145). */
+enum {
+	IB_SMP_ATTR_NOTICE = 0x0002,
+	IB_SMP_ATTR_NODE_DESCRIPTION = 0x0010,
+	IB_SMP_ATTR_NODE_INFO = 0x0011,
+	IB_SMP_ATTR_SWITCH_INFO = 0x0012,
+	IB_SMP_ATTR_GUID_INFO = 0x0014,
+	IB_SMP_ATTR_PORT_INFO = 0x0015,
+	IB_SMP_ATTR_P_KEY_TABLE = 0x0016,
+	IB_SMP_ATTR_SL_TO_VL_MAPPING_TABLE = 0x0017,
+	IB_SMP_ATTR_VL_ARBITRATION_TABLE = 0x0018,
+	IB_SMP_ATTR_LINEAR_FORWARDING_TABLE = 0x0019,
+	IB_SMP_ATTR_RANDOM_FORWARDING_TABLE = 0x001a,
+	IB_SMP_ATTR_MULTICAST_FORWARDING_TABLE = 0x001b,
+	IB_SMP_ATTR_SM_INFO = 0x0020,
+	IB_SMP_ATTR_VENDOR_DIAG = 0x0030,
+	IB_SMP_ATTR_LED_INFO = 0x0031,
+};
+
+/* Bit 15 of a directed-route SMP's raw Status word is the D bit (IBA 14.2.1.2). */
+enum { IB_DR_SMP_STATUS_D = 0x8000 };
+
+/* LID-routed SMP (IBA 14.2.1.1). */
+struct ib_smp {
+	struct ib_mad_hdr hdr;
+	uint64_t M_Key;
+	uint8_t SMPData[IB_SMP_DATA_BYTES];
+};
+
+/*
+ * Directed-route SMP (IBA 14.2.1.2): the common header's Status is D plus a
+ * 15-bit status, ClassSpecific is HopPointer and HopCount.
+ */
+struct ib_dr_smp {
+	uint8_t BaseVersion;
+	uint8_t MgmtClass;
+	uint8_t ClassVersion;
+	uint8_t R;	/* 1 bit */
+	uint8_t Method; /* 7 bits */
+	uint8_t D;	/* 1 bit: direction, 1 on the return trip */
+	uint16_t Status; /* 15 bits */
+	uint8_t HopPointer;
+	uint8_t HopCount;
+	uint64_t TransactionID;
+	uint16_t AttributeID;
+	uint32_t AttributeModifier;
+	uint64_t M_Key;
+	uint16_t DrSLID;
+	uint16_t DrDLID;
+	uint8_t SMPData[IB_SMP_DATA_BYTES];
+	uint8_t InitialPath[IB_SMP_PATH_BYTES];
+	uint8_t ReturnPath[IB_SMP_PATH_BYTES];
+};
+
+/* NodeType (IBA 14.2.5.3). */
+enum { IB_NODE_TYPE_CA = 1, IB_NODE_TYPE_SWITCH = 2, IB_NODE_TYPE_ROUTER = 3 };
+
+struct ib_node_info {
+	uint8_t BaseVersion;
+	uint8_t ClassVersion;
+	uint8_t NodeType;
+	uint8_t NumPorts;
+	uint64_t SystemImageGUID;
+	uint64_t NodeGUID;
+	uint64_t PortGUID;
+	uint16_t PartitionCap;
+	uint16_t DeviceID;
+	uint32_t Revision;
+	uint8_t LocalPortNum;
+	uint32_t VendorID; /* 24 bits */
+};
+
+/* NodeDescription (IBA 14.2.5.2): UTF-8, NUL-padded, not NUL-terminated when full. */
+struct ib_node_description {
+	uint8_t NodeString[IB_NODE_DESCRIPTION_BYTES];
+};
+
+/* PortInfo.PortState, PortPhysicalState (IBA 14.2.5.6 Table 148). */
+enum ib_port_state {
+	IB_PORT_STATE_NOP = 0,
+	IB_PORT_STATE_DOWN = 1,
+	IB_PORT_STATE_INIT = 2,
+	IB_PORT_STATE_ARMED = 3,
+	IB_PORT_STATE_ACTIVE = 4,
+};
+enum ib_port_phys_state {
+	IB_PORT_PHYS_SLEEP = 1,
+	IB_PORT_PHYS_POLLING = 2,
+	IB_PORT_PHYS_DISABLED = 3,
+	IB_PORT_PHYS_TRAINING = 4,
+	IB_PORT_PHYS_LINK_UP = 5,
+	IB_PORT_PHYS_ERROR_RECOVERY = 6,
+	IB_PORT_PHYS_PHY_TEST = 7,
+};
+
+/* PortInfo.CapabilityMask bits (IBA 14.2.5.6). */
+enum {
+	IB_PORT_CAP_IS_SM = 1u << 1,
+	IB_PORT_CAP_IS_NOTICE_SUP = 1u << 2,
+	IB_PORT_CAP_IS_TRAP_SUP = 1u << 3,
+	IB_PORT_CAP_IS_AUTO_MIGR_SUP = 1u << 5,
+	IB_PORT_CAP_IS_SL_MAP_SUP = 1u << 6,
+	IB_PORT_CAP_IS_SM_DISABLED = 1u << 10,
+	IB_PORT_CAP_IS_SYS_IMAGE_GUID_SUP = 1u << 11,
+	IB_PORT_CAP_IS_CM_SUP = 1u << 16,
+	IB_PORT_CAP_IS_DEVICE_MGMT_SUP = 1u << 19,
+	IB_PORT_CAP_IS_VENDOR_CLASS_SUP = 1u << 20,
+	IB_PORT_CAP_IS_CLIENT_REREG_SUP = 1u << 25,
+};
+
+struct ib_port_info {
+	uint64_t M_Key;
+	uint64_t GidPrefix;
+	uint16_t LID;
+	uint16_t MasterSMLID;
+	uint32_t CapabilityMask;
+	uint16_t DiagCode;
+	uint16_t M_KeyLeasePeriod;
+	uint8_t LocalPortNum;
+	uint8_t LinkWidthEnabled;
+	uint8_t LinkWidthSupported;
+	uint8_t LinkWidthActive;
+	uint8_t LinkSpeedSupported;   /* 4 bits */
+	uint8_t PortState;	      /* 4 bits */
+	uint8_t PortPhysicalState;    /* 4 bits */
+	uint8_t LinkDownDefaultState; /* 4 bits */
+	uint8_t M_KeyProtectBits;     /* 2 bits */
+	uint8_t LMC;		      /* 3 bits */
+	uint8_t LinkSpeedActive;      /* 4 bits */
+	uint8_t LinkSpeedEnabled;     /* 4 bits */
+	uint8_t NeighborMTU;	      /* 4 bits */
+	uint8_t MasterSMSL;	      /* 4 bits */
+	uint8_t VLCap;		      /* 4 bits */
+	uint8_t InitType;	      /* 4 bits */
+	uint8_t VLHighLimit;
+	uint8_t VLArbitrationHighCap;
+	uint8_t VLArbitrationLowCap;
+	uint8_t InitTypeReply;	/* 4 bits */
+	uint8_t MTUCap;		/* 4 bits */
+	uint8_t VLStallCount;	/* 3 bits */
+	uint8_t HOQLife;	/* 5 bits */
+	uint8_t OperationalVLs; /* 4 bits */
+	uint8_t PartitionEnforcementInbound;  /* 1 bit */
+	uint8_t PartitionEnforcementOutbound; /* 1 bit */
+	uint8_t FilterRawInbound;	      /* 1 bit */
+	uint8_t FilterRawOutbound;	      /* 1 bit */
+	uint16_t M_KeyViolations;
+	uint16_t P_KeyViolations;
+	uint16_t Q_KeyViolations;
+	uint8_t GUIDCap;
+	uint8_t ClientReregister;		     /* 1 bit */
+	uint8_t MulticastPKeyTrapSuppressionEnabled; /* 2 bits */
+	uint8_t SubnetTimeOut;			     /* 5 bits */
+	uint8_t RespTimeValue;			     /* 5 bits */
+	uint8_t LocalPhyErrors;			     /* 4 bits */
+	uint8_t OverrunErrors;			     /* 4 bits */
+	uint16_t MaxCreditHint;
+	uint32_t LinkRoundTripLatency; /* 24 bits */
+	uint16_t CapabilityMask2;
+	uint8_t LinkSpeedExtActive;    /* 4 bits */
+	uint8_t LinkSpeedExtSupported; /* 4 bits */
+	uint8_t LinkSpeedExtEnabled;   /* 5 bits */
+};
+
+/* One block of 32 P_Keys (IBA 14.2.5.7); AttributeModifier is the block number. */
+struct ib_p_key_table {
+	uint16_t P_KeyTableBlock[IB_P_KEY_TABLE_BLOCK]; /* bit 15 is the membership type */
+};
+
+/* One block of 8 port GUIDs (IBA 14.2.5.5). */
+struct ib_guid_info {
+	uint64_t GUIDBlock[IB_GUID_INFO_BLOCK];
+};
+
+/* SMInfo.SMState (IBA 14.2.5.13). */
+enum ib_sm_state {
+	IB_SM_STATE_NOT_ACTIVE = 0,
+	IB_SM_STATE_DISCOVERING = 1,
+	IB_SM_STATE_STANDBY = 2,
+	IB_SM_STATE_MASTER = 3,
+};
+
+struct ib_sm_info {
+	uint64_t GUID;
+	uint64_t SM_Key;
+	uint32_t ActCount;
+	uint8_t Priority; /* 4 bits */
+	uint8_t SMState;  /* 4 bits */
+};
+
+#define IB_SMP_OPS(name)                                                                           \
+	void ib_##name##_encode(const struct ib_##name *h, uint8_t *p);                           \
+	void ib_##name##_decode(struct ib_##name *h, const uint8_t *p);
+
+IB_SMP_OPS(smp)
+IB_SMP_OPS(dr_smp)
+IB_SMP_OPS(node_info)
+IB_SMP_OPS(node_description)
+IB_SMP_OPS(port_info)
+IB_SMP_OPS(p_key_table)
+IB_SMP_OPS(guid_info)
+IB_SMP_OPS(sm_info)
+#undef IB_SMP_OPS
+
+extern const struct ib_header_desc ib_smp_desc, ib_dr_smp_desc, ib_node_info_desc,
+	ib_node_description_desc, ib_port_info_desc, ib_p_key_table_desc, ib_guid_info_desc,
+	ib_sm_info_desc;
+
+#endif
