@@ -46,8 +46,11 @@ int softib_post_one_send(struct softib_qp *sqp, const struct ibv_send_wr *wr, ch
 	struct sib_sge sge[SIB_MAX_SGE];
 	struct sib_send_wqe w;
 
-	if (wr->num_sge < 0 || wr->num_sge > SIB_MAX_SGE) {
-		snprintf(why, why_len, "num_sge %d exceeds max_send_sge", wr->num_sge);
+	uint32_t max_sge = sib_qp_caps(sqp->qp)->max_send_sge;
+
+	/* Checked before the list is read: never read past what the QP allows. */
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
+		snprintf(why, why_len, "num_sge %d exceeds max_send_sge %u", wr->num_sge, max_sge);
 		return EINVAL;
 	}
 	if (wr->num_sge && !wr->sg_list) {
@@ -147,11 +150,17 @@ static int softib_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ib
 	int err;
 
 	for (; wr; wr = wr->next) {
-		if (wr->num_sge < 0 || wr->num_sge > SIB_MAX_SGE) {
-			snprintf(why, sizeof(why), "num_sge %d exceeds max_recv_sge", wr->num_sge);
+		uint32_t max_sge = sib_qp_caps(to_sqp(qp)->qp)->max_recv_sge;
+
+		if (wr->num_sge < 0 || (!qp->srq && (uint32_t)wr->num_sge > max_sge)) {
+			snprintf(why, sizeof(why), "num_sge %d exceeds max_recv_sge %u", wr->num_sge,
+				 max_sge);
 			err = EINVAL;
 		} else if (wr->num_sge && !wr->sg_list) {
 			snprintf(why, sizeof(why), "sg_list is NULL with num_sge %d", wr->num_sge);
+			err = EINVAL;
+		} else if (qp->srq) {
+			snprintf(why, sizeof(why), "QP receives from an SRQ: use ibv_post_srq_recv");
 			err = EINVAL;
 		} else {
 			for (int i = 0; i < wr->num_sge; i++) {

@@ -201,6 +201,11 @@ enum sib_qp_type sib_qp_type(const struct sib_qp *qp)
 	return qp->type;
 }
 
+const struct sib_qp_cap *sib_qp_caps(const struct sib_qp *qp)
+{
+	return &qp->attr.cap;
+}
+
 enum sib_qp_state sib_qp_state(struct sib_qp *qp)
 {
 	enum sib_qp_state s;

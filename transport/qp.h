@@ -60,6 +60,8 @@ void sib_qp_destroy(struct sib_qp *qp);
 uint32_t sib_qp_num(const struct sib_qp *qp);
 enum sib_qp_type sib_qp_type(const struct sib_qp *qp);
 enum sib_qp_state sib_qp_state(struct sib_qp *qp);
+/* The granted caps (fixed at create). */
+const struct sib_qp_cap *sib_qp_caps(const struct sib_qp *qp);
 
 /*
  * Modify QP: the mask check, the value check, then apply.  Entering ERR
