@@ -20,7 +20,19 @@ bench_crc() {
 	"$B/bench/bench_crc"
 }
 
-SECTIONS=(bench_crc)
+# The emulated link's own limit (issue 6 item 1): raw UDP over loopback,
+# the denominator of softib's ratios.  Its last line is key=value pairs
+# (best_goodput_MBps, half_rtt_median_us, half_rtt_p99_us) for later sections.
+bench_udp_limit() {
+	section "Link limit: raw UDP over 127.0.0.1 (4096-byte datagrams; 64-byte ping-pong)"
+	if [ ! -x "$B/bench/udp_limit" ]; then
+		echo "  skipped: $B/bench/udp_limit not built"
+		return 1
+	fi
+	"$B/bench/udp_limit" -t "${UDP_LIMIT_SECONDS:-1}" -n "${UDP_LIMIT_ITERS:-20000}"
+}
+
+SECTIONS=(bench_crc bench_udp_limit)
 
 status=0
 for s in "${SECTIONS[@]}"; do

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The emulated link's own limit (issue 6 item 1): what raw UDP does over
+ * loopback on this machine, measured in the same run as softib so that
+ * softib's figures can be given as ratios.
+ *
+ * Goodput: one process sends UDP datagrams of exactly PAYLOAD (4096) bytes
+ * to another process for a fixed time, three ways: one send() per datagram,
+ * sendmmsg() batches of 32, and UDP GSO (one sendmsg carrying 15 datagrams
+ * with a UDP_SEGMENT control message).  On the IP wire each datagram is
+ * 4096 + 8 (UDP) + 20 (IPv4) bytes; a softib packet carrying 4096 bytes of
+ * payload is 4096 + 26..110 bytes of IB headers, so 4096-byte datagrams are
+ * the same size class.  Goodput counts payload bytes the receiver got, over
+ * the time from its first to its last datagram.
+ *
+ * Latency: 64-byte UDP ping-pong between two processes, blocking calls;
+ * half the round trip, median and 99th percentile.
+ *
+ *	udp_limit [-t SECONDS_PER_MODE] [-n PINGPONG_ITERATIONS]
+ *
+ * The last line is for scripts:
+ *	udp_limit: best_goodput_MBps=... half_rtt_median_us=... half_rtt_p99_us=...
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+
+#define PAYLOAD 4096
+#define MMSG_BATCH 32
+#define GSO_SEGS 15 /* 15 x 4096 = 61440: under the 64 KiB datagram limit */
+#define RX_BATCH 64
+#define PING_BYTES 64
+#define SOCK_BUF (4 << 20)
+
+enum mode { MODE_SEND, MODE_SENDMMSG, MODE_GSO, MODE_COUNT };
+static const char *const mode_names[MODE_COUNT] = {
+	"send (1 datagram per call)",
+	"sendmmsg (32 per call)",
+	"UDP GSO (15 per call)",
+};
+
+struct rx_result {
+	uint64_t bytes, datagrams, ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "udp_limit: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+/* A UDP socket on 127.0.0.1, ephemeral port; its port in *port. */
+static int loopback_socket(uint16_t *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int size = SOCK_BUF;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		die("socket");
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len))
+		die("bind");
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static void connect_to(int fd, uint16_t port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+				  .sin_port = htons(port) };
+
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		die("connect");
+}
+
+/* ---------------------------------------------------------------- goodput */
+
+/* Receiver process: counts PAYLOAD-byte datagrams until a 1-byte marker. */
+static void receiver(int fd, int result_pipe)
+{
+	static uint8_t bufs[RX_BATCH][PAYLOAD + 64];
+	struct mmsghdr msgs[RX_BATCH];
+	struct iovec iov[RX_BATCH];
+	struct rx_result r = { 0 };
+	uint64_t first = 0, last = 0;
+
+	for (int i = 0; i < RX_BATCH; i++) {
+		iov[i].iov_base = bufs[i];
+		iov[i].iov_len = sizeof(bufs[i]);
+		memset(&msgs[i], 0, sizeof(msgs[i]));
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	for (;;) {
+		int n = recvmmsg(fd, msgs, RX_BATCH, MSG_WAITFORONE, NULL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			die("recvmmsg");
+		}
+		for (int i = 0; i < n; i++) {
+			if (msgs[i].msg_len == 1)
+				goto done;
+			if (msgs[i].msg_len != PAYLOAD)
+				continue;
+			if (!first)
+				first = now_ns();
+			r.bytes += PAYLOAD;
+			r.datagrams++;
+		}
+		last = now_ns();
+	}
+done:
+	r.ns = last > first ? last - first : 1;
+	if (write(result_pipe, &r, sizeof(r)) != sizeof(r))
+		die("write");
+	_exit(0);
+}
+
+static uint64_t send_for(int fd, enum mode mode, double seconds)
+{
+	static uint8_t payload[GSO_SEGS * PAYLOAD];
+	struct mmsghdr mm[MMSG_BATCH];
+	struct iovec iov = { payload, PAYLOAD };
+	uint64_t end = now_ns() + (uint64_t)(seconds * 1e9), sent = 0;
+	char ctrl[CMSG_SPACE(sizeof(uint16_t))];
+	struct msghdr gso = { .msg_iov = &(struct iovec){ payload, sizeof(payload) },
+			      .msg_iovlen = 1,
+			      .msg_control = ctrl,
+			      .msg_controllen = sizeof(ctrl) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&gso);
+
+	memset(payload, 0x5a, sizeof(payload));
+	memset(ctrl, 0, sizeof(ctrl));
+	cm->cmsg_level = SOL_UDP;
+	cm->cmsg_type = UDP_SEGMENT;
+	cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+	*(uint16_t *)CMSG_DATA(cm) = PAYLOAD;
+	for (int i = 0; i < MMSG_BATCH; i++) {
+		memset(&mm[i], 0, sizeof(mm[i]));
+		mm[i].msg_hdr.msg_iov = &iov;
+		mm[i].msg_hdr.msg_iovlen = 1;
+	}
+
+	while (now_ns() < end) {
+		for (int k = 0; k < 16; k++) {
+			ssize_t ret;
+
+			switch (mode) {
+			case MODE_SEND:
+				ret = send(fd, payload, PAYLOAD, 0);
+				sent += ret == PAYLOAD;
+				break;
+			case MODE_SENDMMSG:
+				ret = sendmmsg(fd, mm, MMSG_BATCH, 0);
+				sent += ret > 0 ? (uint64_t)ret : 0;
+				break;
+			default:
+				ret = sendmsg(fd, &gso, 0);
+				sent += ret > 0 ? (uint64_t)ret / PAYLOAD : 0;
+				if (ret < 0 && errno == EIO) /* no GSO here */
+					return 0;
+				break;
+			}
+			if (ret < 0 && errno != ENOBUFS && errno != EINTR && errno != ECONNREFUSED)
+				die("send");
+		}
+	}
+	return sent;
+}
+
+static int goodput(enum mode mode, double seconds, double *mbps)
+{
+	struct rx_result r;
+	uint16_t rport, sport;
+	int rfd = loopback_socket(&rport), sfd = loopback_socket(&sport);
+	int p[2];
+	uint64_t sent;
+	pid_t pid;
+
+	if (pipe(p))
+		die("pipe");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		close(p[0]);
+		close(sfd);
+		receiver(rfd, p[1]);
+	}
+	close(p[1]);
+	close(rfd);
+	connect_to(sfd, rport);
+	sent = send_for(sfd, mode, seconds);
+	/* The end marker, repeated in case the receiver's queue dropped one. */
+	for (int i = 0; i < 200; i++) {
+		struct timespec ts = { 0, 10000000 };
+
+		send(sfd, "", 1, 0);
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	if (read(p[0], &r, sizeof(r)) != sizeof(r)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fprintf(stderr, "udp_limit: the receiver did not report\n");
+		return -1;
+	}
+	waitpid(pid, NULL, 0);
+	close(p[0]);
+	close(sfd);
+	if (!sent || !r.datagrams)
+		return -1;
+	*mbps = (double)r.bytes / ((double)r.ns / 1e9) / 1e6;
+	printf("%-28s %10.1f %12.0f %7.2f%%\n", mode_names[mode], *mbps,
+	       (double)r.datagrams / ((double)r.ns / 1e9),
+	       100.0 * (double)(sent - (r.datagrams < sent ? r.datagrams : sent)) / (double)sent);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- latency */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int pingpong(unsigned iters, double *median_us, double *p99_us)
+{
+	uint8_t buf[PING_BYTES] = { 0 };
+	uint16_t eport, cport;
+	int efd = loopback_socket(&eport), cfd = loopback_socket(&cport);
+	unsigned warmup = iters / 10 + 100, done = 0, lost = 0;
+	uint64_t *rtt = calloc(iters, sizeof(*rtt));
+	struct timeval tv = { 1, 0 };
+	pid_t pid;
+
+	if (!rtt)
+		die("calloc");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) { /* echo until a 1-byte datagram */
+		close(cfd);
+		connect_to(efd, cport);
+		for (;;) {
+			ssize_t n = recv(efd, buf, sizeof(buf), 0);
+
+			if (n == 1)
+				_exit(0);
+			if (n > 0)
+				send(efd, buf, (size_t)n, 0);
+		}
+	}
+	close(efd);
+	connect_to(cfd, eport);
+	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	for (unsigned i = 0; i < warmup + iters; i++) {
+		uint64_t t0 = now_ns();
+
+		if (send(cfd, buf, sizeof(buf), 0) != sizeof(buf) ||
+		    recv(cfd, buf, sizeof(buf), 0) != sizeof(buf)) {
+			lost++;
+			continue;
+		}
+		if (i >= warmup)
+			rtt[done++] = now_ns() - t0;
+	}
+	send(cfd, "", 1, 0);
+	waitpid(pid, NULL, 0);
+	close(cfd);
+	if (!done) {
+		free(rtt);
+		return -1;
+	}
+	qsort(rtt, done, sizeof(*rtt), cmp_u64);
+	*median_us = (double)rtt[done / 2] / 2 / 1e3;
+	*p99_us = (double)rtt[(size_t)done * 99 / 100] / 2 / 1e3;
+	printf("ping-pong %d B, half round trip: median %.2f us, p99 %.2f us (%u iterations, "
+	       "%u lost)\n",
+	       PING_BYTES, *median_us, *p99_us, done, lost);
+	free(rtt);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = 1.0, best = 0, median = 0, p99 = 0;
+	unsigned iters = 20000;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "t:n:")) != -1) {
+		if (opt == 't')
+			seconds = atof(optarg);
+		else if (opt == 'n')
+			iters = (unsigned)atoi(optarg);
+		else {
+			fprintf(stderr, "usage: udp_limit [-t SECONDS_PER_MODE] [-n ITERATIONS]\n");
+			return 2;
+		}
+	}
+	if (!(seconds > 0) || !iters) {
+		fprintf(stderr, "udp_limit: -t and -n must be positive\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	printf("UDP over 127.0.0.1: datagrams of %d payload bytes (%d on the IPv4 wire), %.1f s "
+	       "per mode\n",
+	       PAYLOAD, PAYLOAD + 8 + 20, seconds);
+	printf("%-28s %10s %12s %8s\n", "mode", "MB/s", "datagrams/s", "loss");
+	for (enum mode m = 0; m < MODE_COUNT; m++) {
+		double mbps = 0;
+
+		if (goodput(m, seconds, &mbps))
+			printf("%-28s unavailable here\n", mode_names[m]);
+		else if (mbps > best)
+			best = mbps;
+	}
+	if (pingpong(iters, &median, &p99))
+		fprintf(stderr, "udp_limit: ping-pong failed\n");
+	printf("udp_limit: best_goodput_MBps=%.1f half_rtt_median_us=%.2f half_rtt_p99_us=%.2f\n",
+	       best, median, p99);
+	return best > 0 && median > 0 ? 0 : 1;
+}

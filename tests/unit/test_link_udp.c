@@ -1,0 +1,517 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/* The UDP link over loopback: two links in one process, 127.0.0.1 only. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "transport/link.h"
+#include "transport/log.h"
+
+#define MIN_LEN 26
+#define MAX_LEN 4160
+#define PACKETS 3000 /* per direction */
+#define BURST 16     /* committed before waiting: well inside the socket buffers */
+
+static size_t len_of(uint32_t seq)
+{
+	return MIN_LEN + (seq * 2654435761u) % (MAX_LEN - MIN_LEN + 1);
+}
+
+static uint8_t byte_of(uint32_t seq, size_t i)
+{
+	return (uint8_t)(seq * 31 + i * 7 + (i >> 8));
+}
+
+struct got {
+	struct sib_link *self;
+	unsigned n;
+	unsigned bad;	    /* wrong length or wrong bytes */
+	uint64_t bytes;
+	uint32_t next_seq;  /* datagrams on loopback stay in order */
+	struct sib_endpoint from;
+	size_t last_len;
+};
+
+static void check_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
+{
+	struct got *g = arg;
+	uint32_t seq;
+
+	g->n++;
+	g->bytes += len;
+	g->from = *from;
+	g->last_len = len;
+	if (len < 4) {
+		g->bad++;
+		return;
+	}
+	memcpy(&seq, pkt, 4);
+	if (seq != g->next_seq++ || len != len_of(seq)) {
+		g->bad++;
+		return;
+	}
+	for (size_t i = 4; i < len; i++)
+		if (pkt[i] != byte_of(seq, i)) {
+			g->bad++;
+			return;
+		}
+}
+
+static void send_one(struct sib_link *l, uint32_t seq, const struct sib_endpoint *dst)
+{
+	size_t cap, len = len_of(seq);
+	uint8_t *buf = sib_link_tx_alloc(l, &cap);
+
+	assert_non_null(buf);
+	assert_true(cap >= len);
+	memcpy(buf, &seq, 4);
+	for (size_t i = 4; i < len; i++)
+		buf[i] = byte_of(seq, i);
+	sib_link_tx_commit(l, buf, len, dst);
+}
+
+/* Polls until g has `want` datagrams, sleeping on the wait fd between polls
+ * as the progress thread will.  Bounded by a count of sleeps, not a time. */
+static void receive_until(struct sib_link *l, struct got *g, unsigned want)
+{
+	for (unsigned sleeps = 0; g->n < want && sleeps < 200;) {
+		struct pollfd pfd = { .fd = sib_link_wait_fd(l), .events = POLLIN };
+
+		if (sib_link_poll(l, 64, check_rx, g) > 0)
+			continue;
+		if (sib_link_wait_arm(l) > 0)
+			continue;
+		poll(&pfd, 1, 100);
+		sleeps++;
+	}
+}
+
+struct pair {
+	struct sib_link *a, *b;
+};
+
+static int pair_setup(void **state)
+{
+	static struct pair p;
+
+	assert_int_equal(sib_link_udp_open("127.0.0.1", NULL, &p.a), 0);
+	assert_int_equal(sib_link_udp_open(NULL, NULL, &p.b), 0);
+	*state = &p;
+	return 0;
+}
+
+static int pair_teardown(void **state)
+{
+	struct pair *p = *state;
+
+	sib_link_close(p->a);
+	sib_link_close(p->b);
+	return 0;
+}
+
+static void local_endpoint_is_loopback_with_an_ephemeral_port(void **state)
+{
+	struct pair *p = *state;
+	struct sib_endpoint lo;
+	char s[SIB_ENDPOINT_STRLEN];
+
+	assert_int_equal(sib_endpoint_parse("127.0.0.1", 0, &lo), 0);
+	assert_int_equal(p->a->local.family, SIB_AF_INET);
+	assert_memory_equal(p->a->local.addr, lo.addr, 16);
+	assert_int_not_equal(p->a->local.port, 0);
+	assert_int_not_equal(p->a->local.port, p->b->local.port);
+	assert_memory_equal(p->b->local.addr, lo.addr, 16);
+	sib_endpoint_str(&p->a->local, s);
+	assert_int_equal(strncmp(s, "127.0.0.1:", 10), 0);
+}
+
+static void every_byte_arrives_in_both_directions_and_counters_count(void **state)
+{
+	struct pair *p = *state;
+	struct got ga = { .self = p->a }, gb = { .self = p->b };
+	struct sib_link_counters ca, cb;
+	uint64_t sent_bytes = 0;
+
+	for (uint32_t seq = 0; seq < PACKETS; seq += BURST) {
+		for (uint32_t k = seq; k < seq + BURST && k < PACKETS; k++) {
+			send_one(p->a, k, &p->b->local);
+			send_one(p->b, k, &p->a->local);
+			sent_bytes += len_of(k);
+		}
+		assert_int_equal(sib_link_flush(p->a), 0);
+		assert_int_equal(sib_link_flush(p->b), 0);
+		receive_until(p->b, &gb, seq + BURST < PACKETS ? seq + BURST : PACKETS);
+		receive_until(p->a, &ga, seq + BURST < PACKETS ? seq + BURST : PACKETS);
+	}
+	assert_int_equal(gb.n, PACKETS);
+	assert_int_equal(ga.n, PACKETS);
+	assert_int_equal(gb.bad, 0);
+	assert_int_equal(ga.bad, 0);
+	assert_int_equal(gb.bytes, sent_bytes);
+	assert_true(sib_endpoint_equal(&gb.from, &p->a->local));
+	assert_true(sib_endpoint_equal(&ga.from, &p->b->local));
+
+	sib_link_flush(p->a);
+	sib_link_flush(p->b);
+	sib_link_counters_get(p->a, &ca);
+	sib_link_counters_get(p->b, &cb);
+	assert_int_equal(ca.tx_packets, PACKETS);
+	assert_int_equal(ca.tx_bytes, sent_bytes);
+	assert_int_equal(cb.rx_packets, PACKETS);
+	assert_int_equal(cb.rx_bytes, sent_bytes);
+	assert_int_equal(cb.tx_packets, PACKETS);
+	assert_int_equal(ca.rx_packets, PACKETS);
+	for (unsigned i = 0; i < SIB_LINK_DROP_COUNT; i++) {
+		assert_int_equal(ca.drop[i], 0);
+		assert_int_equal(cb.drop[i], 0);
+	}
+	print_message("    %llu packets, %llu bytes each way\n",
+		      (unsigned long long)ca.tx_packets, (unsigned long long)ca.tx_bytes);
+}
+
+static void more_commits_than_buffers_wait_for_completions(void **state)
+{
+	struct pair *p = *state;
+	struct got gb = { .self = p->b };
+
+	/* 2.5x the send buffers without a flush: batches go out on their own
+	 * and tx_alloc reuses completed buffers. */
+	for (uint32_t seq = 0; seq < SIB_LINK_TX_BUFS * 5 / 2; seq++) {
+		send_one(p->a, seq, &p->b->local);
+		if (seq % BURST == BURST - 1)
+			receive_until(p->b, &gb, 0); /* only drains what is there */
+		while (sib_link_poll(p->b, 64, check_rx, &gb) > 0)
+			;
+	}
+	sib_link_flush(p->a);
+	receive_until(p->b, &gb, SIB_LINK_TX_BUFS * 5 / 2);
+	assert_int_equal(gb.bad, 0);
+	assert_int_equal(gb.n, SIB_LINK_TX_BUFS * 5 / 2);
+}
+
+/* Two application threads post while a progress thread polls and sleeps on
+ * the wait fd: the locking that link.h documents. */
+#define THREAD_PACKETS 2000
+#define WINDOW 32 /* a sender waits while this many of its packets are unreceived */
+
+struct threaded {
+	struct sib_link *a, *b;
+	unsigned received[2]; /* per sender, by the poller */
+	unsigned bad;
+	bool stop;
+};
+
+struct sender_arg {
+	struct threaded *t;
+	uint32_t id;
+};
+
+static void threaded_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
+{
+	struct threaded *t = arg;
+	uint32_t id, seq;
+
+	(void)from;
+	if (len != 64) {
+		t->bad++;
+		return;
+	}
+	memcpy(&id, pkt, 4);
+	memcpy(&seq, pkt + 4, 4);
+	if (id > 1 || seq != t->received[id] || pkt[63] != (uint8_t)(seq ^ id)) {
+		t->bad++;
+		return;
+	}
+	__atomic_store_n(&t->received[id], seq + 1, __ATOMIC_RELEASE);
+}
+
+static void *sender(void *p)
+{
+	struct sender_arg *s = p;
+	struct threaded *t = s->t;
+
+	for (uint32_t seq = 0; seq < THREAD_PACKETS; seq++) {
+		size_t cap;
+		uint8_t *buf;
+
+		while (seq - __atomic_load_n(&t->received[s->id], __ATOMIC_ACQUIRE) >= WINDOW)
+			sched_yield();
+		buf = sib_link_tx_alloc(t->a, &cap);
+		if (!buf) { /* cmocka asserts belong to the main thread */
+			__atomic_fetch_add(&t->bad, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&t->received[s->id], THREAD_PACKETS, __ATOMIC_RELEASE);
+			return NULL;
+		}
+		memset(buf, 0, 64);
+		memcpy(buf, &s->id, 4);
+		memcpy(buf + 4, &seq, 4);
+		buf[63] = (uint8_t)(seq ^ s->id);
+		sib_link_tx_commit(t->a, buf, 64, &t->b->local);
+		if (seq % 8 == 7)
+			sib_link_flush(t->a);
+	}
+	sib_link_flush(t->a);
+	return NULL;
+}
+
+static void *progress(void *p)
+{
+	struct threaded *t = p;
+
+	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd pfd = { .fd = sib_link_wait_fd(t->b), .events = POLLIN };
+
+		while (sib_link_poll(t->b, 64, threaded_rx, t) > 0)
+			;
+		if (sib_link_wait_arm(t->b) > 0)
+			continue;
+		poll(&pfd, 1, 20); /* the timeout only lets the loop see stop */
+	}
+	return NULL;
+}
+
+static void concurrent_senders_and_a_progress_thread_lose_nothing(void **state)
+{
+	struct pair *p = *state;
+	struct threaded t = { .a = p->a, .b = p->b };
+	struct sender_arg s0 = { &t, 0 }, s1 = { &t, 1 };
+	pthread_t th0, th1, thp;
+
+	assert_int_equal(pthread_create(&thp, NULL, progress, &t), 0);
+	assert_int_equal(pthread_create(&th0, NULL, sender, &s0), 0);
+	assert_int_equal(pthread_create(&th1, NULL, sender, &s1), 0);
+	pthread_join(th0, NULL);
+	pthread_join(th1, NULL);
+	__atomic_store_n(&t.stop, true, __ATOMIC_RELEASE);
+	pthread_join(thp, NULL);
+	assert_int_equal(t.bad, 0);
+	assert_int_equal(t.received[0], THREAD_PACKETS);
+	assert_int_equal(t.received[1], THREAD_PACKETS);
+}
+
+static void holding_every_buffer_gives_null_not_a_hang(void **state)
+{
+	struct pair *p = *state;
+	uint8_t *held[SIB_LINK_TX_BUFS];
+	struct sib_link_counters c;
+	size_t cap;
+
+	for (unsigned i = 0; i < SIB_LINK_TX_BUFS; i++) {
+		held[i] = sib_link_tx_alloc(p->a, &cap);
+		assert_non_null(held[i]);
+	}
+	assert_null(sib_link_tx_alloc(p->a, &cap));
+	sib_link_counters_get(p->a, &c);
+	assert_int_equal(c.drop[SIB_LINK_DROP_TX_NO_BUFFER], 1);
+	for (unsigned i = 0; i < SIB_LINK_TX_BUFS; i++)
+		sib_link_tx_abort(p->a, held[i]);
+	assert_non_null(held[0] = sib_link_tx_alloc(p->a, &cap));
+	sib_link_tx_abort(p->a, held[0]);
+}
+
+static void wait_fd_becomes_readable_when_a_datagram_arrives(void **state)
+{
+	struct pair *p = *state;
+	struct pollfd pfd = { .fd = sib_link_wait_fd(p->b), .events = POLLIN };
+	struct got gb = { .self = p->b };
+
+	while (sib_link_poll(p->b, 64, check_rx, &gb) > 0)
+		;
+	assert_int_equal(sib_link_wait_arm(p->b), 0);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+
+	send_one(p->a, 0, &p->b->local);
+	sib_link_flush(p->a);
+	assert_int_equal(poll(&pfd, 1, 10000), 1);
+	assert_true(pfd.revents & POLLIN);
+	assert_int_equal(sib_link_poll(p->b, 64, check_rx, &gb), 1);
+	assert_int_equal(gb.bad, 0);
+}
+
+static void oversized_datagram_is_dropped_as_truncated(void **state)
+{
+	struct pair *p = *state;
+	struct got gb = { .self = p->b };
+	struct sockaddr_storage ss;
+	struct sib_link_counters c;
+	static uint8_t big[SIB_LINK_MAX_DGRAM + 100];
+	socklen_t alen = sib_endpoint_to_sockaddr(&p->b->local, AF_INET, &ss);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(sendto(fd, big, sizeof(big), 0, (struct sockaddr *)&ss, alen),
+			 (ssize_t)sizeof(big));
+	assert_int_equal(sendto(fd, big, 3, 0, (struct sockaddr *)&ss, alen), 3);
+	close(fd);
+	receive_until(p->b, &gb, 1);
+	assert_int_equal(gb.n, 1); /* only the small one reaches the callback */
+	assert_int_equal(gb.last_len, 3);
+	sib_link_counters_get(p->b, &c);
+	assert_int_equal(c.drop[SIB_LINK_DROP_RX_TRUNCATED], 1);
+}
+
+static void mtu_on_loopback_is_4096(void **state)
+{
+	struct pair *p = *state;
+
+	assert_int_equal(p->a->mtu, 4096);
+	assert_int_equal(p->b->mtu, 4096);
+}
+
+static void ib_mtu_is_the_largest_whose_packet_fits_the_interface(void **state)
+{
+	(void)state;
+	assert_int_equal(sib_link_ib_mtu_for(65536, false), 4096);
+	assert_int_equal(sib_link_ib_mtu_for(9000, false), 4096);
+	assert_int_equal(sib_link_ib_mtu_for(4096 + 28 + IB_MAX_PACKET - IB_MAX_MTU, false), 4096);
+	assert_int_equal(sib_link_ib_mtu_for(4096 + 28 + IB_MAX_PACKET - IB_MAX_MTU - 1, false),
+			 2048);
+	assert_int_equal(sib_link_ib_mtu_for(4096 + 28 + IB_MAX_PACKET - IB_MAX_MTU, true), 2048);
+	assert_int_equal(sib_link_ib_mtu_for(1500, false), 1024);
+	assert_int_equal(sib_link_ib_mtu_for(1280, true), 1024);
+	assert_int_equal(sib_link_ib_mtu_for(576, false), 256);
+	assert_int_equal(sib_link_ib_mtu_for(68, false), 256);
+}
+
+static void bad_softib_addr_fails_with_a_line_naming_the_knob(void **state)
+{
+	char line[512];
+	struct sib_link *l = (struct sib_link *)1;
+
+	(void)state;
+	sib_log_capture(line, sizeof(line));
+	assert_int_equal(sib_link_udp_open("300.1.2.3", NULL, &l), -EINVAL);
+	assert_null(l);
+	assert_non_null(strstr(line, "SOFTIB_ADDR=300.1.2.3"));
+
+	/* A well-formed address this host does not have (TEST-NET-1). */
+	assert_int_equal(sib_link_udp_open("192.0.2.1", NULL, &l), -EADDRNOTAVAIL);
+	assert_non_null(strstr(line, "cannot bind"));
+	assert_non_null(strstr(line, "SOFTIB_ADDR"));
+
+	setenv("SOFTIB_ADDR", "not-an-address", 1);
+	assert_int_equal(sib_link_open_env(&l), -EINVAL);
+	assert_null(l);
+	unsetenv("SOFTIB_ADDR");
+
+	setenv("SOFTIB_NETDEV", "nosuchdev0", 1);
+	assert_int_equal(sib_link_open_env(&l), -ENODEV);
+	assert_non_null(strstr(line, "SOFTIB_NETDEV=nosuchdev0"));
+	unsetenv("SOFTIB_NETDEV");
+	sib_log_capture(NULL, 0);
+}
+
+static void softib_netdev_lo_binds_its_ipv4_address(void **state)
+{
+	struct sib_link *l;
+	char s[SIB_ENDPOINT_STRLEN];
+
+	(void)state;
+	assert_int_equal(sib_link_udp_open(NULL, "lo", &l), 0);
+	sib_endpoint_str(&l->local, s);
+	assert_int_equal(strncmp(s, "127.0.0.1:", 10), 0);
+	assert_int_equal(l->mtu, 4096);
+	sib_link_close(l);
+}
+
+static void ipv6_loopback_link_exchanges_datagrams(void **state)
+{
+	struct sib_link *a, *b;
+	struct got gb = { 0 };
+	int ret;
+
+	(void)state;
+	ret = sib_link_udp_open("[::1]:0", NULL, &a);
+	if (ret == -EADDRNOTAVAIL || ret == -EAFNOSUPPORT)
+		skip();
+	assert_int_equal(ret, 0);
+	assert_int_equal(sib_link_udp_open("::1", NULL, &b), 0);
+	gb.self = b;
+	assert_int_equal(a->local.family, SIB_AF_INET6);
+	for (uint32_t seq = 0; seq < 8; seq++)
+		send_one(a, seq, &b->local);
+	sib_link_flush(a);
+	receive_until(b, &gb, 8);
+	assert_int_equal(gb.n, 8);
+	assert_int_equal(gb.bad, 0);
+	assert_true(sib_endpoint_equal(&gb.from, &a->local));
+	sib_link_close(a);
+	sib_link_close(b);
+}
+
+static void env_stack_with_faults_and_capture_still_delivers(void **state)
+{
+	char path[] = "/tmp/softib-link-test-XXXXXX";
+	struct sib_link *a, *b;
+	struct got gb = { 0 };
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	setenv("SOFTIB_CAPTURE", path, 1);
+	setenv("SOFTIB_FAULTS", "drop=0,seed=3", 1);
+	assert_int_equal(sib_link_open_env(&a), 0);
+	unsetenv("SOFTIB_CAPTURE");
+	unsetenv("SOFTIB_FAULTS");
+	assert_int_equal(sib_link_open_env(&b), 0);
+	gb.self = b;
+	assert_string_equal(a->ops->kind, "faults");
+	assert_string_equal(a->inner->ops->kind, "capture");
+	assert_string_equal(a->inner->inner->ops->kind, "udp");
+	assert_string_equal(b->ops->kind, "udp");
+	assert_true(sib_endpoint_equal(&a->local, &a->inner->inner->local));
+	for (uint32_t seq = 0; seq < 8; seq++)
+		send_one(a, seq, &b->local);
+	sib_link_flush(a);
+	receive_until(b, &gb, 8);
+	assert_int_equal(gb.n, 8);
+	assert_int_equal(gb.bad, 0);
+	sib_link_close(a);
+	sib_link_close(b);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(local_endpoint_is_loopback_with_an_ephemeral_port,
+						pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(
+			every_byte_arrives_in_both_directions_and_counters_count, pair_setup,
+			pair_teardown),
+		cmocka_unit_test_setup_teardown(more_commits_than_buffers_wait_for_completions,
+						pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(
+			concurrent_senders_and_a_progress_thread_lose_nothing, pair_setup,
+			pair_teardown),
+		cmocka_unit_test_setup_teardown(holding_every_buffer_gives_null_not_a_hang,
+						pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(wait_fd_becomes_readable_when_a_datagram_arrives,
+						pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(oversized_datagram_is_dropped_as_truncated,
+						pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(mtu_on_loopback_is_4096, pair_setup,
+						pair_teardown),
+		cmocka_unit_test(ib_mtu_is_the_largest_whose_packet_fits_the_interface),
+		cmocka_unit_test(bad_softib_addr_fails_with_a_line_naming_the_knob),
+		cmocka_unit_test(softib_netdev_lo_binds_its_ipv4_address),
+		cmocka_unit_test(ipv6_loopback_link_exchanges_datagrams),
+		cmocka_unit_test(env_stack_with_faults_and_capture_still_delivers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
