@@ -160,7 +160,7 @@ struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&hca->port_cond, &ca);
 	pthread_condattr_destroy(&ca);
-	hca->node_guid = sib_node_guid();
+	hca->node_guid = opts->node_guid ? opts->node_guid : sib_node_guid();
 	hca->sys_image_guid = hca->node_guid;
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
 		sib_port_init(&hca->ports[i], (uint8_t)(i + 1), hca->node_guid + i + 1);

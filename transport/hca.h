@@ -52,6 +52,7 @@ struct sib_hca_opts {
 	bool no_thread;	       /* no progress thread: the caller drives sib_progress_poll */
 	bool no_bringup_wait;  /* send the trap but do not wait for ACTIVE */
 	bool no_spawn;	       /* never start softib-sm */
+	uint64_t node_guid;    /* 0: sib_node_guid(); tests make several nodes */
 };
 
 struct sib_hca {
