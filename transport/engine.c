@@ -23,6 +23,9 @@ struct sib_engine {
 	void *resolve_arg;
 	sib_clock_fn clock;
 	void *clock_arg;
+	sib_arm_fn arm;
+	void *arm_arg;
+	uint64_t armed; /* deadline the owner was last asked for; 0 none */
 	/* Held for reading while rx or tick uses a QP, for writing while one
 	 * leaves: a QP is never freed under a packet that found it. */
 	pthread_rwlock_t qps_lock;
@@ -53,6 +56,8 @@ int sib_engine_create(const struct sib_engine_init *in, struct sib_engine **out)
 	eng->resolve_arg = in->resolve_arg;
 	eng->clock = in->clock ? in->clock : default_clock;
 	eng->clock_arg = in->clock_arg;
+	eng->arm = in->arm;
+	eng->arm_arg = in->arm_arg;
 	pthread_rwlock_init(&eng->qps_lock, NULL);
 	*out = eng;
 	return 0;
@@ -236,16 +241,29 @@ static uint64_t qp_deadline(struct sib_qp *qp, uint64_t now)
 	for (uint32_t i = 0; i < qp->resp.res_len; i++)
 		if (qp->resp.res[i].sending)
 			return now;
-	if (qp->req.cur < qp->sq.count && !qp->req.rnr_wait &&
-	    (qp->attr.qp_state == SIB_QPS_RTS || qp->attr.qp_state == SIB_QPS_SQD) &&
-	    psn_diff(qp->req.psn, qp->req.una_psn) == 0)
+	if (qp->req.tx_blocked)
 		return now;
 	return d;
+}
+
+void sib_engine_want_tick(struct sib_engine *eng, uint64_t when)
+{
+	uint64_t cur;
+
+	if (!eng->arm || !when)
+		return;
+	cur = __atomic_load_n(&eng->armed, __ATOMIC_ACQUIRE);
+	if (cur && cur <= when)
+		return;
+	__atomic_store_n(&eng->armed, when, __ATOMIC_RELEASE);
+	eng->arm(eng->arm_arg, when);
 }
 
 void sib_engine_tick(struct sib_engine *eng)
 {
 	uint64_t now = sib_engine_now(eng);
+
+	__atomic_store_n(&eng->armed, 0, __ATOMIC_RELEASE);
 
 	pthread_rwlock_rdlock(&eng->qps_lock);
 	for (struct sib_qp *qp = eng->qps; qp; qp = qp->eng_next) {
@@ -260,6 +278,8 @@ void sib_engine_tick(struct sib_engine *eng)
 	}
 	pthread_rwlock_unlock(&eng->qps_lock);
 	sib_link_flush(eng->link);
+	if (eng->arm)
+		sib_engine_want_tick(eng, sib_engine_next_deadline(eng));
 }
 
 uint64_t sib_engine_next_deadline(struct sib_engine *eng)

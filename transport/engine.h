@@ -47,6 +47,8 @@ typedef int (*sib_resolve_fn)(void *arg, uint16_t dlid, const uint8_t *dgid,
 			      struct sib_endpoint *out);
 /* The engine's clock (ns, monotonic).  Tests inject their own. */
 typedef uint64_t (*sib_clock_fn)(void *arg);
+/* Asks the owner to call sib_engine_tick at engine time `when` (or soon after). */
+typedef void (*sib_arm_fn)(void *arg, uint64_t when);
 
 struct sib_engine_init {
 	struct sib_link *link;
@@ -57,6 +59,8 @@ struct sib_engine_init {
 	void *resolve_arg;
 	sib_clock_fn clock; /* NULL: CLOCK_MONOTONIC */
 	void *clock_arg;
+	sib_arm_fn arm; /* NULL: the owner polls sib_engine_next_deadline */
+	void *arm_arg;
 };
 
 /* Why the receive checks dropped a packet (IBA 9.6), and other events. */
@@ -103,6 +107,14 @@ int sib_engine_poll(struct sib_engine *eng, unsigned max);
 void sib_engine_tick(struct sib_engine *eng);
 /* Engine time (ns) of the next tick that has something to do; 0 = none. */
 uint64_t sib_engine_next_deadline(struct sib_engine *eng);
+
+/*
+ * The HCA's engine (engine_hca.c): built on port 1's link when the HCA is
+ * created, fed by the progress thread's rx_data hook, its timers run as a
+ * progress timer, destinations resolved through the SA client.
+ */
+int sib_hca_engine_init(struct sib_hca *hca);
+void sib_hca_engine_fini(struct sib_hca *hca);
 
 /* Transmit what the QP's send queue allows now (after a post). */
 void sib_qp_kick(struct sib_qp *qp);

@@ -18,7 +18,10 @@
 #include "memreg/memreg.h"
 #include "transport/caps.h"
 #include "transport/events.h"
+#include "transport/link.h"
 #include "transport/port.h"
+#include "transport/progress.h"
+#include "transport/sa_client.h"
 
 struct sib_engine;
 
@@ -26,6 +29,33 @@ struct sib_engine;
 struct sib_hca_listener {
 	struct sib_event_sink *sink;
 	struct sib_hca_listener *next;
+};
+
+/*
+ * A port's management side (sma.c, port_up.c): its link and what it knows
+ * of the subnet manager.  Guarded by the HCA's lock.
+ */
+struct sib_port_mgmt {
+	struct sib_link *link;	   /* the port's emulated link; NULL: none could be opened */
+	struct sib_endpoint sm_ep; /* SOFTIB_SM, then wherever the SM's SMPs come from */
+	bool sm_none;		   /* SOFTIB_SM=none: no SM, a subnet of one */
+	bool sm_heard;		   /* an SM repressed our trap or sent us an SMP */
+	uint16_t notice_count;	   /* Notice:NoticeCount of our traps */
+	uint64_t trap_tid;
+	uint64_t up_since_ns;	   /* when bring-up started */
+	uint64_t last_smp_ns;	   /* when the SM last spoke to us */
+	struct sib_timer trap_timer;
+	char node_desc[64];	   /* NodeDescription, NUL-padded */
+};
+
+/* How to build an HCA; sib_hca_get() uses the environment (all zero). */
+struct sib_hca_opts {
+	struct sib_link *link; /* port 1's link, taken over; NULL: sib_link_open_env() */
+	const char *sm;	       /* "ADDR:PORT" or "none"; NULL: $SOFTIB_SM or SIB_SM_DEFAULT */
+	bool no_thread;	       /* no progress thread: the caller drives sib_progress_poll */
+	bool no_bringup_wait;  /* send the trap but do not wait for ACTIVE */
+	bool no_spawn;	       /* never start softib-sm */
+	uint64_t node_guid;    /* 0: sib_node_guid(); tests make several nodes */
 };
 
 struct sib_hca {
@@ -38,11 +68,17 @@ struct sib_hca {
 	uint32_t next_pdn; /* PD numbers handed out (ibv_pd.handle) */
 	struct memreg_table *memreg; /* MRs and MWs: the L_Key/R_Key table */
 
+	pthread_cond_t port_cond; /* signalled (under lock) when a port's state changes */
+	struct sib_port_mgmt mgmt[SIB_NUM_PORTS]; /* mgmt[i] belongs to ports[i] */
+	struct sib_progress progress;
+	struct sib_sa_client sa;
+
 	/* ---- per-HCA state of other modules (memreg key tables, the QP
 	 * number table, ...) goes here ---- */
 	struct sib_numtab *qpns;  /* QP numbers (QP0, QP1 reserved: IBA 10.2.4) */
 	struct sib_numtab *srqns; /* XRC SRQ numbers */
-	struct sib_engine *engine; /* the data path (transport/engine.h) */
+	struct sib_engine *engine; /* the data path (transport/engine.h), port 1 */
+	struct sib_timer engine_timer; /* the data path's timers, on the progress thread */
 };
 
 /* This node's GUID: made once per process, so that ibv_get_device_guid
@@ -54,6 +90,14 @@ uint64_t sib_node_guid(void);
 struct sib_hca *sib_hca_get(void);
 /* Drop one reference; the last one destroys the HCA. */
 void sib_hca_put(struct sib_hca *hca);
+
+/*
+ * An HCA outside the per-process singleton (tests, and sib_hca_get itself):
+ * opens the link, starts the progress thread and brings the ports up as
+ * opts say.  NULL with errno on failure.  sib_hca_free tears it down.
+ */
+struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts);
+void sib_hca_free(struct sib_hca *hca);
 
 /* Port by verbs number (1-based); NULL when there is no such port. */
 struct sib_port *sib_hca_port(struct sib_hca *hca, unsigned port_num);

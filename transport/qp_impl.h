@@ -48,6 +48,7 @@ struct sib_req {
 	uint8_t retry_left;   /* retry_cnt left for this episode */
 	uint8_t rnr_left;     /* rnr_retry left (7 = forever) */
 	bool rnr_wait;	      /* holding until rnr_deadline */
+	bool tx_blocked;      /* the link had no buffer: continue at the next tick */
 	uint64_t rto_deadline; /* local ACK timeout; 0 = not armed */
 	uint64_t rnr_deadline;
 	struct sib_req_wqe *w; /* one per send-queue slot */
@@ -130,6 +131,8 @@ struct sib_port *sib_engine_port(struct sib_engine *eng);
 void sib_engine_count(struct sib_engine *eng, uint64_t *counter);
 struct sib_engine_counters *sib_engine_ctrs(struct sib_engine *eng);
 struct sib_numtab *sib_engine_qpns(struct sib_engine *eng);
+/* A timer or waiting output needs a tick by engine time when. */
+void sib_engine_want_tick(struct sib_engine *eng, uint64_t when);
 /* Keeps every QP of the engine alive (shared): rx and tick. */
 void sib_engine_rx_lock(struct sib_engine *eng);
 void sib_engine_rx_unlock(struct sib_engine *eng);

@@ -251,6 +251,7 @@ static void acknowledge(struct sib_qp *qp, const struct ib_packet *pkt)
 		q->rnr_wait = true;
 		q->rnr_deadline = sib_engine_now(qp->eng) + sib_rnr_timer_ns(val);
 		q->rto_deadline = 0;
+		sib_engine_want_tick(qp->eng, q->rnr_deadline);
 		return;
 	case IB_AETH_NAK:
 		if (psn_diff(psn, q->una_psn) < 0 || psn_diff(psn, q->psn) >= 0)

@@ -214,8 +214,10 @@ void sib_rc_arm_rto(struct sib_qp *qp, bool restart)
 		q->rto_deadline = 0;
 		return;
 	}
-	if (restart || !q->rto_deadline)
+	if (restart || !q->rto_deadline) {
 		q->rto_deadline = sib_engine_now(qp->eng) + rto;
+		sib_engine_want_tick(qp->eng, q->rto_deadline);
+	}
 }
 
 void sib_rc_req_run(struct sib_qp *qp)
@@ -227,6 +229,7 @@ void sib_rc_req_run(struct sib_qp *qp)
 
 	if (q->rnr_wait)
 		return;
+	q->tx_blocked = false;
 	while (q->cur < qp->sq.count) {
 		struct sib_send_wqe *w = sq_wqe(qp, q->cur);
 		struct sib_req_wqe *r = sq_req(qp, q->cur);
@@ -255,13 +258,17 @@ void sib_rc_req_run(struct sib_qp *qp)
 			q->cur_off = 0;
 		}
 		if (w->opcode == SIB_WR_RDMA_READ) {
-			if (send_read_request(qp, w, r, q->cur_off, mtu))
+			if (send_read_request(qp, w, r, q->cur_off, mtu)) {
+				q->tx_blocked = true;
 				break;
+			}
 			q->psn = psn_add(r->last_psn, 1);
 			q->rd_atomic++;
 		} else if (is_atomic(w->opcode)) {
-			if (send_atomic(qp, w, r))
+			if (send_atomic(qp, w, r)) {
+				q->tx_blocked = true;
 				break;
+			}
 			q->psn = psn_add(r->last_psn, 1);
 			q->rd_atomic++;
 		} else {
@@ -281,6 +288,8 @@ void sib_rc_req_run(struct sib_qp *qp)
 				if (rc) {
 					if (rc > 0)
 						r->local_err = (uint8_t)rc;
+					else
+						q->tx_blocked = true;
 					stop = true;
 					break;
 				}
@@ -296,6 +305,8 @@ void sib_rc_req_run(struct sib_qp *qp)
 		q->cur_off = 0;
 	}
 	sib_rc_arm_rto(qp, false);
+	if (q->tx_blocked)
+		sib_engine_want_tick(qp->eng, sib_engine_now(qp->eng));
 	if (qp->sq.count && sq_req(qp, 0)->local_err)
 		sib_rc_comp_advance(qp);
 }

@@ -111,8 +111,10 @@ static bool send_read_responses(struct sib_qp *qp, struct sib_rd_res *res)
 		pkt.aeth.Syndrome = ack_syndrome();
 		pkt.aeth.MSN = qp->resp.msn & SIB_PSN_MASK;
 		buf = sib_tx_alloc(qp, &pkt, n, &payload, &hdr_len);
-		if (!buf)
+		if (!buf) {
+			sib_engine_want_tick(qp->eng, sib_engine_now(qp->eng));
 			return false;
+		}
 		if (n) {
 			/* Checked at the request; checked again per packet because
 			 * the region may have been deregistered since. */

@@ -17,6 +17,7 @@ void sib_uc_req_run(struct sib_qp *qp)
 	struct sib_req *q = &qp->req;
 	unsigned mtu = sib_qp_mtu(qp);
 
+	q->tx_blocked = false;
 	while (qp->sq.count) {
 		struct sib_send_wqe *w = sq_wqe(qp, 0);
 		struct sib_req_wqe *r = sq_req(qp, 0);
@@ -43,8 +44,12 @@ void sib_uc_req_run(struct sib_qp *qp)
 			int rc = sib_req_send_segment(qp, w, IB_TRANSPORT_UC, q->psn, q->cur_off,
 						      mtu, false);
 
-			if (rc < 0)
-				return; /* no buffer now: the tick continues */
+			if (rc < 0) {
+				/* No buffer now: the tick continues. */
+				q->tx_blocked = true;
+				sib_engine_want_tick(qp->eng, sib_engine_now(qp->eng));
+				return;
+			}
 			if (rc > 0) {
 				sib_qp_complete_send_locked(qp, w, (enum sib_wc_status)rc);
 				sib_wq_pop(&qp->sq);

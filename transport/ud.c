@@ -57,6 +57,7 @@ void sib_ud_req_run(struct sib_qp *qp)
 {
 	unsigned mtu = sib_qp_mtu(qp);
 
+	qp->req.tx_blocked = false;
 	while (qp->sq.count) {
 		struct sib_send_wqe *w = sq_wqe(qp, 0);
 		int rc;
@@ -69,8 +70,11 @@ void sib_ud_req_run(struct sib_qp *qp)
 		} else {
 			rc = ud_send_one(qp, w);
 		}
-		if (rc < 0)
+		if (rc < 0) {
+			qp->req.tx_blocked = true;
+			sib_engine_want_tick(qp->eng, sib_engine_now(qp->eng));
 			return;
+		}
 		if (rc > 0) {
 			/* IBA 10.8.3.1: UD send errors move the QP to SQE. */
 			sib_qp_complete_send_locked(qp, w, (enum sib_wc_status)rc);
