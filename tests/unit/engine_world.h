@@ -47,12 +47,12 @@ static const struct sib_qp_limits world_lim = {
 	.active_mtu = SIB_MTU_4096, .pkey_tbl_len = 1, .gid_tbl_len = 1, .phys_port_cnt = 1,
 };
 
-static uint64_t world_clock(void *arg)
+static inline uint64_t world_clock(void *arg)
 {
 	return ((struct world *)arg)->now;
 }
 
-static int world_resolve(void *arg, uint16_t dlid, const uint8_t *dgid, struct sib_endpoint *out)
+static inline int world_resolve(void *arg, uint16_t dlid, const uint8_t *dgid, struct sib_endpoint *out)
 {
 	struct world *w = arg;
 
@@ -66,7 +66,7 @@ static int world_resolve(void *arg, uint16_t dlid, const uint8_t *dgid, struct s
 	return -ENOENT;
 }
 
-static void world_node_init(struct world *w, int i, uint16_t lid)
+static inline void world_node_init(struct world *w, int i, uint16_t lid)
 {
 	struct node *n = &w->n[i];
 	struct sib_cq_init ci = { .cqe = 4096 };
@@ -94,7 +94,7 @@ static void world_node_init(struct world *w, int i, uint16_t lid)
 	n->pd = 7 + (uint32_t)i;
 }
 
-static struct world *world_new(void)
+static inline struct world *world_new(void)
 {
 	struct world *w = calloc(1, sizeof(*w));
 
@@ -107,7 +107,7 @@ static struct world *world_new(void)
 	return w;
 }
 
-static void world_free(struct world *w)
+static inline void world_free(struct world *w)
 {
 	for (int i = 0; i < 2; i++) {
 		struct node *n = &w->n[i];
@@ -133,7 +133,7 @@ struct pump_ctx {
 	int got;
 };
 
-static void pump_rx(void *arg, const uint8_t *buf, size_t len, const struct sib_endpoint *from)
+static inline void pump_rx(void *arg, const uint8_t *buf, size_t len, const struct sib_endpoint *from)
 {
 	struct pump_ctx *pc = arg;
 	struct node *n = &pc->w->n[pc->i];
@@ -149,7 +149,7 @@ static void pump_rx(void *arg, const uint8_t *buf, size_t len, const struct sib_
 }
 
 /* Moves packets (and runs due timers) until nothing is in flight. */
-static void world_pump(struct world *w)
+static inline void world_pump(struct world *w)
 {
 	for (int round = 0; round < 100000; round++) {
 		int moved = 0;
@@ -183,7 +183,7 @@ static void world_pump(struct world *w)
 }
 
 /* Advances the clock to the next engine deadline of either node; false if none. */
-static bool world_advance(struct world *w)
+static inline bool world_advance(struct world *w)
 {
 	uint64_t best = 0;
 
@@ -203,7 +203,7 @@ static bool world_advance(struct world *w)
 	return true;
 }
 
-static uint32_t world_reg(struct node *n, void *buf, size_t len, uint32_t access)
+static inline uint32_t world_reg(struct node *n, void *buf, size_t len, uint32_t access)
 {
 	struct memreg_mr_attr a = {
 		.host = buf, .iova = (uint64_t)(uintptr_t)buf, .length = len, .access = access, .pd = n->pd,
@@ -214,7 +214,7 @@ static uint32_t world_reg(struct node *n, void *buf, size_t len, uint32_t access
 	return key;
 }
 
-static void world_qp(struct world *w, int i, enum sib_qp_type t, uint32_t max_wr)
+static inline void world_qp(struct world *w, int i, enum sib_qp_type t, uint32_t max_wr)
 {
 	struct node *n = &w->n[i];
 	char why[160];
@@ -233,7 +233,7 @@ static void world_qp(struct world *w, int i, enum sib_qp_type t, uint32_t max_wr
 	assert_int_equal(sib_qp_create(&in, &n->qp, why, sizeof(why)), 0);
 }
 
-static void world_modify(struct sib_qp *qp, struct sib_qp_attr *a, uint32_t mask)
+static inline void world_modify(struct sib_qp *qp, struct sib_qp_attr *a, uint32_t mask)
 {
 	char why[160] = "";
 	int rc = sib_qp_modify(qp, a, mask | SIB_QP_STATE, &world_lim, why, sizeof(why));
@@ -243,7 +243,7 @@ static void world_modify(struct sib_qp *qp, struct sib_qp_attr *a, uint32_t mask
 }
 
 /* Connects the two QPs (RC or UC) at the given path MTU. */
-static void world_connect(struct world *w, enum sib_mtu mtu)
+static inline void world_connect(struct world *w, enum sib_mtu mtu)
 {
 	for (int i = 0; i < 2; i++) {
 		struct sib_qp *qp = w->n[i].qp;
@@ -279,7 +279,7 @@ static void world_connect(struct world *w, enum sib_mtu mtu)
 	}
 }
 
-static void world_post_recv(struct node *n, uint64_t wr_id, void *buf, uint32_t len, uint32_t lkey)
+static inline void world_post_recv(struct node *n, uint64_t wr_id, void *buf, uint32_t len, uint32_t lkey)
 {
 	struct sib_sge sge = { .addr = (uint64_t)(uintptr_t)buf, .length = len, .lkey = lkey };
 	char why[160];
@@ -290,7 +290,7 @@ static void world_post_recv(struct node *n, uint64_t wr_id, void *buf, uint32_t 
 		assert_int_equal(sib_qp_post_recv(n->qp, wr_id, &sge, 1, why, sizeof(why)), 0);
 }
 
-static void world_post_send(struct node *n, struct sib_send_wqe *w, void *buf, uint32_t len,
+static inline void world_post_send(struct node *n, struct sib_send_wqe *w, void *buf, uint32_t len,
 			    uint32_t lkey)
 {
 	struct sib_sge sge = { .addr = (uint64_t)(uintptr_t)buf, .length = len, .lkey = lkey };
@@ -302,7 +302,7 @@ static void world_post_send(struct node *n, struct sib_send_wqe *w, void *buf, u
 	sib_qp_kick(n->qp);
 }
 
-static int world_poll(struct sib_cq *cq, struct sib_cqe *c)
+static inline int world_poll(struct sib_cq *cq, struct sib_cqe *c)
 {
 	return sib_cq_poll(cq, c, 1);
 }
