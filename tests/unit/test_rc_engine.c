@@ -538,7 +538,7 @@ static void rc_peer_gone_ends_in_retry_exc_err_after_retry_cnt_timeouts(void **s
 	world_free(w);
 }
 
-static void rc_srq_receive_takes_from_the_srq_and_raises_the_limit(void **state)
+static void rc_srq_receive_takes_the_oldest_srq_wqe(void **state)
 {
 	struct world *w = world_new();
 	struct sib_srq_init si = { .max_wr = 8, .max_sge = 2, .pd = w->n[1].pd };
@@ -593,7 +593,7 @@ int main(void)
 		cmocka_unit_test(rc_write_without_remote_write_right_is_rem_access_err),
 		cmocka_unit_test(rc_send_longer_than_the_receive_is_rem_inv_req_and_loc_len),
 		cmocka_unit_test(rc_peer_gone_ends_in_retry_exc_err_after_retry_cnt_timeouts),
-		cmocka_unit_test(rc_srq_receive_takes_from_the_srq_and_raises_the_limit),
+		cmocka_unit_test(rc_srq_receive_takes_the_oldest_srq_wqe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
