@@ -36,6 +36,7 @@ struct sib_req_wqe {
 	uint32_t first_psn;
 	uint32_t last_psn;
 	uint32_t rsp_psn;    /* read: PSN of the next response expected */
+	bool rd_counted;     /* counted in req.rd_atomic */
 };
 
 /* The requester (rc_requester.c, uc.c, ud.c) and completer (rc_completer.c). */

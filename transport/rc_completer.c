@@ -56,7 +56,7 @@ static void ack_through(struct sib_qp *qp, uint32_t psn)
 	/* Forward progress: a new retry budget (IBA 9.7.6.1.3). */
 	q->retry_left = qp->attr.retry_cnt;
 	q->rnr_left = qp->attr.rnr_retry;
-	for (uint32_t i = 0; i < q->cur && i < qp->sq.count; i++) {
+	for (uint32_t i = 0; i <= q->cur && i < qp->sq.count; i++) {
 		struct sib_send_wqe *w = sq_wqe(qp, i);
 		struct sib_req_wqe *r = sq_req(qp, i);
 
@@ -83,10 +83,12 @@ static void ack_through(struct sib_qp *qp, uint32_t psn)
 /* The oldest READ / atomic still waiting for its answer. */
 static int32_t oldest_rd(struct sib_qp *qp, bool atomic)
 {
-	for (uint32_t i = 0; i < qp->req.cur && i < qp->sq.count; i++) {
+	for (uint32_t i = 0; i <= qp->req.cur && i < qp->sq.count; i++) {
 		struct sib_send_wqe *w = sq_wqe(qp, i);
 		struct sib_req_wqe *r = sq_req(qp, i);
 
+		if (!r->started)
+			break;
 		if (!sib_wr_is_rd_atomic(w->opcode) || r->done)
 			continue;
 		if ((w->opcode != SIB_WR_RDMA_READ) == atomic)
@@ -146,6 +148,9 @@ static void read_response(struct sib_qp *qp, const struct ib_packet *pkt)
 		}
 	}
 	r->rsp_psn = psn_add(psn, 1);
+	/* Each response in order acknowledges its own PSN too. */
+	if (psn_diff(psn, q->una_psn) >= 0)
+		q->una_psn = psn_add(psn, 1);
 	if (last) {
 		r->done = true;
 		if (q->rd_atomic)

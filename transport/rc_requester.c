@@ -13,8 +13,14 @@
 #include "transport/qp_impl.h"
 #include "transport/req_common.h"
 
-/* At most this many PSNs unacknowledged, and an AckReq at least this often. */
-enum { REQ_WINDOW = 64, REQ_ACK_EVERY = 16 };
+/*
+ * At most this many PSNs unacknowledged, and an AckReq at least this often.
+ * A long READ is asked for in chunks of READ_CHUNK responses, at most two
+ * chunks of responses outstanding over all READs: each chunk is an ordinary READ request for the next
+ * part (as a retry would be, IBA 9.7.6.1.5), so the responder never sends
+ * more than the receiving socket can hold.
+ */
+enum { REQ_WINDOW = 64, REQ_ACK_EVERY = 16, READ_CHUNK = 64 };
 
 bool sib_wr_is_rd_atomic(enum sib_wr_opcode op)
 {
@@ -166,7 +172,7 @@ int sib_req_send_segment(struct sib_qp *qp, const struct sib_send_wqe *w, uint8_
 }
 
 static int send_read_request(struct sib_qp *qp, const struct sib_send_wqe *w,
-			     const struct sib_req_wqe *r, uint64_t off, unsigned mtu)
+			     const struct sib_req_wqe *r, uint64_t off, uint32_t len, unsigned mtu)
 {
 	struct ib_packet pkt;
 
@@ -176,7 +182,7 @@ static int send_read_request(struct sib_qp *qp, const struct sib_send_wqe *w,
 	pkt.bth.A = 1;
 	pkt.reth.VA = w->rdma.remote_addr + off;
 	pkt.reth.R_Key = w->rdma.rkey;
-	pkt.reth.DMALen = (uint32_t)(w->length - off);
+	pkt.reth.DMALen = len;
 	return sib_tx_send_hdr(qp, &pkt, sib_req_dest(qp));
 }
 
@@ -258,19 +264,36 @@ void sib_rc_req_run(struct sib_qp *qp)
 			q->cur_off = 0;
 		}
 		if (w->opcode == SIB_WR_RDMA_READ) {
-			if (send_read_request(qp, w, r, q->cur_off, mtu)) {
+			uint64_t chunk = (uint64_t)READ_CHUNK * mtu;
+			uint64_t left = w->length - q->cur_off;
+			uint32_t n = (uint32_t)(left > chunk ? chunk : left);
+
+			if (psn_diff(q->psn, q->una_psn) >= 2 * READ_CHUNK)
+				break; /* two chunks of responses due: wait for them */
+			if (send_read_request(qp, w, r, q->cur_off, n, mtu)) {
 				q->tx_blocked = true;
 				break;
 			}
+			if (!r->rd_counted) {
+				r->rd_counted = true;
+				q->rd_atomic++;
+			}
+			q->cur_off += n;
+			if (q->cur_off < w->length) {
+				q->psn = psn_add(r->first_psn, (uint32_t)(q->cur_off / mtu));
+				continue; /* the next chunk, if the window allows */
+			}
 			q->psn = psn_add(r->last_psn, 1);
-			q->rd_atomic++;
 		} else if (is_atomic(w->opcode)) {
 			if (send_atomic(qp, w, r)) {
 				q->tx_blocked = true;
 				break;
 			}
 			q->psn = psn_add(r->last_psn, 1);
-			q->rd_atomic++;
+			if (!r->rd_counted) {
+				r->rd_counted = true;
+				q->rd_atomic++;
+			}
 		} else {
 			bool stop = false;
 
@@ -317,14 +340,15 @@ void sib_rc_req_retry(struct sib_qp *qp, uint32_t from_psn)
 	unsigned mtu = sib_qp_mtu(qp);
 	uint32_t i;
 
-	for (i = 0; i < q->cur && i < qp->sq.count; i++) {
+	/* q->cur itself may be partly sent (a window, a READ in chunks). */
+	for (i = 0; i <= q->cur && i < qp->sq.count; i++) {
 		struct sib_req_wqe *r = sq_req(qp, i);
 
 		if (r->started && !r->done && psn_diff(from_psn, r->first_psn) >= 0 &&
 		    psn_diff(from_psn, r->last_psn) <= 0)
 			break;
 	}
-	if (i >= q->cur || i >= qp->sq.count)
+	if (i > q->cur || i >= qp->sq.count)
 		return; /* nothing sent from there: nothing to resend */
 	struct sib_send_wqe *w = sq_wqe(qp, i);
 	struct sib_req_wqe *r = sq_req(qp, i);
@@ -332,10 +356,12 @@ void sib_rc_req_retry(struct sib_qp *qp, uint32_t from_psn)
 	sib_engine_count(qp->eng, &sib_engine_ctrs(qp->eng)->retransmits);
 	q->rd_atomic = 0;
 	for (uint32_t j = 0; j < i; j++)
-		if (sib_wr_is_rd_atomic(sq_wqe(qp, j)->opcode) && !sq_req(qp, j)->done)
+		if (sq_req(qp, j)->rd_counted && !sq_req(qp, j)->done)
 			q->rd_atomic++;
-	for (uint32_t j = i + 1; j < q->cur; j++)
+	for (uint32_t j = i + 1; j <= q->cur && j < qp->sq.count; j++)
 		sq_req(qp, j)->started = false;
+	for (uint32_t j = i; j <= q->cur && j < qp->sq.count; j++)
+		sq_req(qp, j)->rd_counted = false;
 	q->cur = i;
 	if (w->opcode == SIB_WR_RDMA_READ) {
 		/* Ask again for what has not arrived (IBA 9.7.6.1.5). */
