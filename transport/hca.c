@@ -326,3 +326,22 @@ uint32_t sib_hca_alloc_pdn(struct sib_hca *hca)
 	pthread_mutex_unlock(&hca->lock);
 	return pdn;
 }
+
+int sib_hca_port_stats(struct sib_hca *hca, unsigned port_num, struct sib_port_stats *out)
+{
+	struct sib_link *link;
+
+	memset(out, 0, sizeof(*out));
+	if (!sib_hca_port(hca, port_num) || !(link = hca->mgmt[port_num - 1].link))
+		return -1;
+	sib_link_counters_get(link, &out->link);
+	out->rx_data_unclaimed = __atomic_load_n(&hca->progress.rx_data_unclaimed, __ATOMIC_RELAXED);
+	out->rx_mad_malformed = __atomic_load_n(&hca->progress.rx_mad_malformed, __ATOMIC_RELAXED);
+	out->rx_gsi_unclaimed = __atomic_load_n(&hca->progress.rx_gsi_unclaimed, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&hca->sa.lock);
+	out->sa_sent = __atomic_load_n(&hca->sa.sent, __ATOMIC_RELAXED);
+	out->sa_hits = hca->sa.hits;
+	out->sa_timeouts = hca->sa.timeouts;
+	pthread_mutex_unlock(&hca->sa.lock);
+	return 0;
+}
