@@ -162,6 +162,12 @@ struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
 	pthread_condattr_destroy(&ca);
 	hca->node_guid = opts->node_guid ? opts->node_guid : sib_node_guid();
 	hca->sys_image_guid = hca->node_guid;
+	hca->memreg = memreg_table_create(SIB_MAX_MR, SIB_MAX_MW);
+	if (!hca->memreg) {
+		pthread_mutex_destroy(&hca->lock);
+		free(hca);
+		return NULL;
+	}
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
 		sib_port_init(&hca->ports[i], (uint8_t)(i + 1), hca->node_guid + i + 1);
 	hca->next_pdn = 1;
@@ -230,6 +236,7 @@ void sib_hca_free(struct sib_hca *hca)
 	sib_sa_client_fini(&hca->sa);
 	pthread_cond_destroy(&hca->port_cond);
 	pthread_mutex_destroy(&hca->lock);
+	memreg_table_destroy(hca->memreg);
 	free(hca);
 }
 

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "memreg/memreg.h"
 #include "transport/caps.h"
 #include "transport/events.h"
 #include "transport/link.h"
@@ -63,6 +64,7 @@ struct sib_hca {
 	struct sib_port ports[SIB_NUM_PORTS]; /* ports[i] is verbs port i + 1 */
 	struct sib_hca_listener *listeners;
 	uint32_t next_pdn; /* PD numbers handed out (ibv_pd.handle) */
+	struct memreg_table *memreg; /* MRs and MWs: the L_Key/R_Key table */
 
 	pthread_cond_t port_cond; /* signalled (under lock) when a port's state changes */
 	struct sib_port_mgmt mgmt[SIB_NUM_PORTS]; /* mgmt[i] belongs to ports[i] */

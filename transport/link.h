@@ -124,7 +124,9 @@ enum sib_link_drop {
 	SIB_LINK_DROP_TX_NO_BUFFER,  /* tx_alloc had no buffer to give */
 	SIB_LINK_DROP_RX_TRUNCATED,  /* datagram larger than SIB_LINK_MAX_DGRAM */
 	SIB_LINK_DROP_RX_MALFORMED,  /* receive completion we cannot parse */
-	SIB_LINK_DROP_RX_QUEUE_FULL, /* receiver's queue full (mem link) */
+	SIB_LINK_DROP_RX_QUEUE_FULL, /* receive queue full: the socket buffer
+				      * (as the kernel reports it, with the next
+				      * datagram that arrives) or the mem link's */
 	SIB_LINK_DROP_COUNT
 };
 

@@ -41,10 +41,16 @@
 #include "transport/log.h"
 
 #define RX_BUFS 256 /* power of two: the buffer ring's size */
-#define RX_NAME_LEN ((unsigned)sizeof(struct sockaddr_in6))
-/* recvmsg_out header, source address, then at most SIB_LINK_MAX_DGRAM of
- * payload: anything longer comes back with MSG_TRUNC. */
-#define RX_BUF_SIZE ((unsigned)sizeof(struct io_uring_recvmsg_out) + RX_NAME_LEN + SIB_LINK_MAX_DGRAM)
+/* Room for the source address, rounded up so that the control messages
+ * after it, and the payload after those, are 8-byte aligned. */
+#define RX_NAME_LEN (((unsigned)sizeof(struct sockaddr_in6) + 7u) & ~7u)
+#define RX_CTRL_LEN ((unsigned)CMSG_SPACE(sizeof(uint32_t))) /* SO_RXQ_OVFL */
+/* recvmsg_out header, source address, control, then at most
+ * SIB_LINK_MAX_DGRAM of payload: anything longer comes back with MSG_TRUNC. */
+#define RX_BUF_SIZE                                                                                \
+	((unsigned)sizeof(struct io_uring_recvmsg_out) + RX_NAME_LEN + RX_CTRL_LEN +               \
+	 SIB_LINK_MAX_DGRAM)
+_Static_assert(RX_BUF_SIZE % 8 == 0, "receive buffers stay 8-byte aligned");
 #define RX_BGID 0
 #define RECV_TAG UINT64_MAX /* user_data of the multishot receive */
 #define SOCK_BUF_BYTES (4 << 20)
@@ -254,6 +260,30 @@ static int rx_arm(struct udp_link *u)
 	return 0;
 }
 
+/* SO_RXQ_OVFL: how many datagrams the socket has dropped since it was
+ * opened because its receive buffer was full.  The kernel stamps it on each
+ * datagram it queues, so drops show up with the next datagram received. */
+static void rx_overflow(struct udp_link *u, struct io_uring_recvmsg_out *o)
+{
+	struct cmsghdr *cm;
+
+	if (o->controllen > RX_CTRL_LEN)
+		return;
+	for (cm = io_uring_recvmsg_cmsg_firsthdr(o, &u->rx_msg); cm;
+	     cm = io_uring_recvmsg_cmsg_nexthdr(o, &u->rx_msg, cm)) {
+		uint32_t drops;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SO_RXQ_OVFL ||
+		    cm->cmsg_len < CMSG_LEN(sizeof(drops)))
+			continue;
+		memcpy(&drops, CMSG_DATA(cm), sizeof(drops));
+		/* Only the receive side writes this counter, under rx_lock. */
+		if (drops > u->link.counters.drop[SIB_LINK_DROP_RX_QUEUE_FULL])
+			__atomic_store_n(&u->link.counters.drop[SIB_LINK_DROP_RX_QUEUE_FULL],
+					 (uint64_t)drops, __ATOMIC_RELAXED);
+	}
+}
+
 /* One receive completion; returns true when a datagram was taken. */
 static bool rx_complete(struct udp_link *u, const struct io_uring_cqe *cqe, sib_link_rx_fn rx,
 			void *arg)
@@ -286,8 +316,10 @@ static bool rx_complete(struct udp_link *u, const struct io_uring_cqe *cqe, sib_
 				       o->namelen < RX_NAME_LEN ? o->namelen : RX_NAME_LEN, &from)) {
 		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_MALFORMED], 1);
 	} else if (o->flags & MSG_TRUNC) {
+		rx_overflow(u, o);
 		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_TRUNCATED], 1);
 	} else {
+		rx_overflow(u, o);
 		unsigned len = io_uring_recvmsg_payload_length(o, cqe->res, &u->rx_msg);
 
 		sib_link_count(&u->link.counters.rx_packets, 1);
@@ -535,6 +567,7 @@ static int setup_socket(struct udp_link *u, const struct sib_endpoint *want, con
 		setsockopt(u->fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
 	if (u->af == AF_INET6)
 		setsockopt(u->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	setsockopt(u->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
 
 	len = sib_endpoint_to_sockaddr(want, u->af, &ss);
 	if (bind(u->fd, (struct sockaddr *)&ss, len)) {
@@ -613,7 +646,7 @@ static int setup_rings(struct udp_link *u)
 	io_uring_buf_ring_advance(u->br, RX_BUFS);
 
 	u->rx_msg.msg_namelen = RX_NAME_LEN;
-	u->rx_msg.msg_controllen = 0;
+	u->rx_msg.msg_controllen = RX_CTRL_LEN;
 	ret = rx_arm(u);
 	if (ret < 0)
 		return uring_err("multishot RECVMSG (kernel 6.0 or later)", ret);

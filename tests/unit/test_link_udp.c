@@ -211,6 +211,7 @@ struct threaded {
 	struct sib_link *a, *b;
 	unsigned received[2]; /* per sender, by the poller */
 	unsigned bad;
+	unsigned no_buffer; /* tx_alloc gave NULL */
 	bool stop;
 };
 
@@ -251,7 +252,7 @@ static void *sender(void *p)
 			sched_yield();
 		buf = sib_link_tx_alloc(t->a, &cap);
 		if (!buf) { /* cmocka asserts belong to the main thread */
-			__atomic_fetch_add(&t->bad, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&t->no_buffer, 1, __ATOMIC_RELAXED);
 			__atomic_store_n(&t->received[s->id], THREAD_PACKETS, __ATOMIC_RELEASE);
 			return NULL;
 		}
@@ -295,8 +296,16 @@ static void concurrent_senders_and_a_progress_thread_lose_nothing(void **state)
 	assert_int_equal(pthread_create(&th1, NULL, sender, &s1), 0);
 	pthread_join(th0, NULL);
 	pthread_join(th1, NULL);
+	/* The last window may still be on its way to the progress thread. */
+	for (unsigned i = 0; i < 10000; i++) {
+		if (__atomic_load_n(&t.received[0], __ATOMIC_ACQUIRE) == THREAD_PACKETS &&
+		    __atomic_load_n(&t.received[1], __ATOMIC_ACQUIRE) == THREAD_PACKETS)
+			break;
+		usleep(1000);
+	}
 	__atomic_store_n(&t.stop, true, __ATOMIC_RELEASE);
 	pthread_join(thp, NULL);
+	assert_int_equal(t.no_buffer, 0);
 	assert_int_equal(t.bad, 0);
 	assert_int_equal(t.received[0], THREAD_PACKETS);
 	assert_int_equal(t.received[1], THREAD_PACKETS);
@@ -361,6 +370,64 @@ static void oversized_datagram_is_dropped_as_truncated(void **state)
 	assert_int_equal(gb.last_len, 3);
 	sib_link_counters_get(p->b, &c);
 	assert_int_equal(c.drop[SIB_LINK_DROP_RX_TRUNCATED], 1);
+}
+
+/* Counts datagrams; the one with seq 0 is the marker sent last. */
+static unsigned marker_seen;
+
+static void count_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
+{
+	uint32_t seq;
+
+	(void)from;
+	(*(unsigned *)arg)++;
+	if (len < 4)
+		return;
+	memcpy(&seq, pkt, 4);
+	if (seq == 0)
+		marker_seen++;
+}
+
+static void socket_overflow_is_counted_as_rx_queue_full(void **state)
+{
+	struct pair *p = *state;
+	struct sib_link_counters c;
+	const unsigned n = 4000;
+	unsigned got = 0;
+
+	/* Far more than the receive buffers and the socket buffer hold,
+	 * with nobody polling b. */
+	for (uint32_t seq = 0; seq < n; seq++)
+		send_one(p->a, seq % 64 + 1000, &p->b->local);
+	sib_link_flush(p->a);
+	for (unsigned quiet = 0; quiet < 3;) {
+		struct pollfd pfd = { .fd = sib_link_wait_fd(p->b), .events = POLLIN };
+
+		if (sib_link_poll(p->b, 64, count_rx, &got) > 0 || sib_link_wait_arm(p->b) > 0) {
+			quiet = 0;
+			continue;
+		}
+		quiet += poll(&pfd, 1, 50) == 0;
+	}
+	/* The kernel reports its drops with the next datagram it queues. */
+	send_one(p->a, 0, &p->b->local);
+	sib_link_flush(p->a);
+	marker_seen = 0;
+	for (unsigned sleeps = 0; !marker_seen && sleeps < 100; sleeps++) {
+		struct pollfd pfd = { .fd = sib_link_wait_fd(p->b), .events = POLLIN };
+
+		while (sib_link_poll(p->b, 64, count_rx, &got) > 0)
+			;
+		if (!marker_seen && !sib_link_wait_arm(p->b))
+			poll(&pfd, 1, 100);
+	}
+	assert_int_equal(marker_seen, 1);
+	sib_link_counters_get(p->b, &c);
+	print_message("    %u received, %llu dropped by the full socket buffer\n", got,
+		      (unsigned long long)c.drop[SIB_LINK_DROP_RX_QUEUE_FULL]);
+	assert_true(c.drop[SIB_LINK_DROP_RX_QUEUE_FULL] > 0);
+	assert_int_equal(got + c.drop[SIB_LINK_DROP_RX_QUEUE_FULL], n + 1);
+	assert_int_equal(c.rx_packets, got);
 }
 
 static void mtu_on_loopback_is_4096(void **state)
@@ -503,6 +570,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(wait_fd_becomes_readable_when_a_datagram_arrives,
 						pair_setup, pair_teardown),
 		cmocka_unit_test_setup_teardown(oversized_datagram_is_dropped_as_truncated,
+						pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(socket_overflow_is_counted_as_rx_queue_full,
 						pair_setup, pair_teardown),
 		cmocka_unit_test_setup_teardown(mtu_on_loopback_is_4096, pair_setup,
 						pair_teardown),

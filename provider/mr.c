@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Memory regions: reg_mr, rereg_mr, dereg_mr.  The rules and the keys live
+ * in memreg/; here the libibverbs side: struct verbs_mr (ibv_dereg_mr and
+ * ibv_rereg_mr read mr_type and access), PD references, errnos and the log
+ * line for every rejection.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "memreg/memreg.h"
+#include "provider/softib.h"
+#include "transport/caps.h"
+#include "transport/log.h"
+
+/* memreg's access bits are IBV_ACCESS_* and its rereg flags IBV_REREG_MR_*. */
+_Static_assert((int)MEMREG_ACCESS_LOCAL_WRITE == (int)IBV_ACCESS_LOCAL_WRITE, "access bits");
+_Static_assert((int)MEMREG_ACCESS_REMOTE_WRITE == (int)IBV_ACCESS_REMOTE_WRITE, "access bits");
+_Static_assert((int)MEMREG_ACCESS_REMOTE_READ == (int)IBV_ACCESS_REMOTE_READ, "access bits");
+_Static_assert((int)MEMREG_ACCESS_REMOTE_ATOMIC == (int)IBV_ACCESS_REMOTE_ATOMIC, "access bits");
+_Static_assert((int)MEMREG_ACCESS_MW_BIND == (int)IBV_ACCESS_MW_BIND, "access bits");
+_Static_assert((int)MEMREG_ACCESS_ZERO_BASED == (int)IBV_ACCESS_ZERO_BASED, "access bits");
+_Static_assert((int)MEMREG_ACCESS_ON_DEMAND == (int)IBV_ACCESS_ON_DEMAND, "access bits");
+_Static_assert((int)MEMREG_REREG_TRANSLATION == (int)IBV_REREG_MR_CHANGE_TRANSLATION, "rereg flags");
+_Static_assert((int)MEMREG_REREG_PD == (int)IBV_REREG_MR_CHANGE_PD, "rereg flags");
+_Static_assert((int)MEMREG_REREG_ACCESS == (int)IBV_REREG_MR_CHANGE_ACCESS, "rereg flags");
+
+/*
+ * The optional range (RELAXED_ORDERING and later) holds hints a device may
+ * ignore (verbs.h: IBV_ACCESS_OPTIONAL_RANGE); memory is coherent here.
+ */
+static uint32_t softib_mr_access(int access)
+{
+	return (uint32_t)access & ~(uint32_t)IBV_ACCESS_OPTIONAL_RANGE;
+}
+
+static struct memreg_table *softib_memreg(struct ibv_context *ctx)
+{
+	return to_sctx(ctx)->hca->memreg;
+}
+
+/* Access flags for an MR, with the log line naming the rule: 0 or errno. */
+static int softib_mr_check_access(const char *verb, uint32_t access)
+{
+	const char *rule;
+	int err = memreg_mr_access_valid(access, &rule);
+
+	if (err)
+		sib_warn("%s: access 0x%x: %s", verb, access, rule);
+	return err;
+}
+
+static int softib_mr_check_length(const char *verb, size_t length)
+{
+	if ((uint64_t)length > SIB_MAX_MR_SIZE) {
+		sib_warn("%s: length %zu is more than max_mr_size %llu", verb, length,
+			 (unsigned long long)SIB_MAX_MR_SIZE);
+		return EINVAL;
+	}
+	return 0;
+}
+
+static struct ibv_mr *softib_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+				    uint64_t hca_va, int access)
+{
+	struct memreg_mr_attr a = {
+		.host = addr,
+		.iova = hca_va,
+		.length = length,
+		.access = softib_mr_access(access),
+		.pd = to_spd(pd)->pdn,
+	};
+	struct verbs_mr *vmr;
+	uint32_t key;
+	char verb[40];
+	int err;
+
+	snprintf(verb, sizeof(verb), "reg_mr on PD 0x%06x", a.pd);
+	err = softib_mr_check_access(verb, a.access);
+	if (!err)
+		err = softib_mr_check_length(verb, length);
+	if (!err && length && !addr) {
+		sib_warn("%s: addr is NULL with length %zu", verb, length);
+		err = EINVAL;
+	}
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	if (a.access & MEMREG_ACCESS_ZERO_BASED)
+		a.iova = 0; /* ibv_reg_mr(3): addressed by offset from the start */
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = memreg_mr_register(softib_memreg(pd->context), &a, &key);
+	if (err) {
+		if (err == ENOMEM)
+			sib_warn("%s: no room for another MR (max_mr %u)", verb, (unsigned)SIB_MAX_MR);
+		else
+			sib_warn("%s: addr %p length %zu iova 0x%llx is not a valid range", verb, addr,
+				 length, (unsigned long long)hca_va);
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	vmr->mr_type = IBV_MR_TYPE_MR;
+	vmr->access = access;
+	vmr->ibv_mr.context = pd->context;
+	vmr->ibv_mr.pd = pd;
+	vmr->ibv_mr.addr = addr;
+	vmr->ibv_mr.length = length;
+	vmr->ibv_mr.handle = key;
+	vmr->ibv_mr.lkey = key;
+	vmr->ibv_mr.rkey = key;
+	softib_pd_get(pd);
+	return &vmr->ibv_mr;
+}
+
+static int softib_rereg_input_error(int err)
+{
+	errno = err;
+	return IBV_REREG_MR_ERR_INPUT;
+}
+
+/* The pd argument is meaningless (and may be garbage) without CHANGE_PD. */
+static int softib_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, void *addr,
+			   size_t length, int access)
+{
+	struct ibv_mr *mr = &vmr->ibv_mr;
+	uint32_t new_access = softib_mr_access(flags & IBV_REREG_MR_CHANGE_ACCESS ? access
+										  : vmr->access);
+	struct memreg_mr_attr a = { .access = new_access };
+	int err;
+
+	if (!flags || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED)) {
+		sib_warn("rereg_mr on MR 0x%06x: flags 0x%x: need one or more of "
+			 "CHANGE_TRANSLATION, CHANGE_PD, CHANGE_ACCESS",
+			 mr->lkey, (unsigned)flags);
+		return softib_rereg_input_error(EINVAL);
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS) {
+		char verb[40];
+
+		snprintf(verb, sizeof(verb), "rereg_mr on MR 0x%06x", mr->lkey);
+		err = softib_mr_check_access(verb, new_access);
+		if (err)
+			return softib_rereg_input_error(err);
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD) {
+		if (!pd || pd->context != mr->context) {
+			sib_warn("rereg_mr on MR 0x%06x: the new PD is not on the MR's context",
+				 mr->lkey);
+			return softib_rereg_input_error(EINVAL);
+		}
+		a.pd = to_spd(pd)->pdn;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		err = softib_mr_check_length("rereg_mr", length);
+		if (err)
+			return softib_rereg_input_error(err);
+		a.host = addr;
+		a.length = length;
+		a.iova = (uintptr_t)addr;
+	} else {
+		a.host = mr->addr;
+		a.length = mr->length;
+	}
+	/* A zero-based MR stays addressed by offset (or becomes so). */
+	if (new_access & MEMREG_ACCESS_ZERO_BASED)
+		a.iova = 0;
+	else if (!(flags & IBV_REREG_MR_CHANGE_TRANSLATION))
+		a.iova = (uintptr_t)mr->addr;
+	/* Access changes that switch ZERO_BASED move the address space too. */
+	if ((new_access ^ softib_mr_access(vmr->access)) & MEMREG_ACCESS_ZERO_BASED)
+		flags |= IBV_REREG_MR_CHANGE_TRANSLATION;
+
+	err = memreg_mr_rereg(softib_memreg(mr->context), mr->lkey, (unsigned)flags, &a);
+	if (err) {
+		if (err == EBUSY)
+			sib_warn("rereg_mr on MR 0x%06x: memory windows are still bound to it",
+				 mr->lkey);
+		else
+			sib_warn("rereg_mr on MR 0x%06x: %s", mr->lkey,
+				 err == EINVAL ? "not a registered MR or an invalid range"
+					       : "rejected");
+		errno = err;
+		return IBV_REREG_MR_ERR_CMD;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD) {
+		softib_pd_get(pd);
+		softib_pd_put(mr->pd);
+		mr->pd = pd;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		vmr->access = access;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		mr->addr = a.host;
+		mr->length = a.length;
+	}
+	return 0;
+}
+
+static int softib_dereg_mr(struct verbs_mr *vmr)
+{
+	struct ibv_mr *mr = &vmr->ibv_mr;
+	int err = memreg_mr_deregister(softib_memreg(mr->context), mr->lkey);
+
+	if (err == EBUSY) {
+		sib_warn("dereg_mr on MR 0x%06x: memory windows are still bound to it", mr->lkey);
+		return EBUSY;
+	}
+	if (err) {
+		sib_warn("dereg_mr on MR 0x%06x: not a registered MR", mr->lkey);
+		return err;
+	}
+	softib_pd_put(mr->pd);
+	free(vmr);
+	return 0;
+}
+
+const struct verbs_context_ops softib_mr_ops = {
+	.reg_mr = softib_reg_mr,
+	.rereg_mr = softib_rereg_mr,
+	.dereg_mr = softib_dereg_mr,
+};

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# rdma-core's pyverbs suite against softib0: the issue-3 modules must finish
+# with 0 failures and 0 errors (deferrals: tests/pyverbs-deferred.txt).
+set -u
+top=${SOFTIB_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+B=${B:-$top/build}
+SOFTIB=${SOFTIB:-$B/softib}
+
+if [ ! -d /usr/share/doc/rdma-core/tests ]; then
+  echo "skip: /usr/share/doc/rdma-core/tests is missing (apt-get install rdma-core)"; exit 77
+fi
+if ! /usr/bin/python3 -c 'import pyverbs' 2>/dev/null; then
+  echo "skip: /usr/bin/python3 has no pyverbs (apt-get install python3-pyverbs)"; exit 77
+fi
+if [ ! -e "$B/libsoftib.so" ]; then
+  echo "skip: $B/libsoftib.so is not built"; exit 77
+fi
+# `softib run` when it works; LD_PRELOAD is what it does.
+if "$SOFTIB" run -- true 2>/dev/null; then
+  run=("$SOFTIB" run --)
+else
+  run=(env LD_PRELOAD="$B/libsoftib.so")
+fi
+case "$B" in
+  *build-san*) # the interpreter is not built with ASan: preload its runtime too
+    echo "skip: pyverbs runs against the normal build only (python3 is not ASan-built)"; exit 77 ;;
+esac
+exec "${run[@]}" /usr/bin/python3 "$top/tests/pyverbs_runner.py" "$@"

@@ -1,0 +1,258 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+"""Run rdma-core's pyverbs test suite (the Debian copy) against softib0.
+
+The installed copy (/usr/share/doc/rdma-core/tests) does not run in place:
+most files are gzipped.  This copies it to a temporary directory, unpacks
+it, runs the requested modules with a result that prints, per module,
+"module: P passed, F failed, E errors, S skipped, D deferred", the reason of
+every skip and deferral, and the traceback of every failure and error, and
+ends with "pyverbs: N passed, N failed" (failed counts failures and errors).
+
+Tests listed in the deferral file (tests/pyverbs-deferred.txt: a test id such
+as test_mr.MWTest.test_mw_type1 or a class id such as test_mr.MWTest, then
+the reason) are not run; a deferral naming no existing test is an error.
+
+Run it with /usr/bin/python3 (the interpreter that has pyverbs) under
+`softib run`.  Exit status 0 iff no test failed or errored.
+"""
+
+import argparse
+import gzip
+import os
+import shutil
+import sys
+import tempfile
+import traceback
+import unittest
+
+ISSUE3_MODULES = ['test_device', 'test_pd', 'test_mr', 'test_cq', 'test_qp', 'test_addr',
+                  'test_fork']
+SUITE_DIR = '/usr/share/doc/rdma-core/tests'
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument('--modules', nargs='+', metavar='MODULE',
+                   help='modules to run (default: %s); commas also separate'
+                        % ' '.join(ISSUE3_MODULES))
+    p.add_argument('--all', action='store_true', help='run every test_* module of the suite')
+    p.add_argument('--verbose', '-v', action='store_true',
+                   help='print every test as it finishes')
+    p.add_argument('--deferred', default=os.path.join(HERE, 'pyverbs-deferred.txt'),
+                   help='deferral list (default: %(default)s)')
+    p.add_argument('--suite', default=SUITE_DIR, help='pyverbs tests (default: %(default)s)')
+    p.add_argument('--dev', default='softib0', help="device to test ('' = the first listed)")
+    return p.parse_args()
+
+
+def unpack_suite(src, dst):
+    """Copy the suite to dst/tests and gunzip every .gz file in it."""
+    tests = os.path.join(dst, 'tests')
+    shutil.copytree(src, tests)
+    for name in os.listdir(tests):
+        if name.endswith('.gz'):
+            path = os.path.join(tests, name)
+            with gzip.open(path, 'rb') as zin, open(path[:-3], 'wb') as out:
+                shutil.copyfileobj(zin, out)
+            os.unlink(path)
+    return tests
+
+
+def read_deferrals(path):
+    """[(id, reason, line number)] from the deferral file."""
+    out = []
+    if not os.path.exists(path):
+        return out
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith('#'):
+                continue
+            parts = line.split(None, 1)
+            if len(parts) < 2:
+                raise SystemExit('%s:%d: a deferral needs a test id and a reason' % (path, n))
+            out.append((parts[0].removeprefix('tests.'), parts[1].strip(), n))
+    return out
+
+
+def short_id(test):
+    return test.id().removeprefix('tests.')
+
+
+def module_of(test_id):
+    return test_id.split('.', 1)[0]
+
+
+def flatten(suite):
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            yield from flatten(t)
+        else:
+            yield t
+
+
+class CountingResult(unittest.TestResult):
+    """Counts outcomes per module and keeps every reason and traceback."""
+
+    def __init__(self, verbose):
+        super().__init__()
+        self.verbose = verbose
+        self.per = {}      # module -> {'passed', 'failed', 'errors', 'skipped'}
+        self.notes = {}    # module -> [text]
+
+    def _bump(self, test, what, note=None):
+        tid = short_id(test) if hasattr(test, 'id') else str(test)
+        mod = module_of(tid)
+        counts = self.per.setdefault(mod, dict(passed=0, failed=0, errors=0, skipped=0))
+        counts[what] += 1
+        if note:
+            self.notes.setdefault(mod, []).append(note)
+        if self.verbose:
+            print('  %-7s %s' % (what.rstrip('s').upper() if what != 'passed' else 'PASS', tid),
+                  flush=True)
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self._bump(test, 'passed')
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._bump(test, 'failed', 'FAIL %s\n%s' % (short_id(test), self._exc_info_to_string(err, test)))
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        # setUpClass/setUpModule failures come as _ErrorHolder objects.
+        if hasattr(test, '_testMethodName'):
+            text = self._exc_info_to_string(err, test)
+        else:
+            text = ''.join(traceback.format_exception(*err))
+        self._bump(test, 'errors', 'ERROR %s\n%s' % (short_id(test), text))
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self._bump(test, 'skipped', 'skip %s: %s' % (short_id(test), reason))
+
+    def addExpectedFailure(self, test, err):
+        super().addExpectedFailure(test, err)
+        self._bump(test, 'passed')
+
+    def addUnexpectedSuccess(self, test):
+        super().addUnexpectedSuccess(test)
+        self._bump(test, 'failed', 'FAIL %s: unexpected success' % short_id(test))
+
+    def addSubTest(self, test, subtest, err):
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            kind = 'failed' if issubclass(err[0], test.failureException) else 'errors'
+            self._bump(test, kind, '%s %s\n%s' % (kind.upper(), subtest.id(),
+                                                  self._exc_info_to_string(err, test)))
+
+
+def main():
+    args = parse_args()
+    if not os.path.isdir(args.suite):
+        print('pyverbs runner: %s not found (install rdma-core)' % args.suite, file=sys.stderr)
+        return 2
+    try:
+        import pyverbs  # noqa: F401
+    except ImportError:
+        print('pyverbs runner: %s has no pyverbs; run it with /usr/bin/python3 '
+              '(python3-pyverbs)' % sys.executable, file=sys.stderr)
+        return 2
+
+    tmp = tempfile.mkdtemp(prefix='softib-pyverbs-')
+    try:
+        return run(args, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(args, tmp):
+    tests_dir = unpack_suite(args.suite, tmp)
+    sys.path[:0] = [tmp, tests_dir]  # the suite imports both tests.x and args_parser
+
+    # The suite reads its options (device, port, GID) from its own parser.
+    import args_parser
+    sys.argv = [sys.argv[0]] + (['--dev', args.dev] if args.dev else [])
+    args_parser.parser.parse_args()
+    import tests  # noqa: F401  (loads every module of the suite, as run_tests.py does)
+
+    if args.all:
+        modules = sorted(f[:-3] for f in os.listdir(tests_dir)
+                         if f.startswith('test_') and f.endswith('.py'))
+    elif args.modules:
+        modules = [m for arg in args.modules for m in arg.split(',') if m]
+    else:
+        modules = list(ISSUE3_MODULES)
+
+    deferrals = read_deferrals(args.deferred)
+    loader = unittest.TestLoader()
+    loaded = {}
+
+    def load(mod):
+        if mod not in loaded:
+            try:
+                loaded[mod] = list(flatten(loader.loadTestsFromName('tests.' + mod)))
+            except (ImportError, AttributeError) as ex:
+                raise SystemExit('pyverbs runner: no module %s in the suite (%s)' % (mod, ex))
+        return loaded[mod]
+
+    # Every deferral must name a test (or a class of tests) that exists.
+    for d_id, _, n in deferrals:
+        ids = [short_id(t) for t in load(module_of(d_id))]
+        if not any(i == d_id or i.startswith(d_id + '.') for i in ids):
+            raise SystemExit('%s:%d: deferral of %s, which is not a test of the suite'
+                             % (args.deferred, n, d_id))
+
+    def deferral_of(tid):
+        for d_id, reason, _ in deferrals:
+            if tid == d_id or tid.startswith(d_id + '.'):
+                return reason
+        return None
+
+    result = CountingResult(args.verbose)
+    deferred = {}
+    for mod in modules:
+        suite = unittest.TestSuite()
+        for t in load(mod):
+            reason = deferral_of(short_id(t))
+            if reason:
+                deferred.setdefault(mod, []).append((short_id(t), reason))
+            else:
+                suite.addTest(t)
+        if args.verbose:
+            print('=== %s' % mod, flush=True)
+        suite.run(result)  # a top-level run: it tears its fixtures down itself
+
+    total = dict(passed=0, failed=0, errors=0, skipped=0, deferred=0)
+    for mod in modules:
+        c = result.per.get(mod, dict(passed=0, failed=0, errors=0, skipped=0))
+        d = deferred.get(mod, [])
+        print('%s: %d passed, %d failed, %d errors, %d skipped, %d deferred'
+              % (mod, c['passed'], c['failed'], c['errors'], c['skipped'], len(d)))
+        for note in result.notes.get(mod, []):
+            print('  ' + note.rstrip().replace('\n', '\n    '))
+        for tid, reason in d:
+            print('  deferred %s: %s' % (tid, reason))
+        for k in c:
+            total[k] += c[k]
+        total['deferred'] += len(d)
+    # Errors outside any listed module (module-level fixtures) count too.
+    for mod, c in result.per.items():
+        if mod not in modules:
+            print('%s: %d errors outside the listed modules' % (mod, c['errors'] + c['failed']))
+            for note in result.notes.get(mod, []):
+                print('  ' + note.rstrip().replace('\n', '\n    '))
+            total['errors'] += c['errors'] + c['failed']
+    bad = total['failed'] + total['errors']
+    print('pyverbs total: %d passed, %d failed, %d errors, %d skipped, %d deferred'
+          % (total['passed'], total['failed'], total['errors'], total['skipped'],
+             total['deferred']))
+    print('pyverbs: %d passed, %d failed' % (total['passed'], bad))
+    return 0 if bad == 0 else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
