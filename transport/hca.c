@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "transport/hca.h"
+#include "transport/numtab.h"
 #include "transport/log.h"
 #include "transport/mgmt.h"
 #include "transport/port_up.h"
@@ -164,6 +165,7 @@ struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
 	hca->sys_image_guid = hca->node_guid;
 	hca->memreg = memreg_table_create(SIB_MAX_MR, SIB_MAX_MW);
 	if (!hca->memreg) {
+		pthread_cond_destroy(&hca->port_cond);
 		pthread_mutex_destroy(&hca->lock);
 		free(hca);
 		return NULL;
@@ -171,12 +173,21 @@ struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
 		sib_port_init(&hca->ports[i], (uint8_t)(i + 1), hca->node_guid + i + 1);
 	hca->next_pdn = 1;
+	hca->qpns = sib_numtab_create(2, SIB_MAX_QP);
+	hca->srqns = sib_numtab_create(1, SIB_MAX_SRQ);
 	sib_sa_client_init(&hca->sa);
 	err = sib_progress_init(hca);
-	if (err) {
+	if (err || !hca->qpns || !hca->srqns) {
+		sib_numtab_destroy(hca->qpns);
+		sib_numtab_destroy(hca->srqns);
+		if (!err)
+			sib_progress_fini(hca);
 		sib_sa_client_fini(&hca->sa);
+		memreg_table_destroy(hca->memreg);
+		pthread_cond_destroy(&hca->port_cond);
+		pthread_mutex_destroy(&hca->lock);
 		free(hca);
-		errno = -err;
+		errno = err ? -err : ENOMEM;
 		return NULL;
 	}
 
@@ -235,6 +246,8 @@ void sib_hca_free(struct sib_hca *hca)
 	sib_progress_fini(hca);
 	sib_sa_client_fini(&hca->sa);
 	pthread_cond_destroy(&hca->port_cond);
+	sib_numtab_destroy(hca->qpns);
+	sib_numtab_destroy(hca->srqns);
 	pthread_mutex_destroy(&hca->lock);
 	memreg_table_destroy(hca->memreg);
 	free(hca);

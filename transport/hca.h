@@ -73,6 +73,8 @@ struct sib_hca {
 
 	/* ---- per-HCA state of other modules (memreg key tables, the QP
 	 * number table, ...) goes here ---- */
+	struct sib_numtab *qpns;  /* QP numbers (QP0, QP1 reserved: IBA 10.2.4) */
+	struct sib_numtab *srqns; /* XRC SRQ numbers */
 };
 
 /* This node's GUID: made once per process, so that ibv_get_device_guid
