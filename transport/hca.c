@@ -166,6 +166,7 @@ struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
 	hca->sys_image_guid = hca->node_guid;
 	hca->memreg = memreg_table_create(SIB_MAX_MR, SIB_MAX_MW);
 	if (!hca->memreg) {
+		pthread_cond_destroy(&hca->port_cond);
 		pthread_mutex_destroy(&hca->lock);
 		free(hca);
 		return NULL;
@@ -175,24 +176,19 @@ struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
 	hca->next_pdn = 1;
 	hca->qpns = sib_numtab_create(2, SIB_MAX_QP);
 	hca->srqns = sib_numtab_create(1, SIB_MAX_SRQ);
-	if (!hca->qpns || !hca->srqns) {
-		sib_numtab_destroy(hca->qpns);
-		sib_numtab_destroy(hca->srqns);
-		memreg_table_destroy(hca->memreg);
-		pthread_mutex_destroy(&hca->lock);
-		free(hca);
-		errno = ENOMEM;
-		return NULL;
-	}
 	sib_sa_client_init(&hca->sa);
 	err = sib_progress_init(hca);
-	if (err) {
-		sib_sa_client_fini(&hca->sa);
+	if (err || !hca->qpns || !hca->srqns) {
 		sib_numtab_destroy(hca->qpns);
 		sib_numtab_destroy(hca->srqns);
+		if (!err)
+			sib_progress_fini(hca);
+		sib_sa_client_fini(&hca->sa);
 		memreg_table_destroy(hca->memreg);
+		pthread_cond_destroy(&hca->port_cond);
+		pthread_mutex_destroy(&hca->lock);
 		free(hca);
-		errno = -err;
+		errno = err ? -err : ENOMEM;
 		return NULL;
 	}
 
@@ -356,4 +352,23 @@ uint32_t sib_hca_alloc_pdn(struct sib_hca *hca)
 		hca->next_pdn = 1;
 	pthread_mutex_unlock(&hca->lock);
 	return pdn;
+}
+
+int sib_hca_port_stats(struct sib_hca *hca, unsigned port_num, struct sib_port_stats *out)
+{
+	struct sib_link *link;
+
+	memset(out, 0, sizeof(*out));
+	if (!sib_hca_port(hca, port_num) || !(link = hca->mgmt[port_num - 1].link))
+		return -1;
+	sib_link_counters_get(link, &out->link);
+	out->rx_data_unclaimed = __atomic_load_n(&hca->progress.rx_data_unclaimed, __ATOMIC_RELAXED);
+	out->rx_mad_malformed = __atomic_load_n(&hca->progress.rx_mad_malformed, __ATOMIC_RELAXED);
+	out->rx_gsi_unclaimed = __atomic_load_n(&hca->progress.rx_gsi_unclaimed, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&hca->sa.lock);
+	out->sa_sent = __atomic_load_n(&hca->sa.sent, __ATOMIC_RELAXED);
+	out->sa_hits = hca->sa.hits;
+	out->sa_timeouts = hca->sa.timeouts;
+	pthread_mutex_unlock(&hca->sa.lock);
+	return 0;
 }

@@ -110,6 +110,18 @@ void sib_hca_unlisten(struct sib_hca *hca, struct sib_hca_listener *l);
  * ACTIVE and listeners get PORT_ACTIVE (first time) or LID_CHANGE. */
 void sib_hca_port_set_lid(struct sib_hca *hca, unsigned port_num, uint16_t lid, uint16_t sm_lid);
 
+/* What `softib info` shows of a port's traffic. */
+struct sib_port_stats {
+	struct sib_link_counters link; /* packets/bytes in and out, drops by reason */
+	uint64_t rx_data_unclaimed;    /* data packets before the data path took them */
+	uint64_t rx_mad_malformed;     /* QP0/QP1 packets that were no MAD */
+	uint64_t rx_gsi_unclaimed;     /* QP1 MADs no agent here serves */
+	uint64_t sa_sent, sa_hits, sa_timeouts; /* the SA client */
+};
+
+/* 0, or -1 for a bad port or one without a link. */
+int sib_hca_port_stats(struct sib_hca *hca, unsigned port_num, struct sib_port_stats *out);
+
 /* A new PD number, unique in this HCA, never 0. */
 uint32_t sib_hca_alloc_pdn(struct sib_hca *hca);
 

@@ -157,6 +157,8 @@ int sib_port_bringup(struct sib_hca *hca, unsigned port_num, bool may_spawn)
 		spawned = sib_sm_spawn(sm) == 0;
 	}
 	spent = sib_link_now_ns() - start;
+	if (may_spawn && !spawned && !pm->sm_heard)
+		spent = SIB_PORT_BRINGUP_NS; /* nobody will answer: do not make the caller wait */
 	if (!sib_port_up_wait(hca, port_num, spent < SIB_PORT_BRINGUP_NS ?
 			      SIB_PORT_BRINGUP_NS - spent : 0, true))
 		return 0;

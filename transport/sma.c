@@ -278,7 +278,9 @@ bool sib_sma_process(struct sib_hca *hca, unsigned port_num, const uint8_t *in, 
 
 	if (method & IB_MAD_METHOD_RESP)
 		return false;
+	pthread_mutex_lock(&hca->lock);
 	hca->mgmt[port_num - 1].last_smp_ns = sib_link_now_ns();
+	pthread_mutex_unlock(&hca->lock);
 	if (method == IB_MAD_METHOD_TRAP_REPRESS) {
 		if (attr == IB_SMP_ATTR_NOTICE)
 			trap_repressed(hca, port_num, tid);
