@@ -1,14 +1,48 @@
 #!/usr/bin/env bash
 # make bench: throughput and latency figures, printed, never asserted.
 # Usage: tests/bench/run-bench.sh BUILD_DIR
-# Each section is one function; add a new one and list it in SECTIONS.
+#
+# One run measures, on this machine and at this moment (issue 6):
+#   - the link's limit: raw UDP over loopback (udp_limit.c);
+#   - a peer: ucx_perftest over UCX's tcp transport on loopback;
+#   - softib: perftest between two processes, the CPU use of an idle softib
+#     process and of the passive side of ib_write_bw;
+# then prints one table: each softib figure, its ratio to the link and to
+# the peer, and the targets of issue 6 with pass/miss.  Figures move from
+# run to run on a shared 2-core machine; the ratios of one run are what to
+# compare.
+#
+# Units: MB/s is 10^6 bytes per second everywhere (perftest and UCX report
+# 2^20; converted here).  Latencies are medians (perftest's t_typical, UCX's
+# 50th percentile, udp_limit's median half round trip), in microseconds.
+#
+# Knobs: BENCH_SECONDS (per bandwidth run, default 3), BENCH_ITERS (per
+# latency run, default 5000), UDP_LIMIT_SECONDS, UDP_LIMIT_ITERS,
+# BENCH_SECTIONS (a subset of the SECTIONS below), BENCH_QUICK=1 (softib:
+# only ib_write_bw and its passive side).
 set -u
 B=${1:-build}
 B=$(cd "$B" && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+SOFTIB=$B/softib
+SECS=${BENCH_SECONDS:-3}
+ITERS=${BENCH_ITERS:-5000}
+# Our own SM, away from the default and from other runs; stopped at exit.
+export SOFTIB_SM=${SOFTIB_SM:-127.0.0.1:$((30000 + RANDOM % 20000))}
+PORT=$((20000 + RANDOM % 8000))
+TMP=$(mktemp -d)
+trap 'for p in $(pgrep -f -- "softib-sm --daemon --listen $SOFTIB_SM\$" 2>/dev/null); do kill "$p"; done; rm -rf "$TMP"' EXIT
+
+declare -A R # results: name -> number (empty: not measured)
 
 section() {
 	echo
 	echo "== $1"
+}
+
+# awk arithmetic: calc EXPR -> prints the value
+calc() {
+	awk "BEGIN { printf \"%.6g\", $1 }"
 }
 
 bench_crc() {
@@ -17,25 +51,234 @@ bench_crc() {
 		echo "  skipped: $B/bench/bench_crc not built"
 		return 1
 	fi
-	"$B/bench/bench_crc"
+	"$B/bench/bench_crc" | tee "$TMP/crc.txt"
+	R[crc]=$(awk '/ib_crcs/ && /pclmul/ { print $(NF-3) }' "$TMP/crc.txt")
 }
 
 # The emulated link's own limit (issue 6 item 1): raw UDP over loopback,
-# the denominator of softib's ratios.  Its last line is key=value pairs
-# (best_goodput_MBps, half_rtt_median_us, half_rtt_p99_us) for later sections.
+# the denominator of softib's ratios.
 bench_udp_limit() {
 	section "Link limit: raw UDP over 127.0.0.1 (4096-byte datagrams; 64-byte ping-pong)"
 	if [ ! -x "$B/bench/udp_limit" ]; then
 		echo "  skipped: $B/bench/udp_limit not built"
 		return 1
 	fi
-	"$B/bench/udp_limit" -t "${UDP_LIMIT_SECONDS:-1}" -n "${UDP_LIMIT_ITERS:-20000}"
+	"$B/bench/udp_limit" -t "${UDP_LIMIT_SECONDS:-1}" -n "${UDP_LIMIT_ITERS:-20000}" |
+		tee "$TMP/udp.txt"
+	R[link_bw]=$(sed -n 's/.*best_goodput_MBps=\([0-9.]*\).*/\1/p' "$TMP/udp.txt")
+	R[link_lat]=$(sed -n 's/.*half_rtt_median_us=\([0-9.]*\).*/\1/p' "$TMP/udp.txt")
 }
 
-SECTIONS=(bench_crc bench_udp_limit)
+# ucx_perftest, server then client, over UCX's tcp transport on lo.
+# ucx_run TEST SIZE -> the client's "Final:" line
+ucx_run() {
+	local port=$((PORT++)) out
+	UCX_TLS=tcp UCX_NET_DEVICES=lo timeout 60 ucx_perftest -c 0 -p "$port" >"$TMP/ucx-srv.txt" 2>&1 &
+	local srv=$!
+	sleep 1
+	out=$(UCX_TLS=tcp UCX_NET_DEVICES=lo timeout 60 ucx_perftest 127.0.0.1 -c 1 -p "$port" \
+		-t "$1" -s "$2" -n "$3" 2>&1)
+	wait "$srv" 2>/dev/null
+	echo "$out" | grep '^Final:'
+}
+
+bench_peer() {
+	section "Peer: ucx_perftest over UCX tcp on loopback (UCX_TLS=tcp UCX_NET_DEVICES=lo)"
+	if ! command -v ucx_perftest >/dev/null; then
+		echo "  skipped: ucx_perftest not installed (Debian package ucx-utils; make deps)"
+		return 1
+	fi
+	local l
+	# Final: iters  median avg overall(us)  bw-avg bw-overall(MiB/s)  rate-avg rate-overall
+	l=$(ucx_run ucp_put_bw 65536 20000)
+	echo "  ucp_put_bw 64 KiB: $l"
+	[ -n "$l" ] && R[peer_bw]=$(calc "$(echo "$l" | awk '{ print $7 }') * 1.048576")
+	l=$(ucx_run tag_lat 8 20000)
+	echo "  tag_lat 8 B:       $l"
+	[ -n "$l" ] && R[peer_lat]=$(echo "$l" | awk '{ print $3 }')
+	echo "  put_bw ${R[peer_bw]:-?} MB/s, tag_lat median ${R[peer_lat]:-?} us"
+}
+
+# perftest between two softib processes.
+# pt_run NAME KIND ARGS...: KIND bw or lat; sets R[NAME] (and R[NAME_rate]).
+# While it runs, PT_HOOK (when set) is called with the server's pid.
+pt_run() {
+	local name=$1 kind=$2 port=$((PORT++))
+	shift 2
+	timeout 90 "$SOFTIB" run "$@" -d softib0 -p "$port" >"$TMP/pt-srv.txt" 2>&1 &
+	local srv=$!
+	sleep 1
+	timeout 90 "$SOFTIB" run "$@" -d softib0 -p "$port" 127.0.0.1 >"$TMP/pt-cli.txt" 2>&1 &
+	local cli=$!
+	if [ -n "${PT_HOOK:-}" ]; then
+		# the server itself is timeout's child (softib run execs perftest)
+		"$PT_HOOK" "$(pgrep -P "$srv" | head -1)"
+	fi
+	wait "$cli" 2>/dev/null
+	wait "$srv" 2>/dev/null
+	local line
+	line=$(awk '/#bytes/ { getline; print; exit }' "$TMP/pt-cli.txt")
+	if [ -z "$line" ]; then
+		printf '  %-28s FAILED:\n' "$name"
+		tail -3 "$TMP/pt-cli.txt" | sed 's/^/    /'
+		return 1
+	fi
+	if [ "$kind" = bw ]; then
+		# #bytes #iterations BW-peak BW-average(MiB/s) MsgRate(Mpps)
+		R[$name]=$(calc "$(echo "$line" | awk '{ print $4 }') * 1.048576")
+		R[${name}_rate]=$(echo "$line" | awk '{ print $5 }')
+		printf '  %-28s %10.1f MB/s  %8.3f Mpps\n' "$name" "${R[$name]}" "${R[${name}_rate]}"
+	else
+		# #bytes #iterations t_min t_max t_typical t_avg ...
+		R[$name]=$(echo "$line" | awk '{ print $5 }')
+		printf '  %-28s %10.2f us (median; avg %s us)\n' "$name" "${R[$name]}" \
+			"$(echo "$line" | awk '{ print $6 }')"
+	fi
+}
+
+# CPU time (ns) of every thread of pid so far.
+cpu_ns() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f", s }'
+}
+
+# The passive side of ib_write_bw: its CPU use over the middle of the run.
+passive_cpu() {
+	local a b t0 t1
+	sleep 1.5
+	a=$(cpu_ns "$1") t0=$(date +%s%N)
+	sleep $((SECS > 3 ? SECS - 2 : 1))
+	b=$(cpu_ns "$1") t1=$(date +%s%N)
+	[ -n "$a" ] && [ -n "$b" ] && R[passive_cpu]=$(calc "($b - $a) / ($t1 - $t0)")
+}
+
+bench_softib() {
+	section "softib: perftest between two processes over softib0"
+	for t in ib_write_bw ib_read_bw ib_send_bw ib_send_lat ib_write_lat ib_read_lat \
+		ib_atomic_lat; do
+		if ! command -v $t >/dev/null; then
+			echo "  skipped: $t not installed (Debian package perftest; make deps)"
+			return 1
+		fi
+	done
+	PT_HOOK=passive_cpu pt_run write_bw bw ib_write_bw -s 65536 -D "$SECS"
+	[ -n "${BENCH_QUICK:-}" ] && return 0
+	pt_run write_bw_q8 bw ib_write_bw -s 65536 -q 8 -D "$SECS"
+	pt_run read_bw bw ib_read_bw -s 65536 -D "$SECS"
+	pt_run send_bw bw ib_send_bw -s 4096 -D "$SECS"
+	pt_run send_bw_64 bw ib_send_bw -s 64 -D "$SECS"
+	pt_run send_lat lat ib_send_lat -s 8 -n "$ITERS"
+	pt_run write_lat lat ib_write_lat -s 8 -n "$ITERS"
+	pt_run read_lat lat ib_read_lat -s 8 -n "$ITERS"
+	pt_run atomic_lat lat ib_atomic_lat -n "$ITERS"
+	[ -n "${R[passive_cpu]:-}" ] &&
+		printf '  %-28s %10.3f cores\n' "ib_write_bw passive side" "${R[passive_cpu]}"
+}
+
+# An idle softib process: device open, two RC QPs connected, no traffic.
+bench_idle() {
+	section "softib: an idle process (device open, QPs connected, no traffic)"
+	local helper=$B/helpers/verbs_idle a b t0 t1
+	if [ ! -x "$helper" ]; then
+		echo "  skipped: $helper not built"
+		return 1
+	fi
+	"$SOFTIB" run "$helper" 10 >"$TMP/idle.txt" 2>&1 &
+	local pid=$!
+	for _ in $(seq 50); do
+		grep -q ready "$TMP/idle.txt" && break
+		sleep 0.1
+	done
+	if ! grep -q ready "$TMP/idle.txt"; then
+		echo "  FAILED:"
+		sed 's/^/    /' "$TMP/idle.txt"
+		kill "$pid" 2>/dev/null
+		return 1
+	fi
+	sleep 0.5
+	a=$(cpu_ns $pid) t0=$(date +%s%N)
+	sleep 4
+	b=$(cpu_ns $pid) t1=$(date +%s%N)
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	R[idle_cpu]=$(calc "($b - $a) / ($t1 - $t0)")
+	printf '  %-28s %10.4f cores\n' "idle process" "${R[idle_cpu]}"
+}
+
+# ---------------------------------------------------------------- the table
+
+# a number with two decimals, or "-"
+num() {
+	if [ -z "$1" ] || [ "$1" = - ]; then echo -; else printf '%.2f' "$1"; fi
+}
+
+# row LABEL VALUE UNIT LINK PEER HIGHER_IS_BETTER TARGET_TEXT VERDICT
+row() {
+	local label=$1 v=$2 unit=$3 link=$4 peer=$5 hib=$6 target=$7 verdict=$8 rl=- rp=-
+	if [ -z "$v" ]; then
+		printf '%-26s %10s %-5s %8s %8s %8s %8s  %-22s %s\n' "$label" "n/a" "$unit" - - - - \
+			"$target" "${verdict:+-}"
+		return
+	fi
+	# ratios as softib / reference, so >1 is more (bandwidth: better;
+	# latency: slower)
+	[ -n "$link" ] && [ "$link" != - ] && rl=$(calc "$v / $link")
+	[ -n "$peer" ] && [ "$peer" != - ] && rp=$(calc "$v / $peer")
+	printf '%-26s %10.2f %-5s %8s %8s %8s %8s  %-22s %s\n' "$label" "$v" "$unit" \
+		"$(num "$link")" "$(num "$rl")" "$(num "$peer")" "$(num "$rp")" "$target" "$verdict"
+}
+
+# verdict COND... : "pass" when every awk condition holds, "MISS" else,
+# empty when a figure is missing.
+verdict() {
+	local c
+	for c in "$@"; do
+		if ! awk "BEGIN { exit !($c) }" 2>/dev/null; then
+			echo MISS
+			return
+		fi
+	done
+	echo pass
+}
+
+table() {
+	local lb=${R[link_bw]:-} ll=${R[link_lat]:-} pb=${R[peer_bw]:-} pl=${R[peer_lat]:-}
+	local wb=${R[write_bw]:-} sl=${R[send_lat]:-} q8=${R[write_bw_q8]:-}
+	local v1= v2= v3= v4= v5=
+	[ -n "$wb" ] && [ -n "$lb" ] && [ -n "$pb" ] && v1=$(verdict "$wb >= 0.7 * $lb" "$wb >= 1.5 * $pb")
+	[ -n "$sl" ] && [ -n "$ll" ] && [ -n "$pl" ] && v2=$(verdict "$sl <= 1.25 * $ll" "$sl <= $pl")
+	[ -n "$q8" ] && [ -n "$wb" ] && v3=$(verdict "$q8 >= $wb")
+	[ -n "${R[idle_cpu]:-}" ] && v4=$(verdict "${R[idle_cpu]} < 0.01")
+	[ -n "${R[passive_cpu]:-}" ] && v5=$(verdict "${R[passive_cpu]} <= 1")
+
+	section "Summary (MB/s = 10^6 B/s; us = median; ratio = softib / reference)"
+	printf '%-26s %10s %-5s %8s %8s %8s %8s  %-22s %s\n' "figure" "softib" "unit" "link" \
+		"x link" "peer" "x peer" "target (issue 6)" "result"
+	row "link: raw UDP goodput" "$lb" "MB/s" - - 1 "" ""
+	row "link: UDP half RTT 64 B" "$ll" "us" - - 0 "" ""
+	row "peer: UCX tcp put_bw 64K" "$pb" "MB/s" - - 1 "" ""
+	row "peer: UCX tcp tag_lat 8" "$pl" "us" - - 0 "" ""
+	row "ib_write_bw 64 KiB" "$wb" "MB/s" "$lb" "$pb" 1 ">=0.7 link, >=1.5 peer" "$v1"
+	row "ib_write_bw 64 KiB -q 8" "$q8" "MB/s" "$lb" "$pb" 1 ">= -q 1" "$v3"
+	row "ib_read_bw 64 KiB" "${R[read_bw]:-}" "MB/s" "$lb" "$pb" 1 "" ""
+	row "ib_send_bw 4 KiB" "${R[send_bw]:-}" "MB/s" "$lb" "$pb" 1 "" ""
+	row "ib_send_bw 64 B (Mpps)" "${R[send_bw_64_rate]:-}" "Mpps" - - 1 "" ""
+	row "ib_send_lat 8 B" "$sl" "us" "$ll" "$pl" 0 "<=1.25 link, <=1 peer" "$v2"
+	row "ib_write_lat 8 B" "${R[write_lat]:-}" "us" "$ll" "$pl" 0 "" ""
+	row "ib_read_lat 8 B" "${R[read_lat]:-}" "us" "$ll" "$pl" 0 "" ""
+	row "ib_atomic_lat" "${R[atomic_lat]:-}" "us" "$ll" "$pl" 0 "" ""
+	row "idle process CPU" "${R[idle_cpu]:-}" "cores" - - 0 "< 0.01 core" "$v4"
+	row "ib_write_bw passive CPU" "${R[passive_cpu]:-}" "cores" - - 0 "<= 1 core" "$v5"
+	row "CRC ICRC+VCRC" "${R[crc]:-}" "GB/s" - - 1 ">= 4 GB/s" \
+		"$([ -n "${R[crc]:-}" ] && verdict "${R[crc]} >= 4")"
+}
+
+SECTIONS=(bench_crc bench_udp_limit bench_peer bench_softib bench_idle)
+# BENCH_SECTIONS="bench_softib ..." runs a subset (while working on one figure)
+[ -n "${BENCH_SECTIONS:-}" ] && read -r -a SECTIONS <<<"$BENCH_SECTIONS"
 
 status=0
 for s in "${SECTIONS[@]}"; do
 	"$s" || status=1
 done
+table
 exit $status
