@@ -5,7 +5,7 @@
  * IBA packet from the first LRH byte to the last VCRC byte.
  *
  * The link is an interface, so the transport is testable without sockets:
- *   link_udp.c      the real thing: one UDP socket, io_uring
+ *   link_udp.c      the real thing: one UDP socket, sendmmsg (GSO), recvmmsg
  *   link_mem.c      an in-memory hub for unit tests: in order, no threads
  *   link_faults.c   SOFTIB_FAULTS: drop/dup/reorder/corrupt/delay on send
  *   link_capture.c  SOFTIB_CAPTURE: every packet sent and received, as pcap
@@ -73,7 +73,7 @@
 #define SIB_LINK_MAX_DGRAM 4352
 /* Send buffers per link, and how many commits make a batch. */
 #define SIB_LINK_TX_BUFS 256
-#define SIB_LINK_TX_BATCH 32
+#define SIB_LINK_TX_BATCH 64
 
 /* ---------------------------------------------------------------- endpoint */
 

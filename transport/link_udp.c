@@ -1,37 +1,34 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * The UDP link: one socket per port, I/O through io_uring (DESIGN.md
- * section 4).  Two rings, so that senders and the receiver never share a
- * lock:
- *   - the send ring: SENDMSG requests from a fixed set of preallocated
- *     buffers, submitted SIB_LINK_TX_BATCH at a time or at flush;
- *   - the receive ring: one multishot RECVMSG into a provided-buffer ring,
- *     an eventfd registered on it as the wait fd.
- * liburing 2.3 (Debian 12) lacks io_uring_setup_buf_ring, so the buffer
- * ring is mapped and registered by hand (research/io-uring-here.md).
+ * The UDP link: one non-blocking socket per port (DESIGN.md section 4),
+ * driven with batching system calls so that any thread can use it:
+ *   - send: commits are queued and handed to the kernel at flush (or when
+ *     SIB_LINK_TX_BATCH are queued) in one sendmmsg; runs of equal-sized
+ *     datagrams to one endpoint go as one UDP GSO message (a UDP_SEGMENT
+ *     control message), which the kernel splits into datagrams, about 3x
+ *     the goodput of one message per datagram (tests/bench/udp_limit.c);
+ *   - receive: recvmmsg.  (UDP_GRO, a GSO burst received as one message,
+ *     measured no faster here, and the socket would then count a dropped
+ *     burst as one drop);
+ *   - the wait fd is the socket itself: readable while datagrams wait.
+ * io_uring (the first version) ran receive work on the thread that armed
+ * the receive, so only that thread could take datagrams and every burst
+ * woke it; plain recvmmsg lets a thread polling an empty CQ drain the link
+ * itself (DESIGN.md section 6) with one system call per batch.
  *
- * io_uring runs a receive's completion work on the thread that submitted
- * it, interrupting that thread if it sleeps.  The receive is armed at open
- * and re-armed by whichever thread polls after it ended; if that thread
- * exits, the kernel cancels the receive, the cancellation wakes the wait fd
- * and the next poll re-arms it.  Best: open and poll from the progress
- * thread.
- *
- * Later, for bursts to one destination: UDP GSO (a UDP_SEGMENT control
- * message) sends up to 64 KiB of equal-sized datagrams per request, about
- * 3x the goodput of one SENDMSG per datagram (tests/bench/udp_limit.c).
+ * Packets leave in commit order: one thread sends at a time (send_lock),
+ * and it takes the whole queue when it starts.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
-#include <liburing.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <netlink/netlink.h>
@@ -40,52 +37,65 @@
 #include "transport/link.h"
 #include "transport/log.h"
 
-#define RX_BUFS 256 /* power of two: the buffer ring's size */
-/* Room for the source address, rounded up so that the control messages
- * after it, and the payload after those, are 8-byte aligned. */
-#define RX_NAME_LEN (((unsigned)sizeof(struct sockaddr_in6) + 7u) & ~7u)
-#define RX_CTRL_LEN ((unsigned)CMSG_SPACE(sizeof(uint32_t))) /* SO_RXQ_OVFL */
-/* recvmsg_out header, source address, control, then at most
- * SIB_LINK_MAX_DGRAM of payload: anything longer comes back with MSG_TRUNC. */
-#define RX_BUF_SIZE                                                                                \
-	((unsigned)sizeof(struct io_uring_recvmsg_out) + RX_NAME_LEN + RX_CTRL_LEN +               \
-	 SIB_LINK_MAX_DGRAM)
-_Static_assert(RX_BUF_SIZE % 8 == 0, "receive buffers stay 8-byte aligned");
-#define RX_BGID 0
-#define RECV_TAG UINT64_MAX /* user_data of the multishot receive */
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+
+/* Datagrams per recvmmsg, and the room for each: anything longer than
+ * SIB_LINK_MAX_DGRAM comes back with MSG_TRUNC. */
+#define RX_BATCH 32
+#define RX_MSG_SIZE SIB_LINK_MAX_DGRAM
+/* A GSO message: at most this many bytes (the UDP length field, less the
+ * IPv6 header) and segments (the kernel's UDP_MAX_SEGMENTS is 64 or more). */
+#define GSO_MAX_BYTES 65000u
+#define GSO_MAX_SEGS 64u
 #define SOCK_BUF_BYTES (4 << 20)
 
-struct tx_slot {
-	struct msghdr msg;
-	struct iovec iov;
-	struct sockaddr_storage dst;
+struct tx_pkt {
+	uint16_t slot;
+	uint16_t len;
+	struct sib_endpoint dst;
+};
+
+union tx_ctrl {
+	char buf[CMSG_SPACE(sizeof(uint16_t))];
+	struct cmsghdr align;
+};
+
+union rx_ctrl {
+	char buf[CMSG_SPACE(sizeof(uint32_t))];
+	struct cmsghdr align;
 };
 
 struct udp_link {
 	struct sib_link link;
 	int fd;
 	int af;
-	int efd;
+	bool gso; /* UDP_SEGMENT works; cleared when the kernel refuses it */
 
-	pthread_mutex_t tx_lock; /* the send ring, free list, queued */
-	struct io_uring tx_ring;
+	pthread_mutex_t q_lock; /* free list and queue */
 	uint8_t *tx_mem;
-	struct tx_slot slots[SIB_LINK_TX_BUFS];
 	uint16_t free_slots[SIB_LINK_TX_BUFS];
 	unsigned nfree;
-	unsigned queued;   /* prepared SQEs not yet submitted */
-	unsigned inflight; /* prepared SQEs not yet completed */
+	struct tx_pkt queue[SIB_LINK_TX_BUFS];
+	unsigned queued;
+
+	pthread_mutex_t send_lock; /* the sender's scratch below */
+	struct tx_pkt sending[SIB_LINK_TX_BUFS];
+	struct mmsghdr mmsg[SIB_LINK_TX_BUFS];
+	unsigned first[SIB_LINK_TX_BUFS]; /* message i carries sending[first[i]..] */
+	struct iovec iov[SIB_LINK_TX_BUFS];
+	struct sockaddr_storage names[SIB_LINK_TX_BUFS];
+	union tx_ctrl ctrl[SIB_LINK_TX_BUFS];
 	bool tx_err_logged;
 
-	pthread_mutex_t rx_lock; /* the receive ring and buffer ring */
-	struct io_uring rx_ring;
-	struct io_uring_buf_ring *br;
+	pthread_mutex_t rx_lock; /* the receive buffers */
 	uint8_t *rx_mem;
-	struct msghdr rx_msg;
-	bool rx_armed;
+	struct mmsghdr rx_msgs[RX_BATCH];
+	struct iovec rx_iov[RX_BATCH];
+	struct sockaddr_storage rx_names[RX_BATCH];
+	union rx_ctrl rx_ctrl[RX_BATCH];
 	bool rx_err_logged;
-
-	bool tx_ring_up, rx_ring_up, br_registered;
 };
 
 static struct udp_link *to_udp(struct sib_link *l)
@@ -95,44 +105,160 @@ static struct udp_link *to_udp(struct sib_link *l)
 
 /* ---------------------------------------------------------------- send */
 
-static void tx_reap(struct udp_link *u)
+static uint8_t *slot_buf(struct udp_link *u, unsigned slot)
 {
-	struct io_uring_cqe *cqe;
-	unsigned head, n = 0;
-
-	io_uring_for_each_cqe(&u->tx_ring, head, cqe)
-	{
-		uint64_t idx = io_uring_cqe_get_data64(cqe);
-
-		n++;
-		if (cqe->res >= 0) {
-			sib_link_count(&u->link.counters.tx_packets, 1);
-			sib_link_count(&u->link.counters.tx_bytes, (uint64_t)cqe->res);
-		} else {
-			sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_TX_ERROR], 1);
-			if (!u->tx_err_logged) {
-				u->tx_err_logged = true;
-				sib_warn("UDP send failed: %s (counted as tx_error; further failures "
-					 "are logged at debug level)",
-					 strerror(-cqe->res));
-			} else {
-				sib_dbg("UDP send failed: %s", strerror(-cqe->res));
-			}
-		}
-		if (idx < SIB_LINK_TX_BUFS) {
-			u->free_slots[u->nfree++] = (uint16_t)idx;
-			u->inflight--;
-		}
-	}
-	io_uring_cq_advance(&u->tx_ring, n);
+	return u->tx_mem + (size_t)slot * SIB_LINK_MAX_DGRAM;
 }
 
-static void tx_submit(struct udp_link *u)
+static void tx_error(struct udp_link *u, int err, uint64_t packets)
 {
-	if (u->queued) {
-		io_uring_submit(&u->tx_ring);
-		u->queued = 0;
+	sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_TX_ERROR], packets);
+	if (!u->tx_err_logged) {
+		u->tx_err_logged = true;
+		sib_warn("UDP send failed: %s (counted as tx_error; further failures are logged "
+			 "at debug level)",
+			 strerror(err));
+	} else {
+		sib_dbg("UDP send failed: %s", strerror(err));
 	}
+}
+
+/*
+ * Groups sending[0..n) into messages: a run of datagrams to one endpoint,
+ * all of one size but the last (which may be shorter), becomes one GSO
+ * message.  Returns the number of messages.
+ */
+static unsigned tx_build(struct udp_link *u, unsigned n)
+{
+	unsigned m = 0, i = 0;
+
+	while (i < n) {
+		struct tx_pkt *p = &u->sending[i];
+		struct mmsghdr *h = &u->mmsg[m];
+		socklen_t alen = sib_endpoint_to_sockaddr(&p->dst, u->af, &u->names[m]);
+		unsigned j = i + 1, bytes = p->len;
+
+		if (!alen) {
+			sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_TX_NO_ROUTE], 1);
+			i++;
+			continue;
+		}
+		u->iov[i].iov_base = slot_buf(u, p->slot);
+		u->iov[i].iov_len = p->len;
+		if (u->gso) {
+			/* the previous one's size is the segment size until one is shorter */
+			while (j < n && j - i < GSO_MAX_SEGS && u->sending[j - 1].len == p->len &&
+			       u->sending[j].len <= p->len &&
+			       bytes + u->sending[j].len <= GSO_MAX_BYTES &&
+			       sib_endpoint_equal(&u->sending[j].dst, &p->dst)) {
+				u->iov[j].iov_base = slot_buf(u, u->sending[j].slot);
+				u->iov[j].iov_len = u->sending[j].len;
+				bytes += u->sending[j].len;
+				j++;
+			}
+		}
+		memset(h, 0, sizeof(*h));
+		h->msg_hdr.msg_name = &u->names[m];
+		h->msg_hdr.msg_namelen = alen;
+		h->msg_hdr.msg_iov = &u->iov[i];
+		h->msg_hdr.msg_iovlen = j - i;
+		if (j - i > 1) {
+			struct cmsghdr *cm = &u->ctrl[m].align;
+			uint16_t seg = p->len;
+
+			h->msg_hdr.msg_control = u->ctrl[m].buf;
+			h->msg_hdr.msg_controllen = sizeof(u->ctrl[m].buf);
+			cm->cmsg_level = SOL_UDP;
+			cm->cmsg_type = UDP_SEGMENT;
+			cm->cmsg_len = CMSG_LEN(sizeof(seg));
+			memcpy(CMSG_DATA(cm), &seg, sizeof(seg));
+		}
+		u->first[m++] = i;
+		i = j;
+	}
+	u->first[m] = n;
+	return m;
+}
+
+/* Sends message k's datagrams one by one (the kernel refused GSO). */
+static void tx_one_by_one(struct udp_link *u, unsigned k)
+{
+	struct msghdr mh = u->mmsg[k].msg_hdr;
+
+	mh.msg_control = NULL;
+	mh.msg_controllen = 0;
+	mh.msg_iovlen = 1;
+	for (unsigned i = u->first[k]; i < u->first[k + 1]; i++) {
+		mh.msg_iov = &u->iov[i];
+		if (sendmsg(u->fd, &mh, 0) < 0) {
+			tx_error(u, errno, 1);
+		} else {
+			sib_link_count(&u->link.counters.tx_packets, 1);
+			sib_link_count(&u->link.counters.tx_bytes, u->iov[i].iov_len);
+		}
+	}
+}
+
+/* Hands messages [0, m) to the kernel.  Called with send_lock held. */
+static void tx_send(struct udp_link *u, unsigned m)
+{
+	unsigned k = 0, waits = 0;
+
+	while (k < m) {
+		int r = sendmmsg(u->fd, &u->mmsg[k], m - k, 0);
+
+		if (r > 0) {
+			for (unsigned i = k; i < k + (unsigned)r; i++) {
+				unsigned segs = u->first[i + 1] - u->first[i];
+
+				sib_link_count(&u->link.counters.tx_packets, segs);
+				sib_link_count(&u->link.counters.tx_bytes, u->mmsg[i].msg_len);
+			}
+			k += (unsigned)r;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if ((errno == EAGAIN || errno == ENOBUFS) && waits < 3) {
+			/* The socket's send buffer is full: give the kernel a moment. */
+			struct pollfd pfd = { .fd = u->fd, .events = POLLOUT };
+
+			waits++;
+			poll(&pfd, 1, 1);
+			continue;
+		}
+		if (errno == EIO && u->mmsg[k].msg_hdr.msg_iovlen > 1) {
+			/* No GSO on this path (e.g. no checksum offload). */
+			sib_info("UDP GSO refused here (%s); sending one datagram per message",
+				 strerror(errno));
+			u->gso = false;
+			tx_one_by_one(u, k);
+		} else {
+			tx_error(u, errno, u->first[k + 1] - u->first[k]);
+		}
+		k++;
+	}
+}
+
+/* Sends everything queued, in commit order. */
+static void tx_flush(struct udp_link *u)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&u->send_lock);
+	pthread_mutex_lock(&u->q_lock);
+	n = u->queued;
+	memcpy(u->sending, u->queue, n * sizeof(u->queue[0]));
+	u->queued = 0;
+	pthread_mutex_unlock(&u->q_lock);
+	if (n) {
+		tx_send(u, tx_build(u, n));
+		pthread_mutex_lock(&u->q_lock);
+		for (unsigned i = 0; i < n; i++)
+			u->free_slots[u->nfree++] = u->sending[i].slot;
+		pthread_mutex_unlock(&u->q_lock);
+	}
+	pthread_mutex_unlock(&u->send_lock);
 }
 
 static uint8_t *udp_tx_alloc(struct sib_link *l, size_t *cap)
@@ -140,22 +266,22 @@ static uint8_t *udp_tx_alloc(struct sib_link *l, size_t *cap)
 	struct udp_link *u = to_udp(l);
 	uint8_t *buf = NULL;
 
-	pthread_mutex_lock(&u->tx_lock);
-	if (!u->nfree)
-		tx_reap(u);
-	if (!u->nfree && u->inflight) {
-		/* Every buffer is in flight: wait for the kernel to finish one.
-		 * (None in flight: the callers hold them all; waiting would hang.) */
-		u->queued = 0;
-		io_uring_submit_and_wait(&u->tx_ring, 1);
-		tx_reap(u);
+	*cap = SIB_LINK_MAX_DGRAM;
+	for (int tries = 0; tries < 2 && !buf; tries++) {
+		bool queued;
+
+		pthread_mutex_lock(&u->q_lock);
+		if (u->nfree)
+			buf = slot_buf(u, u->free_slots[--u->nfree]);
+		queued = u->queued != 0;
+		pthread_mutex_unlock(&u->q_lock);
+		/* None free: they are queued (send them), being sent by another
+		 * thread (flush waits for it) or held by callers (NULL). */
+		if (!buf && (queued || !tries))
+			tx_flush(u);
 	}
-	if (u->nfree)
-		buf = u->tx_mem + (size_t)u->free_slots[--u->nfree] * SIB_LINK_MAX_DGRAM;
-	pthread_mutex_unlock(&u->tx_lock);
 	if (!buf)
 		sib_link_count(&l->counters.drop[SIB_LINK_DROP_TX_NO_BUFFER], 1);
-	*cap = SIB_LINK_MAX_DGRAM;
 	return buf;
 }
 
@@ -175,9 +301,9 @@ static void udp_tx_abort(struct sib_link *l, uint8_t *buf)
 	struct udp_link *u = to_udp(l);
 	unsigned idx = slot_of(u, buf);
 
-	pthread_mutex_lock(&u->tx_lock);
+	pthread_mutex_lock(&u->q_lock);
 	u->free_slots[u->nfree++] = (uint16_t)idx;
-	pthread_mutex_unlock(&u->tx_lock);
+	pthread_mutex_unlock(&u->q_lock);
 }
 
 static void udp_tx_commit(struct sib_link *l, uint8_t *buf, size_t len,
@@ -185,92 +311,41 @@ static void udp_tx_commit(struct sib_link *l, uint8_t *buf, size_t len,
 {
 	struct udp_link *u = to_udp(l);
 	unsigned idx = slot_of(u, buf);
-	struct tx_slot *s = &u->slots[idx];
-	struct io_uring_sqe *sqe;
-	socklen_t alen;
+	bool full;
 
 	if (len > SIB_LINK_MAX_DGRAM) {
 		sib_link_count(&l->counters.drop[SIB_LINK_DROP_TX_TOO_LONG], 1);
 		udp_tx_abort(l, buf);
 		return;
 	}
-	alen = sib_endpoint_to_sockaddr(dst, u->af, &s->dst);
-	if (!alen) {
-		sib_link_count(&l->counters.drop[SIB_LINK_DROP_TX_NO_ROUTE], 1);
-		udp_tx_abort(l, buf);
-		return;
-	}
-	s->iov.iov_base = buf;
-	s->iov.iov_len = len;
-	s->msg.msg_name = &s->dst;
-	s->msg.msg_namelen = alen;
-	s->msg.msg_iov = &s->iov;
-	s->msg.msg_iovlen = 1;
-
-	pthread_mutex_lock(&u->tx_lock);
-	sqe = io_uring_get_sqe(&u->tx_ring);
-	if (!sqe) { /* cannot happen: the SQ has a slot for every buffer */
-		tx_submit(u);
-		sqe = io_uring_get_sqe(&u->tx_ring);
-	}
-	if (!sqe) {
-		u->free_slots[u->nfree++] = (uint16_t)idx;
-		sib_link_count(&l->counters.drop[SIB_LINK_DROP_TX_ERROR], 1);
-	} else {
-		/* SENDMSG requests are issued in submission order; one that
-		 * finds the socket buffer full waits and may then complete
-		 * after later ones: a reorder the transport tolerates. */
-		io_uring_prep_sendmsg(sqe, u->fd, &s->msg, 0);
-		io_uring_sqe_set_data64(sqe, idx);
-		u->inflight++;
-		if (++u->queued >= SIB_LINK_TX_BATCH)
-			tx_submit(u);
-	}
-	pthread_mutex_unlock(&u->tx_lock);
+	pthread_mutex_lock(&u->q_lock);
+	u->queue[u->queued++] = (struct tx_pkt){ .slot = (uint16_t)idx, .len = (uint16_t)len,
+						 .dst = *dst };
+	full = u->queued >= SIB_LINK_TX_BATCH;
+	pthread_mutex_unlock(&u->q_lock);
+	if (full)
+		tx_flush(u);
 }
 
 static int udp_flush(struct sib_link *l)
 {
 	struct udp_link *u = to_udp(l);
 
-	pthread_mutex_lock(&u->tx_lock);
-	tx_submit(u);
-	tx_reap(u);
-	pthread_mutex_unlock(&u->tx_lock);
+	if (__atomic_load_n(&u->queued, __ATOMIC_RELAXED))
+		tx_flush(u);
 	return 0;
 }
 
 /* ---------------------------------------------------------------- receive */
 
-static int rx_arm(struct udp_link *u)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->rx_ring);
-	int ret;
-
-	if (!sqe)
-		return -EBUSY;
-	io_uring_prep_recvmsg_multishot(sqe, u->fd, &u->rx_msg, 0);
-	sqe->flags |= IOSQE_BUFFER_SELECT;
-	sqe->buf_group = RX_BGID;
-	io_uring_sqe_set_data64(sqe, RECV_TAG);
-	ret = io_uring_submit(&u->rx_ring);
-	if (ret < 0)
-		return ret;
-	__atomic_store_n(&u->rx_armed, true, __ATOMIC_RELAXED);
-	return 0;
-}
-
 /* SO_RXQ_OVFL: how many datagrams the socket has dropped since it was
  * opened because its receive buffer was full.  The kernel stamps it on each
  * datagram it queues, so drops show up with the next datagram received. */
-static void rx_overflow(struct udp_link *u, struct io_uring_recvmsg_out *o)
+static void rx_overflow(struct udp_link *u, struct msghdr *mh)
 {
-	struct cmsghdr *cm;
-
-	if (o->controllen > RX_CTRL_LEN)
+	if (mh->msg_flags & MSG_CTRUNC)
 		return;
-	for (cm = io_uring_recvmsg_cmsg_firsthdr(o, &u->rx_msg); cm;
-	     cm = io_uring_recvmsg_cmsg_nexthdr(o, &u->rx_msg, cm)) {
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
 		uint32_t drops;
 
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SO_RXQ_OVFL ||
@@ -284,117 +359,95 @@ static void rx_overflow(struct udp_link *u, struct io_uring_recvmsg_out *o)
 	}
 }
 
-/* One receive completion; returns true when a datagram was taken. */
-static bool rx_complete(struct udp_link *u, const struct io_uring_cqe *cqe, sib_link_rx_fn rx,
-			void *arg)
+/* One received datagram: to rx, unless the link drops it (counted). */
+static void rx_message(struct udp_link *u, unsigned k, sib_link_rx_fn rx, void *arg)
 {
-	struct io_uring_recvmsg_out *o;
+	struct msghdr *mh = &u->rx_msgs[k].msg_hdr;
+	unsigned len = u->rx_msgs[k].msg_len;
 	struct sib_endpoint from;
-	uint8_t *buf;
-	unsigned bid;
 
-	if (!(cqe->flags & IORING_CQE_F_MORE))
-		__atomic_store_n(&u->rx_armed, false, __ATOMIC_RELAXED);
-	if (cqe->res < 0) {
-		/* ENOBUFS: every buffer was with us; the datagram waits in the
-		 * socket until we re-arm.  Anything else is worth a line. */
-		if (cqe->res != -ENOBUFS && !u->rx_err_logged) {
-			u->rx_err_logged = true;
-			sib_warn("UDP receive failed: %s (re-arming)", strerror(-cqe->res));
-		}
-		return false;
-	}
-	if (!(cqe->flags & IORING_CQE_F_BUFFER))
-		return false;
-	bid = cqe->flags >> IORING_CQE_BUFFER_SHIFT;
-	if (bid >= RX_BUFS)
-		return false;
-	buf = u->rx_mem + (size_t)bid * RX_BUF_SIZE;
-	o = io_uring_recvmsg_validate(buf, cqe->res, &u->rx_msg);
-	if (!o || (unsigned)cqe->res > RX_BUF_SIZE ||
-	    sib_endpoint_from_sockaddr(io_uring_recvmsg_name(o),
-				       o->namelen < RX_NAME_LEN ? o->namelen : RX_NAME_LEN, &from)) {
+	if (sib_endpoint_from_sockaddr(mh->msg_name, mh->msg_namelen, &from)) {
 		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_MALFORMED], 1);
-	} else if (o->flags & MSG_TRUNC) {
-		rx_overflow(u, o);
-		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_TRUNCATED], 1);
-	} else {
-		rx_overflow(u, o);
-		unsigned len = io_uring_recvmsg_payload_length(o, cqe->res, &u->rx_msg);
-
-		sib_link_count(&u->link.counters.rx_packets, 1);
-		sib_link_count(&u->link.counters.rx_bytes, len);
-		rx(arg, io_uring_recvmsg_payload(o, &u->rx_msg), len, &from);
+		return;
 	}
-	/* The callback is done with the buffer: give it back to the kernel. */
-	io_uring_buf_ring_add(u->br, buf, RX_BUF_SIZE, (unsigned short)bid,
-			      io_uring_buf_ring_mask(RX_BUFS), 0);
-	io_uring_buf_ring_advance(u->br, 1);
-	return true;
+	rx_overflow(u, mh);
+	if (mh->msg_flags & MSG_TRUNC) {
+		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_TRUNCATED], 1);
+		return;
+	}
+	sib_link_count(&u->link.counters.rx_packets, 1);
+	sib_link_count(&u->link.counters.rx_bytes, len);
+	rx(arg, u->rx_iov[k].iov_base, len, &from);
+}
+
+/* One recvmmsg of up to want datagrams; returns how many it took. */
+static unsigned rx_batch(struct udp_link *u, unsigned want, sib_link_rx_fn rx, void *arg)
+{
+	int got;
+
+	for (unsigned k = 0; k < want; k++) {
+		struct msghdr *mh = &u->rx_msgs[k].msg_hdr;
+
+		mh->msg_namelen = sizeof(u->rx_names[k]);
+		mh->msg_controllen = sizeof(u->rx_ctrl[k].buf);
+		mh->msg_flags = 0;
+	}
+	got = recvmmsg(u->fd, u->rx_msgs, want, MSG_DONTWAIT, NULL);
+	if (got < 0) {
+		int err = errno;
+
+		if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR && !u->rx_err_logged) {
+			u->rx_err_logged = true;
+			sib_warn("UDP receive failed: %s", strerror(err));
+		}
+		return 0;
+	}
+	for (int k = 0; k < got; k++)
+		rx_message(u, (unsigned)k, rx, arg);
+	return (unsigned)got;
 }
 
 static int udp_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *arg)
 {
 	struct udp_link *u = to_udp(l);
-	struct io_uring_cqe *cqe;
-	int n = 0;
+	unsigned n = 0;
 
 	pthread_mutex_lock(&u->rx_lock);
-	while ((unsigned)n < max && io_uring_peek_cqe(&u->rx_ring, &cqe) == 0) {
-		struct io_uring_cqe c = *cqe;
+	while (n < max) {
+		unsigned want = max - n < RX_BATCH ? max - n : RX_BATCH;
+		unsigned got = rx_batch(u, want, rx, arg);
 
-		/* Consume the CQE before the callback, so that a callback that
-		 * sends cannot see it twice. */
-		io_uring_cqe_seen(&u->rx_ring, cqe);
-		if (io_uring_cqe_get_data64(&c) != RECV_TAG)
-			continue;
-		if (rx_complete(u, &c, rx, arg))
-			n++;
-	}
-	if (!u->rx_armed) {
-		int ret = rx_arm(u);
-
-		if (ret < 0) {
-			pthread_mutex_unlock(&u->rx_lock);
-			sib_err("cannot re-arm the UDP receive: %s", strerror(-ret));
-			return ret;
-		}
+		n += got;
+		if (got < want)
+			break;
 	}
 	pthread_mutex_unlock(&u->rx_lock);
-	return n;
+	return (int)n;
 }
 
 static int udp_wait_fd(struct sib_link *l)
 {
-	return to_udp(l)->efd;
+	return to_udp(l)->fd;
 }
 
 static int udp_wait_arm(struct sib_link *l)
 {
-	struct udp_link *u = to_udp(l);
-	eventfd_t v;
-
-	eventfd_read(u->efd, &v); /* non-blocking: EAGAIN when already clear */
-	return io_uring_cq_ready(&u->rx_ring) > 0 || !__atomic_load_n(&u->rx_armed, __ATOMIC_RELAXED);
+	(void)l;
+	return 0; /* the socket is readable exactly while datagrams wait */
 }
 
 static void udp_close(struct sib_link *l)
 {
 	struct udp_link *u = to_udp(l);
 
-	if (u->tx_ring_up)
-		io_uring_queue_exit(&u->tx_ring);
-	if (u->rx_ring_up)
-		io_uring_queue_exit(&u->rx_ring); /* cancels the receive */
-	if (u->br)
-		munmap(u->br, RX_BUFS * sizeof(struct io_uring_buf));
-	if (u->fd >= 0)
+	if (u->fd >= 0) {
+		udp_flush(l);
 		close(u->fd);
-	if (u->efd >= 0)
-		close(u->efd);
+	}
 	free(u->tx_mem);
 	free(u->rx_mem);
-	pthread_mutex_destroy(&u->tx_lock);
+	pthread_mutex_destroy(&u->q_lock);
+	pthread_mutex_destroy(&u->send_lock);
 	pthread_mutex_destroy(&u->rx_lock);
 	free(u);
 }
@@ -568,6 +621,7 @@ static int setup_socket(struct udp_link *u, const struct sib_endpoint *want, con
 	if (u->af == AF_INET6)
 		setsockopt(u->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	setsockopt(u->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
+	u->gso = true;
 
 	len = sib_endpoint_to_sockaddr(want, u->af, &ss);
 	if (bind(u->fd, (struct sockaddr *)&ss, len)) {
@@ -590,67 +644,19 @@ static int setup_socket(struct udp_link *u, const struct sib_endpoint *want, con
 	return 0;
 }
 
-static int uring_err(const char *what, int ret)
+/* The receive messages, each over its own part of rx_mem. */
+static void setup_rx(struct udp_link *u)
 {
-	sib_err("%s failed: %s; softib needs io_uring (check sysctl kernel.io_uring_disabled, "
-		"and a container's seccomp profile must allow io_uring_setup)",
-		what, strerror(-ret));
-	return ret;
-}
+	for (unsigned k = 0; k < RX_BATCH; k++) {
+		struct msghdr *mh = &u->rx_msgs[k].msg_hdr;
 
-static int setup_rings(struct udp_link *u)
-{
-	struct io_uring_params p;
-	struct io_uring_buf_reg reg;
-	int ret;
-
-	ret = io_uring_queue_init(SIB_LINK_TX_BUFS, &u->tx_ring, 0);
-	if (ret < 0)
-		return uring_err("io_uring_queue_init (send ring)", ret);
-	u->tx_ring_up = true;
-
-	/* Room in the CQ for a completion per receive buffer, so the CQ never
-	 * overflows before the buffers run out. */
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_CQSIZE;
-	p.cq_entries = 2 * RX_BUFS;
-	ret = io_uring_queue_init_params(8, &u->rx_ring, &p);
-	if (ret < 0)
-		return uring_err("io_uring_queue_init (receive ring)", ret);
-	u->rx_ring_up = true;
-
-	u->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (u->efd < 0)
-		return uring_err("eventfd", -errno);
-	ret = io_uring_register_eventfd(&u->rx_ring, u->efd);
-	if (ret < 0)
-		return uring_err("io_uring_register_eventfd", ret);
-
-	u->br = mmap(NULL, RX_BUFS * sizeof(struct io_uring_buf), PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (u->br == MAP_FAILED) {
-		u->br = NULL;
-		return uring_err("mmap of the buffer ring", -errno);
+		u->rx_iov[k].iov_base = u->rx_mem + (size_t)k * RX_MSG_SIZE;
+		u->rx_iov[k].iov_len = RX_MSG_SIZE;
+		mh->msg_name = &u->rx_names[k];
+		mh->msg_iov = &u->rx_iov[k];
+		mh->msg_iovlen = 1;
+		mh->msg_control = u->rx_ctrl[k].buf;
 	}
-	io_uring_buf_ring_init(u->br);
-	memset(&reg, 0, sizeof(reg));
-	reg.ring_addr = (unsigned long)(uintptr_t)u->br;
-	reg.ring_entries = RX_BUFS;
-	reg.bgid = RX_BGID;
-	ret = io_uring_register_buf_ring(&u->rx_ring, &reg, 0);
-	if (ret < 0)
-		return uring_err("io_uring_register_buf_ring (kernel 5.19 or later)", ret);
-	for (unsigned i = 0; i < RX_BUFS; i++)
-		io_uring_buf_ring_add(u->br, u->rx_mem + (size_t)i * RX_BUF_SIZE, RX_BUF_SIZE,
-				      (unsigned short)i, io_uring_buf_ring_mask(RX_BUFS), (int)i);
-	io_uring_buf_ring_advance(u->br, RX_BUFS);
-
-	u->rx_msg.msg_namelen = RX_NAME_LEN;
-	u->rx_msg.msg_controllen = RX_CTRL_LEN;
-	ret = rx_arm(u);
-	if (ret < 0)
-		return uring_err("multishot RECVMSG (kernel 6.0 or later)", ret);
-	return 0;
 }
 
 int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **out)
@@ -682,12 +688,12 @@ int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **ou
 	if (!u)
 		return -ENOMEM;
 	u->link.ops = &udp_ops;
-	u->fd = u->efd = -1;
-	pthread_mutex_init(&u->tx_lock, NULL);
+	u->fd = -1;
+	pthread_mutex_init(&u->q_lock, NULL);
+	pthread_mutex_init(&u->send_lock, NULL);
 	pthread_mutex_init(&u->rx_lock, NULL);
 	u->tx_mem = aligned_alloc(4096, (size_t)SIB_LINK_TX_BUFS * SIB_LINK_MAX_DGRAM);
-	u->rx_mem = aligned_alloc(4096, (size_t)RX_BUFS * RX_BUF_SIZE + 4096 -
-						((size_t)RX_BUFS * RX_BUF_SIZE) % 4096);
+	u->rx_mem = aligned_alloc(4096, (size_t)RX_BATCH * RX_MSG_SIZE);
 	if (!u->tx_mem || !u->rx_mem) {
 		udp_close(&u->link);
 		return -ENOMEM;
@@ -696,9 +702,8 @@ int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **ou
 		u->free_slots[i] = (uint16_t)(SIB_LINK_TX_BUFS - 1 - i);
 	u->nfree = SIB_LINK_TX_BUFS;
 
+	setup_rx(u);
 	ret = setup_socket(u, &want, knob);
-	if (!ret)
-		ret = setup_rings(u);
 	if (ret) {
 		udp_close(&u->link);
 		return ret;
