@@ -116,13 +116,18 @@ static void wc_from_cqe(struct ibv_wc *wc, const struct sib_cqe *c)
 	wc->dlid_path_bits = c->dlid_path_bits;
 }
 
-static int softib_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
+/* Nothing in the CQ: the polling thread drains the link itself (DESIGN.md
+ * section 6) rather than wait for the progress thread to do it. */
+static bool drain(struct ibv_context *ctx)
+{
+	return sib_progress_drain(to_sctx(ctx)->hca) > 0;
+}
+
+static int poll_some(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
 	struct sib_cqe c[16];
 	int done = 0;
 
-	if (num_entries < 0)
-		return -EINVAL;
 	while (done < num_entries) {
 		int want = num_entries - done > 16 ? 16 : num_entries - done;
 		int got = sib_cq_poll(to_scq(cq)->cq, c, want);
@@ -136,8 +141,22 @@ static int softib_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	return done;
 }
 
+static int softib_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
+{
+	int done;
+
+	if (num_entries < 0)
+		return -EINVAL;
+	done = poll_some(cq, num_entries, wc);
+	if (!done && num_entries && drain(cq->context))
+		done = poll_some(cq, num_entries, wc);
+	return done;
+}
+
 static int softib_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
+	/* The application is about to sleep: the progress thread serves it. */
+	sib_progress_drain_end(to_sctx(cq->context)->hca);
 	sib_cq_arm(to_scq(cq)->cq, solicited_only != 0);
 	return 0;
 }
@@ -193,11 +212,16 @@ static int take_one(struct ibv_cq_ex *cqx)
 
 static int cqx_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 {
+	int err;
+
 	if (attr && attr->comp_mask) {
 		sib_warn("start_poll: unknown comp_mask 0x%x", attr->comp_mask);
 		return EINVAL;
 	}
-	return take_one(cqx);
+	err = take_one(cqx);
+	if (err == ENOENT && drain(cqx->context))
+		err = take_one(cqx);
+	return err;
 }
 
 static int cqx_next_poll(struct ibv_cq_ex *cqx)

@@ -49,7 +49,7 @@
  * IPv6 header) and segments (the kernel's UDP_MAX_SEGMENTS is 64 or more). */
 #define GSO_MAX_BYTES 65000u
 #define GSO_MAX_SEGS 64u
-#define SOCK_BUF_BYTES (4 << 20)
+#define SOCK_BUF_BYTES (16 << 20)
 
 struct tx_pkt {
 	uint16_t slot;

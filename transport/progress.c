@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
@@ -177,7 +178,10 @@ static void rx_cb(void *arg, const uint8_t *pkt, size_t len, const struct sib_en
 	sib_progress_rx(c->hca, c->port_num, pkt, len, from);
 }
 
-int sib_progress_poll(struct sib_hca *hca)
+enum { DRAIN_BATCH = 16, DRAIN_MAX = 256 };
+
+/* Every port's link, up to DRAIN_MAX datagrams each; under drain_lock. */
+static int drain_links(struct sib_hca *hca)
 {
 	int total = 0;
 
@@ -188,14 +192,59 @@ int sib_progress_poll(struct sib_hca *hca)
 
 		if (!link)
 			continue;
-		while ((n = sib_link_poll(link, 64, rx_cb, &c)) > 0) {
+		/* Small batches, each followed by a flush: the ACKs and read
+		 * responses they caused leave before the next batch is read,
+		 * so the peer's window keeps moving. */
+		while ((n = sib_link_poll(link, DRAIN_BATCH, rx_cb, &c)) > 0) {
 			total += n;
-			if (n < 64)
+			sib_link_flush(link);
+			if (n < DRAIN_BATCH || total >= DRAIN_MAX)
 				break;
 		}
 		sib_link_flush(link);
 	}
-	return total + run_timers(hca);
+	return total;
+}
+
+int sib_progress_poll(struct sib_hca *hca)
+{
+	int n;
+
+	pthread_mutex_lock(&hca->progress.drain_lock);
+	n = drain_links(hca);
+	pthread_mutex_unlock(&hca->progress.drain_lock);
+	return n + run_timers(hca);
+}
+
+int sib_progress_drain(struct sib_hca *hca)
+{
+	struct sib_progress *pg = &hca->progress;
+	uint64_t until = sib_link_now_ns() + SIB_PROGRESS_LEASE_NS;
+	int n;
+
+	/* Renewed only when a good part of it has passed: one shared store
+	 * per few hundred microseconds, not one per poll. */
+	if (until > __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED) +
+			    SIB_PROGRESS_LEASE_NS / 4)
+		__atomic_store_n(&pg->busy_until_ns, until, __ATOMIC_RELAXED);
+	if (pthread_mutex_trylock(&pg->drain_lock))
+		return 0;
+	n = drain_links(hca);
+	pthread_mutex_unlock(&pg->drain_lock);
+	return n;
+}
+
+void sib_progress_drain_end(struct sib_hca *hca)
+{
+	struct sib_progress *pg = &hca->progress;
+	uint64_t one = 1;
+
+	if (!__atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&pg->busy_until_ns, 0, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&pg->lease_sleep, __ATOMIC_ACQUIRE) && pg->kick_fd >= 0 &&
+	    write(pg->kick_fd, &one, sizeof(one)) < 0)
+		sib_dbg("progress kick: %s", strerror(errno));
 }
 
 bool sib_progress_on_thread(struct sib_hca *hca)
@@ -208,19 +257,66 @@ void sib_hca_set_rx_data(struct sib_hca *hca, sib_rx_data_fn fn)
 	__atomic_store_n(&hca->progress.rx_data, fn, __ATOMIC_RELEASE);
 }
 
+/* Sleeps up to ns on the timers, the kick and the stop fd only; true when
+ * the thread is to stop. */
+static bool lease_sleep(struct sib_hca *hca, uint64_t ns)
+{
+	struct sib_progress *pg = &hca->progress;
+	struct pollfd fds[3] = {
+		{ .fd = pg->timer_fd, .events = POLLIN },
+		{ .fd = pg->kick_fd, .events = POLLIN },
+		{ .fd = pg->stop_fd, .events = POLLIN },
+	};
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
+			       .tv_nsec = (long)(ns % 1000000000ull) };
+	uint64_t v;
+
+	__atomic_store_n(&pg->lease_sleep, true, __ATOMIC_RELEASE);
+	/* drain_end may have run between our look at the lease and here */
+	if (__atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED))
+		ppoll(fds, 3, &ts, NULL);
+	__atomic_store_n(&pg->lease_sleep, false, __ATOMIC_RELEASE);
+	if (fds[0].revents & POLLIN && read(pg->timer_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		sib_dbg("timerfd read: %s", strerror(errno));
+	if (fds[1].revents & POLLIN && read(pg->kick_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		sib_dbg("kick read: %s", strerror(errno));
+	return fds[2].revents & POLLIN;
+}
+
 static void *progress_main(void *arg)
 {
 	struct sib_hca *hca = arg;
 	struct sib_progress *pg = &hca->progress;
 	struct pollfd fds[SIB_NUM_PORTS + 2];
+	uint64_t last_work = 0;
 
 	for (;;) {
 		unsigned nfds = 0;
 		int timeout = -1;
 		bool pending = false;
+		uint64_t now, busy;
 
-		if (sib_progress_poll(hca) > 0)
+		if (sib_progress_poll(hca) > 0) {
+			last_work = sib_link_now_ns();
 			continue;
+		}
+		now = sib_link_now_ns();
+		busy = __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED);
+		if (busy <= now && now - last_work < SIB_PROGRESS_SPIN_NS) {
+			/* Traffic a moment ago: more is likely on its way, and
+			 * catching it awake saves a sleep and a wakeup on both
+			 * sides.  Bounded, and yielding to whoever else wants
+			 * the core. */
+			sched_yield();
+			continue;
+		}
+		if (busy > now) {
+			/* An application thread drains the links: look again
+			 * when its lease runs out (or it says it sleeps). */
+			if (lease_sleep(hca, busy - now))
+				break;
+			continue;
+		}
 		/* Arm every link, then check once more: whatever arrives
 		 * after wait_arm makes its fd readable (link.h). */
 		for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
@@ -271,9 +367,11 @@ int sib_progress_init(struct sib_hca *hca)
 
 	memset(pg, 0, sizeof(*pg));
 	pthread_mutex_init(&pg->timer_lock, NULL);
+	pthread_mutex_init(&pg->drain_lock, NULL);
 	pg->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	pg->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pg->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (pg->stop_fd < 0 || pg->timer_fd < 0) {
+	if (pg->stop_fd < 0 || pg->kick_fd < 0 || pg->timer_fd < 0) {
 		int err = errno;
 
 		sib_err("progress engine: cannot create its eventfd/timerfd: %s", strerror(err));
@@ -317,8 +415,11 @@ void sib_progress_fini(struct sib_hca *hca)
 
 	if (pg->stop_fd >= 0)
 		close(pg->stop_fd);
+	if (pg->kick_fd >= 0)
+		close(pg->kick_fd);
 	if (pg->timer_fd >= 0)
 		close(pg->timer_fd);
-	pg->stop_fd = pg->timer_fd = -1;
+	pg->stop_fd = pg->kick_fd = pg->timer_fd = -1;
 	pthread_mutex_destroy(&pg->timer_lock);
+	pthread_mutex_destroy(&pg->drain_lock);
 }

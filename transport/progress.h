@@ -50,10 +50,15 @@ struct sib_progress {
 	pthread_t thread;
 	bool running;
 	int stop_fd;  /* eventfd: written to stop the thread */
+	int kick_fd;  /* eventfd: ends the thread's timed sleep early */
 	int timer_fd; /* timerfd: armed for the earliest timer */
 	pthread_mutex_t timer_lock;
 	struct sib_timer *timers; /* sorted by deadline */
 	sib_rx_data_fn rx_data;
+	/* Application threads polling (sib_progress_drain): */
+	pthread_mutex_t drain_lock;  /* one drainer at a time; others skip */
+	uint64_t busy_until_ns;	     /* someone drains until about then */
+	bool lease_sleep;	     /* the thread sleeps on a timeout, not the links */
 	/* what nobody took, for `softib info` */
 	uint64_t rx_data_unclaimed; /* data packets while no rx_data hook */
 	uint64_t rx_mad_malformed;  /* QP0/QP1 packets that are no well-formed MAD */
@@ -77,6 +82,24 @@ void sib_progress_fini(struct sib_hca *hca);
  * due.  Returns how many packets and timers it handled.  The thread loops
  * on it; without a thread, callers drive the HCA with it. */
 int sib_progress_poll(struct sib_hca *hca);
+
+/*
+ * Called by an application thread that polls and finds nothing (an empty
+ * CQ, DESIGN.md section 6): drains the links on this thread, so a busy
+ * poller gets its packets without a hand-over between threads.  While
+ * such calls keep coming, the progress thread stops waking for every
+ * datagram and only looks in now and then (SIB_PROGRESS_LEASE_NS), since
+ * the poller does its work; timers stay with it.  Never waits for another
+ * drainer.  Returns the number of packets handled.
+ */
+int sib_progress_drain(struct sib_hca *hca);
+/* The application is going to sleep (it armed a CQ for an event): the
+ * progress thread takes the links back at once. */
+void sib_progress_drain_end(struct sib_hca *hca);
+#define SIB_PROGRESS_LEASE_NS 1000000ull
+/* After handling packets the progress thread keeps looking this long
+ * before it sleeps (a bounded busy poll: a burst's next packets come soon). */
+#define SIB_PROGRESS_SPIN_NS 50000ull
 
 /* True on the HCA's progress thread (waiting there would deadlock). */
 bool sib_progress_on_thread(struct sib_hca *hca);

@@ -20,7 +20,7 @@
  * part (as a retry would be, IBA 9.7.6.1.5), so the responder never sends
  * more than the receiving socket can hold.
  */
-enum { REQ_WINDOW = 64, REQ_ACK_EVERY = 16, READ_CHUNK = 64 };
+enum { REQ_WINDOW = 256, REQ_ACK_EVERY = 16, READ_CHUNK = 64 };
 
 bool sib_wr_is_rd_atomic(enum sib_wr_opcode op)
 {

@@ -392,7 +392,7 @@ static void socket_overflow_is_counted_as_rx_queue_full(void **state)
 {
 	struct pair *p = *state;
 	struct sib_link_counters c;
-	const unsigned n = 4000;
+	const unsigned n = 30000; /* the socket buffers are 16 MiB */
 	unsigned got = 0;
 
 	/* Far more than the receive buffers and the socket buffer hold,
