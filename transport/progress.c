@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 #include <errno.h>
 #include <poll.h>
-#include <sched.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
@@ -288,7 +287,6 @@ static void *progress_main(void *arg)
 	struct sib_hca *hca = arg;
 	struct sib_progress *pg = &hca->progress;
 	struct pollfd fds[SIB_NUM_PORTS + 2];
-	uint64_t last_work = 0;
 
 	for (;;) {
 		unsigned nfds = 0;
@@ -296,20 +294,10 @@ static void *progress_main(void *arg)
 		bool pending = false;
 		uint64_t now, busy;
 
-		if (sib_progress_poll(hca) > 0) {
-			last_work = sib_link_now_ns();
+		if (sib_progress_poll(hca) > 0)
 			continue;
-		}
 		now = sib_link_now_ns();
 		busy = __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED);
-		if (busy <= now && now - last_work < SIB_PROGRESS_SPIN_NS) {
-			/* Traffic a moment ago: more is likely on its way, and
-			 * catching it awake saves a sleep and a wakeup on both
-			 * sides.  Bounded, and yielding to whoever else wants
-			 * the core. */
-			sched_yield();
-			continue;
-		}
 		if (busy > now) {
 			/* An application thread drains the links: look again
 			 * when its lease runs out (or it says it sleeps). */

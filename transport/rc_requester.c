@@ -138,7 +138,8 @@ int sib_req_send_segment(struct sib_qp *qp, const struct sib_send_wqe *w, uint8_
 	sib_tx_headers(qp, &qp->attr.ah_attr, &pkt);
 	pkt.bth.OpCode = info->opcode;
 	pkt.bth.PSN = psn;
-	pkt.bth.A = ackreq || last;
+	pkt.bth.A = ackreq ||
+		    (last && transport != IB_TRANSPORT_RC && transport != IB_TRANSPORT_XRC);
 	/* IBA 9.2.3: Solicited Event on the last packet of a solicited message. */
 	pkt.bth.SE = last && (w->send_flags & SIB_SEND_SOLICITED) && (info->flags & (IB_OPF_SEND | IB_OPF_IMM));
 	if (info->headers & IB_HDRBIT(IB_HDR_RETH)) {
@@ -226,6 +227,21 @@ void sib_rc_arm_rto(struct sib_qp *qp, bool restart)
 	}
 }
 
+/* Whether the WQE after the current one goes out right after it: one
+ * that waits (READ or atomic limits, a fence) or fails needs the current
+ * one acknowledged first. */
+static bool next_follows(struct sib_qp *qp)
+{
+	uint32_t next = qp->req.cur + 1;
+	const struct sib_send_wqe *n;
+
+	if (next >= qp->sq.count)
+		return false;
+	n = sq_wqe(qp, next);
+	return !sib_wr_is_rd_atomic(n->opcode) && !(n->send_flags & SIB_SEND_FENCE) &&
+	       !sq_req(qp, next)->local_err;
+}
+
 void sib_rc_req_run(struct sib_qp *qp)
 {
 	struct sib_req *q = &qp->req;
@@ -302,9 +318,14 @@ void sib_rc_req_run(struct sib_qp *qp)
 					stop = true;
 					break;
 				}
-				uint32_t idx = (uint32_t)psn_diff(q->psn, r->first_psn);
-				bool ackreq = idx % REQ_ACK_EVERY == REQ_ACK_EVERY - 1 ||
-					      psn_diff(psn_add(q->psn, 1), q->una_psn) >= REQ_WINDOW;
+				/* ACKs coalesced (IBA 9.7.5.1.1): asked for every
+				 * REQ_ACK_EVERY PSNs, when the window fills, and on
+				 * a message's last packet unless another follows at
+				 * once; one ACK covers all earlier PSNs. */
+				bool last = q->cur_off + mtu >= w->length;
+				bool ackreq = q->psn % REQ_ACK_EVERY == REQ_ACK_EVERY - 1 ||
+					      psn_diff(psn_add(q->psn, 1), q->una_psn) >= REQ_WINDOW ||
+					      (last && !next_follows(qp));
 				int rc = sib_req_send_segment(qp, w, transport, q->psn, q->cur_off,
 							      mtu, ackreq);
 

@@ -17,8 +17,10 @@ enum sib_wc_status sib_req_precheck(struct sib_qp *qp, const struct sib_send_wqe
 const struct sib_endpoint *sib_req_dest(struct sib_qp *qp);
 /*
  * Sends the segment of a SEND / WRITE starting at byte off with PSN psn.
- * 0 sent; -1 no link buffer (try later); a positive enum sib_wc_status on a
- * local error (logged).
+ * ackreq sets AckReq; RC and XRC callers decide it alone (the requester
+ * asks for coalesced ACKs), other transports set it on a message's last
+ * packet too.  0 sent; -1 no link buffer (try later); a positive enum
+ * sib_wc_status on a local error (logged).
  */
 int sib_req_send_segment(struct sib_qp *qp, const struct sib_send_wqe *w, uint8_t transport,
 			 uint32_t psn, uint64_t off, unsigned mtu, bool ackreq);
