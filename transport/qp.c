@@ -113,6 +113,7 @@ int sib_qp_create(struct sib_qp_init *in, struct sib_qp **out, char *why, size_t
 		if (!has_rq(in->type))
 			in->recv_cq = NULL;
 	}
+	snprintf(why, why_len, "out of memory");
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return ENOMEM;
