@@ -566,3 +566,71 @@ void sib_qp_set_error(struct sib_qp *qp)
 	pthread_mutex_unlock(&qp->lock);
 	sib_event_raise(qp->sink, SIB_EV_QP_FATAL, qp->user, 0);
 }
+
+void sib_qp_lock(struct sib_qp *qp)
+{
+	pthread_mutex_lock(&qp->lock);
+}
+
+void sib_qp_unlock(struct sib_qp *qp)
+{
+	pthread_mutex_unlock(&qp->lock);
+}
+
+const struct sib_qp_attr *sib_qp_attr_locked(struct sib_qp *qp)
+{
+	return &qp->attr;
+}
+
+struct sib_send_wqe *sib_qp_sq_at_locked(struct sib_qp *qp, uint32_t i)
+{
+	return i < qp->sq.count ? sib_wq_at(&qp->sq, i) : NULL;
+}
+
+void sib_qp_sq_complete_locked(struct sib_qp *qp, enum sib_wc_status status, uint32_t byte_len)
+{
+	if (!qp->sq.count)
+		return;
+	struct sib_send_wqe *w = sib_wq_at(&qp->sq, 0);
+
+	if (status != SIB_WC_SUCCESS || (w->send_flags & SIB_SEND_SIGNALED) || qp->sq_sig_all) {
+		struct sib_cqe c = {
+			.wr_id = w->wr_id,
+			.status = status,
+			.opcode = wc_of_wr[w->opcode],
+			.qp_num = qp->qp_num,
+			.byte_len = status == SIB_WC_SUCCESS ? byte_len : 0,
+		};
+
+		sib_cq_push(qp->send_cq, &c, false);
+	}
+	sib_wq_pop(&qp->sq);
+	if (status != SIB_WC_SUCCESS)
+		send_error(qp);
+}
+
+bool sib_qp_rq_take_locked(struct sib_qp *qp, struct sib_recv_wqe *out, struct sib_sge *sge)
+{
+	if (qp->srq)
+		return sib_srq_take(qp->srq, out, sge);
+	if (!qp->rq.count)
+		return false;
+	const struct sib_recv_wqe *w = sib_wq_at(&qp->rq, 0);
+
+	*out = *w;
+	for (uint32_t i = 0; i < w->num_sge; i++)
+		sge[i] = w->sge[i];
+	out->sge = sge;
+	sib_wq_pop(&qp->rq);
+	return true;
+}
+
+void sib_qp_recv_complete_locked(struct sib_qp *qp, const struct sib_cqe *cqe, bool solicited)
+{
+	struct sib_cq *cq = qp->recv_cq;
+
+	if (!cq && qp->srq)
+		cq = sib_srq_cq(qp->srq); /* XRC target: the XRC SRQ's CQ */
+	if (cq)
+		sib_cq_push(cq, cqe, solicited);
+}
