@@ -9,6 +9,7 @@
 #
 #   sib_init NAME            temp dir, traps, SOFTIB_SM on a free UDP port
 #   sib_need PROG...         skip (exit 77) when a program is not installed
+#   sib_need_sm              skip when softib-sm is not built
 #   sib_skip MSG / sib_fail MSG
 #   sib_free_port tcp|udp    print a port nobody listens on (not reused)
 #   sib_start ID SECS CMD... start CMD in the background, output in $(sib_out ID)
@@ -309,6 +310,14 @@ sib_init()
 	trap 'exit 130' INT TERM
 	SIB_SM_PORT=$(sib_free_port udp) || exit 1
 	export SOFTIB_SM=127.0.0.1:$SIB_SM_PORT
+}
+
+# Skips when this build has no subnet manager (fabric/ not merged yet): no
+# port becomes ACTIVE with a LID, so no data can move.
+sib_need_sm()
+{
+	[ -x "$(dirname "$SOFTIB")/softib-sm" ] ||
+		sib_skip "$(dirname "$SOFTIB")/softib-sm is not built: no subnet manager, no data path"
 }
 
 # Greps FILE for an extended regular expression; on a miss says what was

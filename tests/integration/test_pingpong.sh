@@ -12,6 +12,7 @@
 
 sib_init pingpong
 sib_need ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ss timeout
+sib_need_sm
 
 # 100 round trips are enough to prove the data path; more only costs time.
 ITERS=${PINGPONG_ITERS:-100}
