@@ -231,7 +231,7 @@ sib_pair()
 	SIB_NS_OF[$s]=$SIB_SERVER_NETNS
 	unset "SIB_RC[$s]"
 	if ! sib_wait_listen "$s" "$port"; then
-		kill "${SIB_PID[$s]}" 2>/dev/null
+		[ -n "${SIB_PID[$s]:-}" ] && kill "${SIB_PID[$s]}" 2>/dev/null
 		sib_wait "$s"
 		echo "FAIL: $id: the server never listened"
 		sib_show "$s"
@@ -242,7 +242,7 @@ sib_pair()
 	rc=$?
 	SIB_RC[$c]=$rc
 	# A client that failed leaves the server waiting for it: stop it.
-	[ $rc -eq 0 ] || kill "${SIB_PID[$s]}" 2>/dev/null
+	[ $rc -eq 0 ] || kill "${SIB_PID[$s]:-}" 2>/dev/null
 	sib_wait "$s"
 	rs=$?
 	if [ $rs -ne 0 ] || [ $rc -ne 0 ]; then
