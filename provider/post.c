@@ -11,6 +11,7 @@
 
 #include "provider/mw.h"
 #include "provider/queues.h"
+#include "transport/engine.h"
 #include "transport/caps.h"
 #include "transport/log.h"
 
@@ -46,8 +47,11 @@ int softib_post_one_send(struct softib_qp *sqp, const struct ibv_send_wr *wr, ch
 	struct sib_sge sge[SIB_MAX_SGE];
 	struct sib_send_wqe w;
 
-	if (wr->num_sge < 0 || wr->num_sge > SIB_MAX_SGE) {
-		snprintf(why, why_len, "num_sge %d exceeds max_send_sge", wr->num_sge);
+	uint32_t max_sge = sib_qp_caps(sqp->qp)->max_send_sge;
+
+	/* Checked before the list is read: never read past what the QP allows. */
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
+		snprintf(why, why_len, "num_sge %d exceeds max_send_sge %u", wr->num_sge, max_sge);
 		return EINVAL;
 	}
 	if (wr->num_sge && !wr->sg_list) {
@@ -115,6 +119,7 @@ int softib_post_one_send(struct softib_qp *sqp, const struct ibv_send_wr *wr, ch
 			return EINVAL;
 		}
 		softib_av_from_ibv(&w.ud.av, &to_sah(ah)->attr);
+		w.ud.dest = softib_ah_dest(to_sah(ah));
 		w.ud.remote_qpn = wr->wr.ud.remote_qpn;
 		w.ud.remote_qkey = wr->wr.ud.remote_qkey;
 	}
@@ -126,18 +131,20 @@ int softib_post_one_send(struct softib_qp *sqp, const struct ibv_send_wr *wr, ch
 static int softib_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	char why[160];
+	int err = 0;
 
 	for (; wr; wr = wr->next) {
-		int err = softib_post_one_send(to_sqp(qp), wr, why, sizeof(why));
-
+		err = softib_post_one_send(to_sqp(qp), wr, why, sizeof(why));
 		if (err) {
 			sib_warn("post_send on QP 0x%06x: %s", qp->qp_num, why);
 			if (bad_wr)
 				*bad_wr = wr;
-			return err;
+			break;
 		}
 	}
-	return 0;
+	/* Transmit what was queued, on the caller's thread (DESIGN.md 6). */
+	sib_qp_kick(to_sqp(qp)->qp);
+	return err;
 }
 
 static int softib_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
@@ -147,11 +154,17 @@ static int softib_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ib
 	int err;
 
 	for (; wr; wr = wr->next) {
-		if (wr->num_sge < 0 || wr->num_sge > SIB_MAX_SGE) {
-			snprintf(why, sizeof(why), "num_sge %d exceeds max_recv_sge", wr->num_sge);
+		uint32_t max_sge = sib_qp_caps(to_sqp(qp)->qp)->max_recv_sge;
+
+		if (wr->num_sge < 0 || (!qp->srq && (uint32_t)wr->num_sge > max_sge)) {
+			snprintf(why, sizeof(why), "num_sge %d exceeds max_recv_sge %u", wr->num_sge,
+				 max_sge);
 			err = EINVAL;
 		} else if (wr->num_sge && !wr->sg_list) {
 			snprintf(why, sizeof(why), "sg_list is NULL with num_sge %d", wr->num_sge);
+			err = EINVAL;
+		} else if (qp->srq) {
+			snprintf(why, sizeof(why), "QP receives from an SRQ: use ibv_post_srq_recv");
 			err = EINVAL;
 		} else {
 			for (int i = 0; i < wr->num_sge; i++) {

@@ -173,12 +173,19 @@ static int softib_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 				struct ibv_recv_wr **bad_wr)
 {
 	struct sib_sge sge[SIB_MAX_SRQ_SGE];
+	uint32_t max_wr, max_sge, limit;
 	char why[160];
 	int err = 0;
 
+	sib_srq_query(to_ssrq(srq)->srq, &max_wr, &max_sge, &limit);
 	for (; wr; wr = wr->next) {
-		if (wr->num_sge < 0 || wr->num_sge > SIB_MAX_SRQ_SGE) {
-			snprintf(why, sizeof(why), "num_sge %d exceeds max_sge", wr->num_sge);
+		/* Checked before the list is read: never read past what the SRQ allows. */
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
+			snprintf(why, sizeof(why), "num_sge %d exceeds max_sge %u", wr->num_sge,
+				 max_sge);
+			err = EINVAL;
+		} else if (wr->num_sge && !wr->sg_list) {
+			snprintf(why, sizeof(why), "sg_list is NULL with num_sge %d", wr->num_sge);
 			err = EINVAL;
 		} else {
 			for (int i = 0; i < wr->num_sge; i++) {

@@ -15,6 +15,7 @@
 
 #include "tools/softib.h"
 #include "wire/capture.h"
+#include "wire/mad.h"
 #include "wire/crc.h"
 #include "wire/packet.h"
 
@@ -79,93 +80,16 @@ static const char *gid_str(const union ib_gid *gid, char out[INET6_ADDRSTRLEN])
 
 /* ---------------------------------------------------------------- MADs */
 
-struct name {
-	unsigned code;
-	const char *name;
-};
-
-static const char *lookup(const struct name *t, size_t n, unsigned code)
-{
-	for (size_t i = 0; i < n; i++)
-		if (t[i].code == code)
-			return t[i].name;
-	return NULL;
-}
-
-#define LOOKUP(t, code) lookup(t, sizeof(t) / sizeof(t[0]), code)
-
-/* Management classes (IBA 13.4.4). */
-static const struct name mad_classes[] = {
-	{ 0x01, "SMP" }, { 0x81, "SMP-DR" }, { 0x03, "SA" },	 { 0x04, "Perf" },
-	{ 0x05, "BM" },	 { 0x06, "DevMgt" }, { 0x07, "CM" },	 { 0x08, "SNMP" },
-};
-
-/* Methods (IBA 13.4.5, 15.2.5). */
-static const struct name mad_methods[] = {
-	{ 0x01, "Get" },	  { 0x02, "Set" },	     { 0x03, "Send" },
-	{ 0x05, "Trap" },	  { 0x06, "Report" },	     { 0x07, "TrapRepress" },
-	{ 0x12, "GetTable" },	  { 0x13, "GetTraceTable" }, { 0x14, "GetMulti" },
-	{ 0x15, "Delete" },	  { 0x81, "GetResp" },	     { 0x86, "ReportResp" },
-	{ 0x92, "GetTableResp" }, { 0x94, "GetMultiResp" },  { 0x95, "DeleteResp" },
-};
-
-/* Attributes: SM (IBA 14.2.5), SA (15.2.5), CM (12.6). */
-static const struct name sm_attrs[] = {
-	{ 0x0001, "ClassPortInfo" },	   { 0x0002, "Notice" },
-	{ 0x0003, "InformInfo" },	   { 0x0010, "NodeDescription" },
-	{ 0x0011, "NodeInfo" },		   { 0x0012, "SwitchInfo" },
-	{ 0x0014, "GUIDInfo" },		   { 0x0015, "PortInfo" },
-	{ 0x0016, "P_KeyTable" },	   { 0x0017, "SLtoVLMappingTable" },
-	{ 0x0018, "VLArbitrationTable" },  { 0x0019, "LinearForwardingTable" },
-	{ 0x001b, "MulticastForwardingTable" }, { 0x0020, "SMInfo" },
-};
-static const struct name sa_attrs[] = {
-	{ 0x0001, "ClassPortInfo" },   { 0x0002, "Notice" },	     { 0x0003, "InformInfo" },
-	{ 0x0011, "NodeRecord" },      { 0x0012, "PortInfoRecord" }, { 0x0020, "LinkRecord" },
-	{ 0x0031, "ServiceRecord" },   { 0x0035, "PathRecord" },     { 0x0038, "MCMemberRecord" },
-	{ 0x00f3, "InformInfoRecord" },
-};
-static const struct name cm_attrs[] = {
-	{ 0x0010, "ConnectRequest" }, { 0x0011, "MsgRcptAck" },	    { 0x0012, "ConnectReject" },
-	{ 0x0013, "ConnectReply" },   { 0x0014, "ReadyToUse" },	    { 0x0015, "DisconnectRequest" },
-	{ 0x0016, "DisconnectReply" }, { 0x0017, "SIDR_REQ" },	    { 0x0018, "SIDR_REP" },
-	{ 0x0019, "LoadAlternatePath" }, { 0x001a, "AlternatePathResponse" },
-};
-
-/* "MAD SMP-DR Get(SMInfo)" for a management datagram on QP0 or QP1. */
+/* "MAD SubnMgt(directed-route) Get(SMInfo)" for a datagram on QP0 or QP1. */
 static void print_mad(const struct ib_packet *p)
 {
-	const uint8_t *m = p->payload;
-	unsigned mclass, method, attr;
-	const char *cname, *mname, *aname = NULL;
+	struct ib_mad_hdr h;
 
-	if (!m || p->payload_len < 24) /* the common MAD header (IBA 13.4.2) */
+	if (!p->payload || p->payload_len < IB_MAD_HDR_BYTES)
 		return;
-	mclass = m[1];
-	method = m[3];
-	attr = (unsigned)m[16] << 8 | m[17];
-	cname = LOOKUP(mad_classes, mclass);
-	mname = LOOKUP(mad_methods, method);
-	if (mclass == 0x01 || mclass == 0x81)
-		aname = LOOKUP(sm_attrs, attr);
-	else if (mclass == 0x03)
-		aname = LOOKUP(sa_attrs, attr);
-	else if (mclass == 0x07)
-		aname = LOOKUP(cm_attrs, attr);
-
-	printf("  MAD ");
-	if (cname)
-		printf("%s ", cname);
-	else
-		printf("class 0x%02x ", mclass);
-	if (mname)
-		printf("%s", mname);
-	else
-		printf("method 0x%02x", method);
-	if (aname)
-		printf("(%s)", aname);
-	else
-		printf("(attr 0x%04x)", attr);
+	ib_mad_hdr_decode(&h, p->payload);
+	printf("  MAD %s %s(%s)", ib_mad_class_str(h.MgmtClass),
+	       ib_mad_method_str(ib_mad_method(&h)), ib_mad_attr_str(h.MgmtClass, h.AttributeID));
 }
 
 /* ---------------------------------------------------------------- lines */

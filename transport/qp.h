@@ -27,6 +27,7 @@ struct sib_srq;
 struct sib_xrcd;
 struct sib_numtab;
 struct sib_qp;
+struct sib_engine;
 
 /*
  * Runs a local work request (Bind MW, Local Invalidate) when it reaches the
@@ -48,6 +49,7 @@ struct sib_qp_init {
 	struct sib_numtab *qpns;   /* where the QP number comes from */
 	struct sib_event_sink *sink;
 	void *user;
+	struct sib_engine *engine; /* the data path; NULL: queues only (tests) */
 };
 
 /* 0, EINVAL (caps or objects: why says which), ENOMEM (no memory or no QPN). */
@@ -58,6 +60,8 @@ void sib_qp_destroy(struct sib_qp *qp);
 uint32_t sib_qp_num(const struct sib_qp *qp);
 enum sib_qp_type sib_qp_type(const struct sib_qp *qp);
 enum sib_qp_state sib_qp_state(struct sib_qp *qp);
+/* The granted caps (fixed at create). */
+const struct sib_qp_cap *sib_qp_caps(const struct sib_qp *qp);
 
 /*
  * Modify QP: the mask check, the value check, then apply.  Entering ERR

@@ -66,6 +66,25 @@ case $line in
 *) fail "flipped payload: frame 5 line does not name the ICRC: $line" ;;
 esac
 
+# 2b. The same payload flip with the VCRC made right again (the value
+#     decode computed above, stored LSB first): only the ICRC is wrong, and
+#     the decoder must say ICRC, not VCRC.
+vcrc=$(sed -n 's/.*VCRC BAD (carried 0x8388 computed 0x\([0-9a-f]\{4\}\)).*/\1/p' <<<"$line")
+if [ -z "$vcrc" ]; then
+	fail "flipped payload: no computed VCRC on frame 5's line"
+else
+	cp "$tmp/payload.pcap" "$tmp/icrc.pcap"
+	printf "$(printf '\\x%s\\x%s' "${vcrc:2:2}" "${vcrc:0:2}")" |
+		dd of="$tmp/icrc.pcap" bs=1 seek=$((f5 + 132)) conv=notrunc status=none
+	decode "$tmp/icrc.pcap"
+	[ "$last" = "packets: 43 ok: 42 bad: 1" ] || fail "ICRC only: last line is '$last'"
+	line=$(grep '^ *5 ' "$tmp/out")
+	case $line in
+	*"ICRC BAD (carried 0xa8d66bbd computed 0x"*"vcrc ok"*"BAD: "*ICRC*) ;;
+	*) fail "ICRC only: frame 5 line does not blame the ICRC: $line" ;;
+	esac
+fi
+
 # 3. Frame 5's last VCRC byte flipped: ICRC fine, VCRC named.
 flip_byte "$tmp/vcrc.pcap" $((f5 + 133))
 decode "$tmp/vcrc.pcap"

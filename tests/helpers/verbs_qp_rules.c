@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Breaks the QP, CQ and posting rules through the real libibverbs on
+ * softib0 and checks the errno of each; test_qp_rules.sh checks the log
+ * line each one printed.  Also checks flush on ERR, SQ_DRAINED and a
+ * completion-channel event.  Prints "ok NAME" per check; exit 1 on the
+ * first wrong result, 77 when softib0 is not visible.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+static int failures;
+
+#define CHECK(name, cond)                                                                          \
+	do {                                                                                       \
+		if (cond) {                                                                        \
+			printf("ok %s\n", name);                                                   \
+		} else {                                                                           \
+			printf("FAIL %s (line %d, errno %d)\n", name, __LINE__, errno);            \
+			failures++;                                                                \
+		}                                                                                  \
+		fflush(stdout);                                                                    \
+	} while (0)
+
+static struct ibv_context *open_softib(void)
+{
+	int n = 0;
+	struct ibv_device **list = ibv_get_device_list(&n);
+	struct ibv_context *ctx = NULL;
+
+	for (int i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), "softib0"))
+			ctx = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	return ctx;
+}
+
+static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq, enum ibv_qp_type t)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = t,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ibv_create_qp(pd, &ia);
+}
+
+static int to_init(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11 };
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	mask |= qp->qp_type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+/* Wait (bounded, as a hang guard only) for fd to become readable. */
+static int readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 10000) == 1;
+}
+
+int main(void)
+{
+	struct ibv_context *ctx = open_softib();
+	struct ibv_device_attr dev;
+	struct ibv_qp_attr a;
+	struct ibv_wc wc[8];
+	char buf[64];
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = sizeof(buf), .lkey = 0 };
+
+	if (!ctx) {
+		printf("skip: softib0 is not visible (run under softib run)\n");
+		return 77;
+	}
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+
+	CHECK("query_device", pd && !ibv_query_device(ctx, &dev));
+
+	/* A CQ larger than max_cqe: EINVAL (ibv_create_cq(3)). */
+	errno = 0;
+	CHECK("cq_above_max_cqe", !ibv_create_cq(ctx, dev.max_cqe + 1, NULL, NULL, 0) &&
+					  errno == EINVAL);
+	struct ibv_cq *cq = ibv_create_cq(ctx, dev.max_cqe, NULL, NULL, 0);
+
+	CHECK("cq_of_max_cqe", cq && cq->cqe >= dev.max_cqe);
+	ibv_destroy_cq(cq);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+
+	/* 0xffffffff work requests: EINVAL. */
+	struct ibv_qp_init_attr big = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 0xffffffff, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	errno = 0;
+	CHECK("qp_0xffffffff_wrs", !ibv_create_qp(pd, &big) && errno == EINVAL);
+
+	struct ibv_qp *rc = make_qp(pd, cq, IBV_QPT_RC);
+	struct ibv_qp *ud = make_qp(pd, cq, IBV_QPT_UD);
+
+	CHECK("create_qps", rc && ud && rc->state == IBV_QPS_RESET);
+
+	/* Destroying a CQ a QP uses: EBUSY. */
+	CHECK("destroy_cq_in_use", ibv_destroy_cq(cq) == EBUSY);
+
+	/* A transition missing a required attribute. */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	CHECK("reset_init_without_pkey_index",
+	      ibv_modify_qp(rc, &a, IBV_QP_STATE | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == EINVAL &&
+		      rc->state == IBV_QPS_RESET);
+	/* An illegal transition. */
+	a.qp_state = IBV_QPS_RTS;
+	CHECK("reset_rts_illegal", ibv_modify_qp(rc, &a, IBV_QP_STATE) == EINVAL);
+
+	/* post_recv in RESET: EINVAL (pyverbs asserts it). */
+	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad_r = NULL;
+
+	CHECK("post_recv_in_reset", ibv_post_recv(rc, &rwr, &bad_r) == EINVAL && bad_r == &rwr);
+
+	CHECK("rc_to_init", !to_init(rc) && rc->state == IBV_QPS_INIT);
+	CHECK("ud_to_init", !to_init(ud));
+
+	/* A forbidden attribute: UD INIT->RTR carries no address vector. */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	CHECK("ud_rtr_with_av", ibv_modify_qp(ud, &a, IBV_QP_STATE | IBV_QP_AV) == EINVAL);
+
+	/* post_send before RTS: EINVAL, bad_wr set. */
+	struct ibv_send_wr swr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
+				   .opcode = IBV_WR_RDMA_WRITE },
+			   *bad_s = NULL;
+
+	CHECK("post_send_in_init", ibv_post_send(rc, &swr, &bad_s) == EINVAL && bad_s == &swr);
+
+	/* Too many SGEs: EINVAL; a full receive queue: ENOMEM. */
+	rwr.num_sge = 2;
+	CHECK("post_recv_too_many_sge", ibv_post_recv(rc, &rwr, &bad_r) == EINVAL);
+	rwr.num_sge = 1;
+	struct ibv_recv_wr five[5];
+
+	for (int i = 0; i < 5; i++) {
+		five[i] = rwr;
+		five[i].wr_id = 100 + i;
+		five[i].next = i < 4 ? &five[i + 1] : NULL;
+	}
+	CHECK("post_recv_overflow", ibv_post_recv(rc, five, &bad_r) == ENOMEM && bad_r == &five[4]);
+
+	/* Entering ERR flushes the four posted receives, in order. */
+	a.qp_state = IBV_QPS_ERR;
+	CHECK("rc_to_err", !ibv_modify_qp(rc, &a, IBV_QP_STATE) && rc->state == IBV_QPS_ERR);
+	int n = ibv_poll_cq(cq, 8, wc);
+	int in_order = n == 4;
+
+	for (int i = 0; in_order && i < 4; i++)
+		in_order = wc[i].wr_id == (uint64_t)(100 + i) && wc[i].status == IBV_WC_WR_FLUSH_ERR &&
+			   wc[i].qp_num == rc->qp_num;
+	CHECK("flush_on_err", in_order);
+
+	/* SQD with notification raises IBV_EVENT_SQ_DRAINED. */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	CHECK("ud_rtr", !ibv_modify_qp(ud, &a, IBV_QP_STATE));
+	a.qp_state = IBV_QPS_RTS;
+	CHECK("ud_rts", !ibv_modify_qp(ud, &a, IBV_QP_STATE | IBV_QP_SQ_PSN));
+	a.qp_state = IBV_QPS_SQD;
+	a.en_sqd_async_notify = 1;
+	CHECK("ud_sqd", !ibv_modify_qp(ud, &a, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY));
+	struct ibv_async_event ev;
+
+	CHECK("sq_drained_event", readable(ctx->async_fd) && !ibv_get_async_event(ctx, &ev) &&
+					  ev.event_type == IBV_EVENT_SQ_DRAINED &&
+					  ev.element.qp == ud);
+	ibv_ack_async_event(&ev);
+	struct ibv_qp_init_attr qia;
+
+	CHECK("query_sqd", !ibv_query_qp(ud, &a, IBV_QP_STATE, &qia) && a.qp_state == IBV_QPS_SQD &&
+				   a.sq_psn == 0 && qia.cap.max_send_wr == 4);
+
+	/* A completion channel event for a flushed receive. */
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq *ccq = ch ? ibv_create_cq(ctx, 4, NULL, ch, 0) : NULL;
+	struct ibv_qp *q2 = ccq ? make_qp(pd, ccq, IBV_QPT_UC) : NULL;
+
+	CHECK("channel_setup", q2 && !to_init(q2) && !ibv_req_notify_cq(ccq, 0));
+	if (q2) {
+		struct ibv_cq *ev_cq = NULL;
+		void *ev_ctx;
+
+		ibv_post_recv(q2, &rwr, &bad_r);
+		a.qp_state = IBV_QPS_ERR;
+		ibv_modify_qp(q2, &a, IBV_QP_STATE);
+		CHECK("cq_event", readable(ch->fd) && !ibv_get_cq_event(ch, &ev_cq, &ev_ctx) &&
+					  ev_cq == ccq);
+		ibv_ack_cq_events(ccq, 1);
+		CHECK("cq_event_entry", ibv_poll_cq(ccq, 8, wc) == 1 &&
+						wc[0].status == IBV_WC_WR_FLUSH_ERR);
+		ibv_destroy_qp(q2);
+		ibv_destroy_cq(ccq);
+		ibv_destroy_comp_channel(ch);
+	}
+
+	CHECK("destroy", !ibv_destroy_qp(rc) && !ibv_destroy_qp(ud) && !ibv_destroy_cq(cq) &&
+				 !ibv_dealloc_pd(pd));
+	ibv_close_device(ctx);
+	return failures ? 1 : 0;
+}

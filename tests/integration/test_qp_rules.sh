@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# QP, CQ and posting rules through the system libibverbs: each rejected verb
+# returns the documented errno (checked by the helper) and logs one line
+# naming the rule (checked here).
+set -u
+top=${SOFTIB_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+B=${B:-$top/build}
+SOFTIB=${SOFTIB:-$B/softib}
+helper=$B/helpers/verbs_qp_rules
+
+[ -x "$helper" ] || { echo "skip: $helper is not built"; exit 77; }
+[ -e "$B/libsoftib.so" ] || { echo "skip: $B/libsoftib.so is not built"; exit 77; }
+if "$SOFTIB" run -- true 2>/dev/null; then
+  run=("$SOFTIB" run --)
+else
+  run=(env LD_PRELOAD="$B/libsoftib.so") # same effect as softib run
+fi
+
+err=$(mktemp)
+trap 'rm -f "$err"' EXIT
+SOFTIB_LOG=warn "${run[@]}" "$helper" 2>"$err"
+rc=$?
+[ $rc -eq 77 ] && exit 77
+fail=0
+[ $rc -eq 0 ] || { echo "helper failed (exit $rc)"; fail=1; }
+
+expect() {
+  if grep -qE "$1" "$err"; then echo "ok log: $1"; else echo "FAIL log missing: $1"; fail=1; fi
+}
+expect '^softib: create_cq: cqe [0-9]+ is out of range 1\.\.[0-9]+ \(max_cqe\)$'
+expect '^softib: create_qp: max_send_wr 4294967295 exceeds max_qp_wr [0-9]+$'
+expect '^softib: destroy_cq: the CQ is still used by a QP or SRQ$'
+expect '^softib: modify_qp on QP 0x[0-9a-f]{6}: RESET->INIT requires IBV_QP_PKEY_INDEX$'
+expect '^softib: modify_qp on QP 0x[0-9a-f]{6}: RESET->RTS is not a legal transition$'
+expect '^softib: modify_qp on QP 0x[0-9a-f]{6}: INIT->RTR on UD does not allow IBV_QP_AV$'
+expect '^softib: post_recv on QP 0x[0-9a-f]{6}: QP is in RESET$'
+expect '^softib: post_send on QP 0x[0-9a-f]{6}: QP is in INIT, must be RTS$'
+expect '^softib: post_recv on QP 0x[0-9a-f]{6}: num_sge 2 exceeds max_recv_sge 1$'
+expect '^softib: post_recv on QP 0x[0-9a-f]{6}: receive queue is full \(4 WQEs\)$'
+if [ $fail -ne 0 ]; then echo "--- stderr:"; cat "$err"; fi
+exit $fail
