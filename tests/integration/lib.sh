@@ -46,9 +46,13 @@ SIB_CLIENT_WRAP=()
 SIB_SERVER_NETNS=
 
 # Line-buffered output, so that a program killed at its time limit still
-# shows how far it got (stdio buffers a file fully otherwise).
+# shows how far it got (stdio buffers a file fully otherwise).  Not with an
+# AddressSanitizer build: stdbuf preloads its library ahead of the ASan
+# runtime, which ASan refuses.
 SIB_LINEBUF=()
-command -v stdbuf >/dev/null 2>&1 && SIB_LINEBUF=(stdbuf -oL -eL)
+if command -v stdbuf >/dev/null 2>&1 && ! ldd "$SOFTIB" 2>/dev/null | grep -q libasan; then
+	SIB_LINEBUF=(stdbuf -oL -eL)
+fi
 
 sib_log() { echo "$SIB_NAME: $*"; }
 
