@@ -6,7 +6,11 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "transport/engine.h"
+
+#include "provider/queues.h"
 #include "provider/softib.h"
 #include "transport/caps.h"
 #include "transport/log.h"
@@ -70,18 +74,51 @@ static struct ibv_ah *softib_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *at
 		return NULL;
 	}
 	sah->attr = *attr;
+	pthread_mutex_init(&sah->dest_lock, NULL);
 	/* With LMC 0 a port has one LID: no path bits to choose (IBA 7.11.1). */
 	sah->attr.src_path_bits = 0;
 	sah->ibv_ah.context = pd->context;
 	sah->ibv_ah.pd = pd;
 	softib_pd_get(pd);
+	(void)softib_ah_dest(sah); /* resolve now: sends need not wait for the SA */
 	return &sah->ibv_ah;
+}
+
+struct sib_endpoint softib_ah_dest(struct softib_ah *sah)
+{
+	struct softib_context *sctx = to_sctx(sah->ibv_ah.context);
+	struct sib_endpoint ep = { 0 };
+	struct sib_av av;
+
+	pthread_mutex_lock(&sah->dest_lock);
+	if (sah->dest_valid) {
+		ep = sah->dest;
+		pthread_mutex_unlock(&sah->dest_lock);
+		return ep;
+	}
+	pthread_mutex_unlock(&sah->dest_lock);
+	if (!sctx->hca->engine)
+		return ep;
+	softib_av_from_ibv(&av, &sah->attr);
+	int err = sib_engine_resolve(sctx->hca->engine, &av, &ep);
+
+	if (err) {
+		sib_warn("create_ah on %s: DLID 0x%04x is unknown to the subnet (%s)",
+			 SOFTIB_DEV_NAME, sah->attr.dlid, strerror(-err));
+		return (struct sib_endpoint){ 0 };
+	}
+	pthread_mutex_lock(&sah->dest_lock);
+	sah->dest = ep;
+	sah->dest_valid = true;
+	pthread_mutex_unlock(&sah->dest_lock);
+	return ep;
 }
 
 static int softib_destroy_ah(struct ibv_ah *ah)
 {
 	struct softib_ah *sah = to_sah(ah);
 
+	pthread_mutex_destroy(&sah->dest_lock);
 	softib_pd_put(sah->ibv_ah.pd);
 	free(sah);
 	return 0;

@@ -11,6 +11,7 @@
 
 #include "provider/mw.h"
 #include "provider/queues.h"
+#include "transport/engine.h"
 #include "transport/caps.h"
 #include "transport/log.h"
 
@@ -118,6 +119,7 @@ int softib_post_one_send(struct softib_qp *sqp, const struct ibv_send_wr *wr, ch
 			return EINVAL;
 		}
 		softib_av_from_ibv(&w.ud.av, &to_sah(ah)->attr);
+		w.ud.dest = softib_ah_dest(to_sah(ah));
 		w.ud.remote_qpn = wr->wr.ud.remote_qpn;
 		w.ud.remote_qkey = wr->wr.ud.remote_qkey;
 	}
@@ -129,18 +131,20 @@ int softib_post_one_send(struct softib_qp *sqp, const struct ibv_send_wr *wr, ch
 static int softib_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	char why[160];
+	int err = 0;
 
 	for (; wr; wr = wr->next) {
-		int err = softib_post_one_send(to_sqp(qp), wr, why, sizeof(why));
-
+		err = softib_post_one_send(to_sqp(qp), wr, why, sizeof(why));
 		if (err) {
 			sib_warn("post_send on QP 0x%06x: %s", qp->qp_num, why);
 			if (bad_wr)
 				*bad_wr = wr;
-			return err;
+			break;
 		}
 	}
-	return 0;
+	/* Transmit what was queued, on the caller's thread (DESIGN.md 6). */
+	sib_qp_kick(to_sqp(qp)->qp);
+	return err;
 }
 
 static int softib_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)

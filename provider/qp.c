@@ -159,6 +159,7 @@ static struct ibv_qp *create_common(struct ibv_context *ctx, struct ibv_qp_init_
 		.pd = pd ? to_spd(pd)->pdn : 0,
 		.local_exec = softib_local_exec,
 		.qpns = sctx->hca->qpns,
+		.engine = sctx->hca->engine,
 		.sink = &sctx->sink,
 		.user = qp,
 	};

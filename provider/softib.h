@@ -12,8 +12,8 @@
  * Errors: a verb that rejects its arguments returns the errno libibverbs
  * documents and logs one sib_warn line naming the rule (DESIGN.md 7).
  */
-#ifndef SOFTIB_PROVIDER_SOFTIB_H
-#define SOFTIB_PROVIDER_SOFTIB_H
+#ifndef SIB_PROVIDER_SOFTIB_H
+#define SIB_PROVIDER_SOFTIB_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -119,7 +119,16 @@ void softib_pd_put(struct ibv_pd *pd);
 struct softib_ah {
 	struct ibv_ah ibv_ah;
 	struct ibv_ah_attr attr;
+	/* Where attr's DLID/DGID lives, resolved at create_ah (or at the first
+	 * send when the subnet did not know it yet); under dest_lock. */
+	pthread_mutex_t dest_lock;
+	struct sib_endpoint dest;
+	bool dest_valid;
 };
+
+/* The AH's endpoint, resolving it now if create_ah could not (family 0:
+ * still unknown; the datagram is then lost, as on a fabric without a route). */
+struct sib_endpoint softib_ah_dest(struct softib_ah *sah);
 
 static inline struct softib_ah *to_sah(struct ibv_ah *ah)
 {

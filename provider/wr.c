@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "provider/queues.h"
+#include "transport/engine.h"
 #include "transport/caps.h"
 #include "transport/log.h"
 
@@ -245,6 +246,7 @@ static void softib_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint
 		return;
 	}
 	softib_av_from_ibv(&p->wqe.ud.av, &to_sah(ah)->attr);
+	p->wqe.ud.dest = softib_ah_dest(to_sah(ah));
 	p->wqe.ud.remote_qpn = remote_qpn;
 	p->wqe.ud.remote_qkey = remote_qkey;
 }
@@ -307,6 +309,7 @@ static int softib_wr_complete(struct ibv_qp_ex *qpx)
 	sqp->npending = 0;
 	sqp->wr_err = 0;
 	pthread_mutex_unlock(&sqp->wr_lock);
+	sib_qp_kick(sqp->qp); /* transmit on the caller's thread (DESIGN.md 6) */
 	return err;
 }
 

@@ -8,6 +8,13 @@ case "$B" in /*) ;; *) B=$top/$B ;; esac
 export SOFTIB_TOP=$top
 export SOFTIB_SHARED_DIR=${SOFTIB_SHARED_DIR:-$top/../shared}
 export SOFTIB="$B/softib"
+# One SM address for this run, away from the default a user's own SM uses;
+# the SM a test auto-starts there is stopped at the end (tests that need
+# their own use their own addresses).
+if [ -z "${SOFTIB_SM:-}" ]; then
+  export SOFTIB_SM=127.0.0.1:$((30000 + RANDOM % 20000))
+  trap 'for p in $(pgrep -f -- "softib-sm --daemon --listen $SOFTIB_SM\$" 2>/dev/null); do kill "$p"; done' EXIT
+fi
 pass=0 fail=0 skip=0 failed=()
 for t in "$top"/tests/integration/test_*.sh; do
   [ -e "$t" ] || continue

@@ -14,6 +14,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "transport/hca.h"
 #include "tools/run.h"
 #include "tools/softib.h"
 
@@ -50,6 +51,52 @@ static const char *state_name(enum ibv_port_state s)
 	}
 }
 
+typedef int (*port_stats_fn)(struct ibv_context *, uint8_t, struct sib_port_stats *);
+
+/* The link's counters, through libsoftib.so's softib_query_port_stats (the
+ * HCA lives in the library, not in this program's own copy of the core). */
+static void print_stats(struct ibv_context *ctx, uint8_t port_num)
+{
+	port_stats_fn fn = (port_stats_fn)dlvsym(RTLD_DEFAULT, "softib_query_port_stats",
+						 "SOFTIB_PRIVATE_1");
+	struct sib_port_stats st;
+	bool any = false;
+
+	if (!fn || fn(ctx, port_num, &st))
+		return;
+	printf("  %-15s %llu packets, %llu bytes\n", "sent", (unsigned long long)st.link.tx_packets,
+	       (unsigned long long)st.link.tx_bytes);
+	printf("  %-15s %llu packets, %llu bytes\n", "received",
+	       (unsigned long long)st.link.rx_packets, (unsigned long long)st.link.rx_bytes);
+	printf("  %-15s", "dropped");
+	for (int i = 0; i < SIB_LINK_DROP_COUNT; i++)
+		if (st.link.drop[i]) {
+			printf(" %s=%llu", sib_link_drop_name(i), (unsigned long long)st.link.drop[i]);
+			any = true;
+		}
+	for (int i = 1; i < IB_PKT_ERR_COUNT; i++)
+		if (st.link.pkt_err[i]) {
+			printf(" %s=%llu", ib_pkt_err_name(i), (unsigned long long)st.link.pkt_err[i]);
+			any = true;
+		}
+	if (st.rx_mad_malformed) {
+		printf(" bad_mad=%llu", (unsigned long long)st.rx_mad_malformed);
+		any = true;
+	}
+	if (st.rx_data_unclaimed) {
+		printf(" no_receiver=%llu", (unsigned long long)st.rx_data_unclaimed);
+		any = true;
+	}
+	printf("%s\n", any ? "" : " none");
+	for (int i = 0; i < SIB_FAULT_COUNT; i++)
+		if (st.link.fault[i])
+			printf("  %-15s %s=%llu\n", "injected", sib_fault_name(i),
+			       (unsigned long long)st.link.fault[i]);
+	printf("  %-15s %llu queries, %llu cache hits, %llu timeouts\n", "SA client",
+	       (unsigned long long)st.sa_sent, (unsigned long long)st.sa_hits,
+	       (unsigned long long)st.sa_timeouts);
+}
+
 static int print_port(struct ibv_context *ctx, uint8_t port_num)
 {
 	struct ibv_port_attr pa;
@@ -79,6 +126,7 @@ static int print_port(struct ibv_context *ctx, uint8_t port_num)
 		printf("  %-15s 0x%04x\n", "P_Key[0]", be16toh(pkey));
 	printf("  %-15s %d\n", "active MTU", 128 << pa.active_mtu);
 	printf("  %-15s %d\n", "max MTU", 128 << pa.max_mtu);
+	print_stats(ctx, port_num);
 	return 0;
 }
 
@@ -124,7 +172,7 @@ int softib_cmd_info(int argc, char **argv)
 {
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		printf("usage: softib info\nShows softib0 as this process sees it: GUIDs, and per "
-		       "port state, LID, SM LID, GID[0], P_Key[0], MTU.\n");
+		       "port state, LID, SM LID, GID[0], P_Key[0], MTU, and the port's packet counters.\n");
 		return 0;
 	}
 	if (argc > 1) {

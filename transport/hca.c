@@ -3,13 +3,17 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "transport/engine.h"
 #include "transport/hca.h"
 #include "transport/numtab.h"
 #include "transport/log.h"
+#include "transport/mgmt.h"
+#include "transport/port_up.h"
 
 static pthread_mutex_t hca_global_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sib_hca *hca_current;
@@ -57,31 +61,112 @@ static uint64_t random_u64(void)
 	return v;
 }
 
-static pthread_once_t node_guid_once = PTHREAD_ONCE_INIT;
+/* Not pthread_once: a fork()ed child must make a GUID of its own. */
+static pthread_mutex_t node_guid_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t node_guid;
-
-static void node_guid_make(void)
-{
-	node_guid = sib_guid_from_random(random_u64());
-}
 
 uint64_t sib_node_guid(void)
 {
-	pthread_once(&node_guid_once, node_guid_make);
-	return node_guid;
+	uint64_t g;
+
+	pthread_mutex_lock(&node_guid_lock);
+	if (!node_guid)
+		node_guid = sib_guid_from_random(random_u64());
+	g = node_guid;
+	pthread_mutex_unlock(&node_guid_lock);
+	return g;
 }
 
-static struct sib_hca *sib_hca_create(void)
+/*
+ * fork(): the child has no progress thread and shares the parent's sockets,
+ * so it must not use the parent's HCA.  It forgets it (the memory is left
+ * alone: the parent's threads may have held its locks) and its next
+ * sib_hca_get() builds a new node with a new GUID.
+ */
+static void atfork_prepare(void)
 {
-	struct sib_hca *hca = calloc(1, sizeof(*hca));
+	pthread_mutex_lock(&hca_global_lock);
+	pthread_mutex_lock(&node_guid_lock);
+}
 
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&node_guid_lock);
+	pthread_mutex_unlock(&hca_global_lock);
+}
+
+static void atfork_child(void)
+{
+	hca_current = NULL;
+	node_guid = 0;
+	pthread_mutex_unlock(&node_guid_lock);
+	pthread_mutex_unlock(&hca_global_lock);
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void atfork_register(void)
+{
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+static void node_desc_make(char *buf, unsigned port_num)
+{
+	char host[64] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	memset(buf, 0, 64);
+	/* NodeDescription: NUL-padded, need not be NUL-terminated (IBA 14.2.5.2). */
+	snprintf(buf, 64, "softib0 port %u pid %d %s", port_num, (int)getpid(), host);
+}
+
+/* SOFTIB_SM: where the SM is, or "none". */
+static void sm_config(struct sib_port_mgmt *pm, const char *sm)
+{
+	if (!sm || !*sm)
+		sm = SIB_SM_DEFAULT;
+	if (!strcmp(sm, "none")) {
+		pm->sm_none = true;
+		return;
+	}
+	if (sib_endpoint_parse(sm, SIB_SM_PORT_DEFAULT, &pm->sm_ep)) {
+		sib_warn("SOFTIB_SM=%s is not ADDR[:PORT] (e.g. 127.0.0.1:%u) or none; using %s",
+			 sm, SIB_SM_PORT_DEFAULT, SIB_SM_DEFAULT);
+		sib_endpoint_parse(SIB_SM_DEFAULT, SIB_SM_PORT_DEFAULT, &pm->sm_ep);
+	}
+}
+
+static enum sib_mtu mtu_code(unsigned bytes)
+{
+	enum sib_mtu m = SIB_MTU_256;
+
+	while (m < SIB_MTU_4096 && sib_mtu_bytes(m + 1) <= bytes)
+		m++;
+	return m;
+}
+
+struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
+{
+	static const struct sib_hca_opts none;
+	struct sib_hca *hca = calloc(1, sizeof(*hca));
+	pthread_condattr_t ca;
+	const char *sm;
+	int err;
+
+	if (!opts)
+		opts = &none;
 	if (!hca)
 		return NULL;
 	pthread_mutex_init(&hca->lock, NULL);
-	hca->node_guid = sib_node_guid();
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&hca->port_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	hca->node_guid = opts->node_guid ? opts->node_guid : sib_node_guid();
 	hca->sys_image_guid = hca->node_guid;
 	hca->memreg = memreg_table_create(SIB_MAX_MR, SIB_MAX_MW);
 	if (!hca->memreg) {
+		pthread_cond_destroy(&hca->port_cond);
 		pthread_mutex_destroy(&hca->lock);
 		free(hca);
 		return NULL;
@@ -91,30 +176,85 @@ static struct sib_hca *sib_hca_create(void)
 	hca->next_pdn = 1;
 	hca->qpns = sib_numtab_create(2, SIB_MAX_QP);
 	hca->srqns = sib_numtab_create(1, SIB_MAX_SRQ);
-	if (!hca->qpns || !hca->srqns) {
+	sib_sa_client_init(&hca->sa);
+	err = sib_progress_init(hca);
+	if (err || !hca->qpns || !hca->srqns) {
 		sib_numtab_destroy(hca->qpns);
 		sib_numtab_destroy(hca->srqns);
+		if (!err)
+			sib_progress_fini(hca);
+		sib_sa_client_fini(&hca->sa);
+		memreg_table_destroy(hca->memreg);
+		pthread_cond_destroy(&hca->port_cond);
 		pthread_mutex_destroy(&hca->lock);
 		free(hca);
+		errno = err ? -err : ENOMEM;
 		return NULL;
 	}
 
-	/* No SM yet: each port takes a locally unique LID right away, so the
-	 * port is ACTIVE before any context listens (like a port that was up
-	 * before the program started). */
-	for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
-		sib_hca_port_set_lid(hca, i + 1, sib_port_local_lid(getpid()),
-				     sib_port_local_lid(getpid()));
+	sm = opts->sm ? opts->sm : getenv("SOFTIB_SM");
+	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
+		struct sib_port_mgmt *pm = &hca->mgmt[i];
+
+		node_desc_make(pm->node_desc, i + 1);
+		sm_config(pm, sm);
+		if (i == 0 && opts->link)
+			pm->link = opts->link;
+		else if (sib_link_open_env(&pm->link))
+			pm->link = NULL; /* the link said why; the port stays DOWN */
+		if (!pm->link)
+			continue;
+		/* The link is up: INIT until an SM configures the port (IBA 7.2). */
+		hca->ports[i].state = SIB_PORT_INIT;
+		hca->ports[i].max_mtu = mtu_code(pm->link->mtu);
+		hca->ports[i].active_mtu = hca->ports[i].max_mtu;
+		if (pm->sm_none) {
+			/* No SM by request: a subnet of one, ACTIVE at once. */
+			uint16_t lid = sib_port_local_lid(getpid());
+
+			sib_hca_port_set_lid(hca, i + 1, lid, lid);
+		}
+	}
+	if (hca->mgmt[0].link && sib_hca_engine_init(hca)) {
+		sib_hca_free(hca);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!opts->no_thread && sib_progress_start(hca)) {
+		sib_hca_free(hca);
+		errno = EAGAIN;
+		return NULL;
+	}
+	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
+		if (!hca->mgmt[i].link || hca->mgmt[i].sm_none)
+			continue;
+		sib_port_up_start(hca, i + 1);
+		if (!opts->no_bringup_wait)
+			sib_port_bringup(hca, i + 1, !opts->no_spawn);
+	}
 	sib_dbg("HCA created: node GUID 0x%016llx", (unsigned long long)hca->node_guid);
 	return hca;
 }
 
-static void sib_hca_destroy(struct sib_hca *hca)
+void sib_hca_free(struct sib_hca *hca)
 {
+	if (!hca)
+		return;
 	if (hca->listeners)
 		sib_warn("HCA destroyed with port-event listeners still attached");
+	sib_progress_stop(hca);
+	sib_hca_engine_fini(hca);
+	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
+		sib_port_up_stop(hca, i + 1);
+		if (hca->mgmt[i].link)
+			sib_link_close(hca->mgmt[i].link);
+		hca->mgmt[i].link = NULL;
+	}
+	sib_progress_fini(hca);
+	sib_sa_client_fini(&hca->sa);
 	sib_numtab_destroy(hca->qpns);
 	sib_numtab_destroy(hca->srqns);
+	pthread_cond_destroy(&hca->port_cond);
 	pthread_mutex_destroy(&hca->lock);
 	memreg_table_destroy(hca->memreg);
 	free(hca);
@@ -124,13 +264,14 @@ struct sib_hca *sib_hca_get(void)
 {
 	struct sib_hca *hca;
 
+	pthread_once(&atfork_once, atfork_register);
 	pthread_mutex_lock(&hca_global_lock);
 	if (!hca_current)
-		hca_current = sib_hca_create();
+		hca_current = sib_hca_new(NULL);
 	hca = hca_current;
 	if (hca)
 		hca->refcnt++;
-	else
+	else if (!errno)
 		errno = ENOMEM;
 	pthread_mutex_unlock(&hca_global_lock);
 	return hca;
@@ -148,7 +289,7 @@ void sib_hca_put(struct sib_hca *hca)
 		hca_current = NULL;
 	pthread_mutex_unlock(&hca_global_lock);
 	if (last)
-		sib_hca_destroy(hca);
+		sib_hca_free(hca);
 }
 
 struct sib_port *sib_hca_port(struct sib_hca *hca, unsigned port_num)
@@ -191,6 +332,7 @@ void sib_hca_port_set_lid(struct sib_hca *hca, unsigned port_num, uint16_t lid, 
 	pthread_mutex_lock(&hca->lock);
 	old_lid = port->LID;
 	activated = sib_port_set_lid(port, lid, sm_lid);
+	pthread_cond_broadcast(&hca->port_cond);
 	for (struct sib_hca_listener *l = hca->listeners; l; l = l->next) {
 		if (activated)
 			sib_event_raise(l->sink, SIB_EV_PORT_ACTIVE, NULL, port_num);
@@ -210,4 +352,23 @@ uint32_t sib_hca_alloc_pdn(struct sib_hca *hca)
 		hca->next_pdn = 1;
 	pthread_mutex_unlock(&hca->lock);
 	return pdn;
+}
+
+int sib_hca_port_stats(struct sib_hca *hca, unsigned port_num, struct sib_port_stats *out)
+{
+	struct sib_link *link;
+
+	memset(out, 0, sizeof(*out));
+	if (!sib_hca_port(hca, port_num) || !(link = hca->mgmt[port_num - 1].link))
+		return -1;
+	sib_link_counters_get(link, &out->link);
+	out->rx_data_unclaimed = __atomic_load_n(&hca->progress.rx_data_unclaimed, __ATOMIC_RELAXED);
+	out->rx_mad_malformed = __atomic_load_n(&hca->progress.rx_mad_malformed, __ATOMIC_RELAXED);
+	out->rx_gsi_unclaimed = __atomic_load_n(&hca->progress.rx_gsi_unclaimed, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&hca->sa.lock);
+	out->sa_sent = __atomic_load_n(&hca->sa.sent, __ATOMIC_RELAXED);
+	out->sa_hits = hca->sa.hits;
+	out->sa_timeouts = hca->sa.timeouts;
+	pthread_mutex_unlock(&hca->sa.lock);
+	return 0;
 }

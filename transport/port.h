@@ -4,8 +4,8 @@
  * tables, MTU, counters (IBA Vol 1 14.2.5.6 PortInfo).  Pure bookkeeping:
  * no I/O here; the link and the subnet management agent drive it.
  */
-#ifndef SOFTIB_TRANSPORT_PORT_H
-#define SOFTIB_TRANSPORT_PORT_H
+#ifndef SIB_TRANSPORT_PORT_H
+#define SIB_TRANSPORT_PORT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,6 +51,7 @@ struct sib_port {
 	uint16_t SMLID;
 	uint8_t LMC;
 	uint8_t SMSL;
+	uint8_t SubnetTimeOut; /* PortInfo:SubnetTimeOut, as the SM set it */
 	uint64_t port_guid;
 	uint8_t GID[SIB_GID_TBL_LEN][16]; /* network byte order */
 	uint16_t P_Key[SIB_MAX_PKEYS];
@@ -67,10 +68,10 @@ void sib_port_init(struct sib_port *port, uint8_t port_num, uint64_t port_guid);
 bool sib_port_set_lid(struct sib_port *port, uint16_t lid, uint16_t sm_lid);
 
 /*
- * Until the subnet manager exists every process is its own subnet of one and
- * takes a LID derived from its pid, in 1..0xBFFF.  Limitation: two processes
- * whose pids are equal modulo 0xBFFF get the same LID; the SM (next issue)
- * replaces this.
+ * With SOFTIB_SM=none (no subnet manager) a process is its own subnet of one
+ * and takes a LID derived from its pid, in 1..0xBFFF.  Two processes whose
+ * pids are equal modulo 0xBFFF get the same LID: only the SM makes LIDs
+ * unique.
  */
 uint16_t sib_port_local_lid(pid_t pid);
 

@@ -9,25 +9,10 @@
 #include "transport/log.h"
 #include "transport/numtab.h"
 #include "transport/qp.h"
+#include "transport/qp_impl.h"
 #include "transport/srq.h"
 #include "transport/xrcd.h"
 
-struct sib_qp {
-	pthread_mutex_t lock;
-	uint32_t qp_num;
-	enum sib_qp_type type;
-	struct sib_qp_attr attr; /* attr.qp_state is the state */
-	bool sq_sig_all;
-	struct sib_wq sq, rq;
-	struct sib_cq *send_cq, *recv_cq;
-	struct sib_srq *srq;
-	struct sib_xrcd *xrcd;
-	uint32_t pd;
-	sib_qp_local_exec local_exec;
-	struct sib_numtab *qpns;
-	struct sib_event_sink *sink;
-	void *user;
-};
 
 static bool has_sq(enum sib_qp_type t)
 {
@@ -124,7 +109,20 @@ int sib_qp_create(struct sib_qp_init *in, struct sib_qp **out, char *why, size_t
 		free(qp);
 		return ENOMEM;
 	}
+	qp->req.w_len = in->cap.max_send_wr;
+	qp->req.w = calloc(qp->req.w_len ? qp->req.w_len : 1, sizeof(*qp->req.w));
+	qp->resp.res = calloc(SIB_MAX_QP_RD_ATOM, sizeof(*qp->resp.res));
+	if (!qp->req.w || !qp->resp.res) {
+		free(qp->req.w);
+		free(qp->resp.res);
+		sib_wq_fini(&qp->sq);
+		sib_wq_fini(&qp->rq);
+		free(qp);
+		return ENOMEM;
+	}
 	if (sib_numtab_alloc(in->qpns, qp, &qp->qp_num)) {
+		free(qp->req.w);
+		free(qp->resp.res);
 		snprintf(why, why_len, "no QP number left (max_qp %u)", SIB_MAX_QP);
 		sib_wq_fini(&qp->sq);
 		sib_wq_fini(&qp->rq);
@@ -147,6 +145,9 @@ int sib_qp_create(struct sib_qp_init *in, struct sib_qp **out, char *why, size_t
 	qp->qpns = in->qpns;
 	qp->sink = in->sink;
 	qp->user = in->user;
+	qp->eng = in->engine;
+	if (qp->eng)
+		sib_engine_qp_attach(qp->eng, qp);
 	if (qp->send_cq)
 		sib_cq_get(qp->send_cq);
 	if (qp->recv_cq)
@@ -169,7 +170,11 @@ static void clean_cqs(struct sib_qp *qp)
 
 void sib_qp_destroy(struct sib_qp *qp)
 {
-	sib_numtab_free(qp->qpns, qp->qp_num);
+	/* First out of the engine: rx and timers no longer find the QP. */
+	if (qp->eng)
+		sib_engine_qp_detach(qp->eng, qp); /* frees the number too */
+	else
+		sib_numtab_free(qp->qpns, qp->qp_num);
 	clean_cqs(qp);
 	if (qp->send_cq)
 		sib_cq_put(qp->send_cq);
@@ -181,6 +186,8 @@ void sib_qp_destroy(struct sib_qp *qp)
 		sib_xrcd_put(qp->xrcd);
 	sib_wq_fini(&qp->sq);
 	sib_wq_fini(&qp->rq);
+	free(qp->req.w);
+	free(qp->resp.res);
 	pthread_mutex_destroy(&qp->lock);
 	free(qp);
 }
@@ -223,8 +230,8 @@ static const enum sib_wc_opcode wc_of_wr[SIB_WR_NUM] = {
 	[SIB_WR_SEND_WITH_INV] = SIB_WC_SEND,
 };
 
-static void complete_send(struct sib_qp *qp, const struct sib_send_wqe *w,
-			  enum sib_wc_status status)
+void sib_qp_complete_send_locked(struct sib_qp *qp, const struct sib_send_wqe *w,
+				 enum sib_wc_status status)
 {
 	struct sib_cqe c = {
 		.wr_id = w->wr_id,
@@ -241,7 +248,7 @@ static void complete_send(struct sib_qp *qp, const struct sib_send_wqe *w,
 static void flush_sq(struct sib_qp *qp)
 {
 	while (qp->sq.count) {
-		complete_send(qp, sib_wq_at(&qp->sq, 0), SIB_WC_WR_FLUSH_ERR);
+		sib_qp_complete_send_locked(qp, sib_wq_at(&qp->sq, 0), SIB_WC_WR_FLUSH_ERR);
 		sib_wq_pop(&qp->sq);
 	}
 }
@@ -262,13 +269,48 @@ static void flush_rq(struct sib_qp *qp)
 	}
 }
 
+void sib_qp_dp_reset(struct sib_qp *qp)
+{
+	struct sib_req_wqe *w = qp->req.w;
+	struct sib_rd_res *res = qp->resp.res;
+	uint32_t w_len = qp->req.w_len;
+
+	memset(w, 0, sizeof(*w) * (w_len ? w_len : 1));
+	memset(res, 0, sizeof(*res) * SIB_MAX_QP_RD_ATOM);
+	memset(&qp->req, 0, sizeof(qp->req));
+	memset(&qp->resp, 0, sizeof(qp->resp));
+	qp->req.w = w;
+	qp->req.w_len = w_len;
+	qp->resp.res = res;
+	qp->req.psn = qp->req.una_psn = qp->attr.sq_psn;
+	qp->req.retry_left = qp->attr.retry_cnt;
+	qp->req.rnr_left = qp->attr.rnr_retry;
+	qp->resp.epsn = qp->attr.rq_psn;
+	qp->resp.res_len = qp->attr.max_dest_rd_atomic;
+	if (qp->resp.res_len > SIB_MAX_QP_RD_ATOM)
+		qp->resp.res_len = SIB_MAX_QP_RD_ATOM;
+}
+
 /* Enter ERR: flush both queues; a QP on an SRQ gets Last WQE Reached (IBA 11.6.3.1). */
-static void enter_error(struct sib_qp *qp)
+void sib_qp_enter_error_locked(struct sib_qp *qp)
 {
 	bool was_err = qp->attr.qp_state == SIB_QPS_ERR;
 
 	qp->attr.qp_state = SIB_QPS_ERR;
 	flush_sq(qp);
+	if (qp->resp.have_wqe) {
+		/* The receive WQE of a message in progress was taken off the queue. */
+		struct sib_cqe c = {
+			.wr_id = qp->resp.wqe.wr_id,
+			.status = SIB_WC_WR_FLUSH_ERR,
+			.opcode = SIB_WC_RECV,
+			.qp_num = qp->qp_num,
+		};
+
+		sib_cq_push(qp->recv_cq, &c, false);
+		qp->resp.have_wqe = false;
+	}
+	sib_qp_dp_reset(qp);
 	flush_rq(qp);
 	if (qp->srq && !was_err)
 		sib_event_raise(qp->sink, SIB_EV_QP_LAST_WQE_REACHED, qp->user, 0);
@@ -324,9 +366,22 @@ static void apply(struct sib_qp *qp, const struct sib_qp_attr *a, uint32_t m)
 int sib_qp_modify(struct sib_qp *qp, const struct sib_qp_attr *attr, uint32_t mask,
 		  const struct sib_qp_limits *lim, char *why, size_t why_len)
 {
-	bool drained = false;
+	struct sib_endpoint dest;
+	bool drained = false, resolved = false;
 	int rc;
 
+	/* Path -> endpoint before taking the lock: resolving may wait for the
+	 * SA, whose answer the progress thread receives. */
+	if (qp->eng && (mask & SIB_QP_AV) && qp->type != SIB_QPT_UD) {
+		int err = sib_engine_resolve(qp->eng, &attr->ah_attr, &dest);
+
+		if (!err)
+			resolved = true;
+		else
+			sib_warn("modify_qp on QP 0x%06x: DLID 0x%04x is unknown to the subnet (%d); "
+				 "sends will retry the lookup",
+				 qp->qp_num, attr->ah_attr.DLID, err);
+	}
 	pthread_mutex_lock(&qp->lock);
 	enum sib_qp_state cur = qp->attr.qp_state;
 	enum sib_qp_state next = (mask & SIB_QP_STATE) ? attr->qp_state : cur;
@@ -337,6 +392,23 @@ int sib_qp_modify(struct sib_qp *qp, const struct sib_qp_attr *attr, uint32_t ma
 	if (rc)
 		goto out;
 	apply(qp, attr, mask);
+	if (resolved) {
+		qp->dest = dest;
+		qp->dest_valid = true;
+	}
+	/* The data path starts from the PSNs the consumer gave (IBA 10.2.3). */
+	if ((cur == SIB_QPS_RESET || cur == SIB_QPS_INIT) &&
+	    (next == SIB_QPS_INIT || next == SIB_QPS_RTR))
+		sib_qp_dp_reset(qp);
+	if (cur == SIB_QPS_RTR && next == SIB_QPS_RTS) {
+		qp->req.psn = qp->req.una_psn = qp->attr.sq_psn;
+		qp->req.retry_left = qp->attr.retry_cnt;
+		qp->req.rnr_left = qp->attr.rnr_retry;
+	}
+	if (mask & SIB_QP_MAX_DEST_RD_ATOMIC)
+		qp->resp.res_len = qp->attr.max_dest_rd_atomic > SIB_MAX_QP_RD_ATOM
+					   ? SIB_MAX_QP_RD_ATOM
+					   : qp->attr.max_dest_rd_atomic;
 	switch (next) {
 	case SIB_QPS_RESET:
 		/* IBA 10.3.1.1: Reset drops every WQE without completions. */
@@ -347,7 +419,7 @@ int sib_qp_modify(struct sib_qp *qp, const struct sib_qp_attr *attr, uint32_t ma
 		qp->attr.qp_state = SIB_QPS_RESET;
 		break;
 	case SIB_QPS_ERR:
-		enter_error(qp);
+		sib_qp_enter_error_locked(qp);
 		break;
 	case SIB_QPS_SQD:
 		qp->attr.qp_state = SIB_QPS_SQD;
@@ -420,7 +492,7 @@ static void send_error(struct sib_qp *qp)
 		qp->attr.qp_state = SIB_QPS_SQE;
 		flush_sq(qp);
 	} else {
-		enter_error(qp);
+		sib_qp_enter_error_locked(qp);
 	}
 }
 
@@ -434,7 +506,7 @@ static void run_local(struct sib_qp *qp, const struct sib_send_wqe *w)
 	else
 		sib_warn("post_send on QP 0x%06x: no executor for local work requests", qp->qp_num);
 	if (st != SIB_WC_SUCCESS || (w->send_flags & SIB_SEND_SIGNALED) || qp->sq_sig_all)
-		complete_send(qp, w, st);
+		sib_qp_complete_send_locked(qp, w, st);
 	if (st != SIB_WC_SUCCESS)
 		send_error(qp);
 }
@@ -492,6 +564,8 @@ int sib_qp_post_send(struct sib_qp *qp, const struct sib_send_wqe *wqe, const st
 		sib_wq_put_send(&qp->sq, wqe, sge);
 	}
 	struct sib_send_wqe *w = sib_wq_at(&qp->sq, qp->sq.count - 1);
+
+	memset(sq_req(qp, qp->sq.count - 1), 0, sizeof(struct sib_req_wqe));
 
 	if (s == SIB_QPS_ERR || s == SIB_QPS_SQE) {
 		/* IBA 10.3.1.6/7: WRs posted in Error (or to an errored SQ) are flushed. */
@@ -562,7 +636,7 @@ uint32_t sib_qp_rq_count(struct sib_qp *qp)
 void sib_qp_set_error(struct sib_qp *qp)
 {
 	pthread_mutex_lock(&qp->lock);
-	enter_error(qp);
+	sib_qp_enter_error_locked(qp);
 	pthread_mutex_unlock(&qp->lock);
 	sib_event_raise(qp->sink, SIB_EV_QP_FATAL, qp->user, 0);
 }

@@ -11,8 +11,8 @@
  * Functions that reject something return an errno and write the reason to
  * why (never NULL: pass a buffer) for the caller's log line.
  */
-#ifndef SOFTIB_TRANSPORT_QP_H
-#define SOFTIB_TRANSPORT_QP_H
+#ifndef SIB_TRANSPORT_QP_H
+#define SIB_TRANSPORT_QP_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,6 +27,7 @@ struct sib_srq;
 struct sib_xrcd;
 struct sib_numtab;
 struct sib_qp;
+struct sib_engine;
 
 /*
  * Runs a local work request (Bind MW, Local Invalidate) when it reaches the
@@ -48,6 +49,7 @@ struct sib_qp_init {
 	struct sib_numtab *qpns;   /* where the QP number comes from */
 	struct sib_event_sink *sink;
 	void *user;
+	struct sib_engine *engine; /* the data path; NULL: queues only (tests) */
 };
 
 /* 0, EINVAL (caps or objects: why says which), ENOMEM (no memory or no QPN). */

@@ -8,12 +8,13 @@
  *
  * Opcode and flag values equal IBV_WR_* / IBV_SEND_*.
  */
-#ifndef SOFTIB_TRANSPORT_WQE_H
-#define SOFTIB_TRANSPORT_WQE_H
+#ifndef SIB_TRANSPORT_WQE_H
+#define SIB_TRANSPORT_WQE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "transport/link.h" /* struct sib_endpoint */
 #include "transport/qp_state.h"
 
 enum sib_wr_opcode {
@@ -74,6 +75,7 @@ struct sib_send_wqe {
 	};
 	struct {
 		struct sib_av av; /* copied from the AH at post */
+		struct sib_endpoint dest; /* where av.DLID lives (family 0: unknown) */
 		uint32_t remote_qpn;
 		uint32_t remote_qkey;
 	} ud;

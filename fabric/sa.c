@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * softib-sm's subnet administrator (IBA 15): PathRecord (Get, GetTable) and
+ * the vendor SoftibEndpointRecord (Get), over QP1.
+ *
+ * PathRecord: the destination is named by DGID or DLID (ComponentMask),
+ * the source by SGID or SLID, else it is the requester.  The one path
+ * between two ports is answered with MTU the smaller MTUCap of the two,
+ * Rate 40 Gb/s, P_Key 0xffff, SL 0, PacketLifeTime SIB_SM_PACKET_LIFE_TIME,
+ * selectors "exactly".  A P_Key component other than the default
+ * partition, or names that do not resolve, give no record.  Other
+ * components are not checked (there is only one path to choose).
+ */
+#include <string.h>
+
+#include "fabric/sm.h"
+#include "transport/log.h"
+#include "wire/sa.h"
+
+static struct sib_sm_port *port_by_gid(struct sib_sm *sm, const uint8_t *gid)
+{
+	static const uint8_t prefix[8] = { 0xfe, 0x80 };
+	uint64_t guid = 0;
+
+	if (memcmp(gid, prefix, 8))
+		return NULL;
+	for (int i = 8; i < 16; i++)
+		guid = guid << 8 | gid[i];
+	return sib_sm_port_by_guid(sm, guid);
+}
+
+static void respond(struct sib_sm *sm, const struct sib_mad_addr *a,
+		    const struct sib_endpoint *from, struct ib_sa_mad *m, uint8_t method,
+		    uint16_t status, const uint8_t *records, unsigned rec_bytes, unsigned nrec)
+{
+	struct sib_mad_addr ra;
+	uint8_t out[IB_MAD_BYTES];
+	uint32_t len = rec_bytes * nrec;
+
+	ib_mad_set_method(&m->hdr, method);
+	m->hdr.Status = status;
+	memset(&m->rmpp, 0, sizeof(m->rmpp));
+	memset(m->SubnAdmData, 0, sizeof(m->SubnAdmData));
+	if (len > sizeof(m->SubnAdmData))
+		len = 0; /* callers never pass more than one segment */
+	if (records && len)
+		memcpy(m->SubnAdmData, records, len);
+	m->AttributeOffset = 0;
+	if (method == IB_MAD_METHOD_GET_TABLE_RESP) {
+		/* IBA 15.2.5.x: GetTableResp always travels by RMPP; one
+		 * segment carries up to 200 bytes of records. */
+		m->AttributeOffset = ib_sa_attribute_offset(rec_bytes);
+		m->rmpp.RMPPVersion = IB_RMPP_VERSION;
+		m->rmpp.RMPPType = IB_RMPP_TYPE_DATA;
+		m->rmpp.RRespTime = 0x1f;
+		m->rmpp.RMPPFlags = ib_sa_rmpp_flags(len, 1);
+		m->rmpp.Data1 = 1;
+		m->rmpp.Data2 = ib_sa_rmpp_payload_length(len, 1);
+	}
+	ib_sa_mad_encode(m, out);
+	sib_mad_addr_reply(a, sm->lid, &ra);
+	sib_mgmt_send(sm->link, &ra, out, from);
+}
+
+static void path_record(struct sib_sm *sm, const struct sib_mad_addr *a,
+			const struct sib_endpoint *from, struct ib_sa_mad *m, uint8_t method)
+{
+	uint8_t resp = method == IB_MAD_METHOD_GET ? IB_MAD_METHOD_GET_RESP
+						   : IB_MAD_METHOD_GET_TABLE_RESP;
+	struct sib_sm_port *src = NULL, *dst = NULL;
+	struct ib_path_record q, pr;
+	uint8_t rec[IB_PATH_RECORD_BYTES];
+	uint64_t cm = m->ComponentMask;
+	bool ok = true;
+
+	ib_path_record_decode(&q, m->SubnAdmData);
+	if (!(cm & (IB_PR_COMP_DGID | IB_PR_COMP_DLID))) {
+		respond(sm, a, from, m, resp, IB_SA_STATUS_REQ_INSUFFICIENT_COMPONENTS, NULL, 0, 0);
+		return;
+	}
+	if (cm & IB_PR_COMP_DGID)
+		dst = port_by_gid(sm, q.DGID.raw);
+	if (cm & IB_PR_COMP_DLID) {
+		struct sib_sm_port *d = sib_sm_port_by_lid(sm, q.DLID);
+
+		if ((cm & IB_PR_COMP_DGID) && d != dst)
+			d = NULL;
+		dst = d;
+	}
+	if (cm & IB_PR_COMP_SGID)
+		src = port_by_gid(sm, q.SGID.raw);
+	else if (cm & IB_PR_COMP_SLID)
+		src = sib_sm_port_by_lid(sm, q.SLID);
+	else
+		src = sib_sm_port_by_lid(sm, a->SLID);
+	if ((cm & IB_PR_COMP_SGID) && (cm & IB_PR_COMP_SLID) && src && src->lid != q.SLID)
+		src = NULL;
+	if ((cm & IB_PR_COMP_P_KEY) && (q.P_Key & 0x7fff) != 0x7fff)
+		ok = false;
+	if (!src || !dst || dst->state != SIB_SMP_ACTIVE || src->state != SIB_SMP_ACTIVE)
+		ok = false;
+	if (!ok) {
+		if (method == IB_MAD_METHOD_GET)
+			respond(sm, a, from, m, resp, IB_SA_STATUS_NO_RECORDS, NULL, 0, 0);
+		else
+			respond(sm, a, from, m, resp, 0, NULL, IB_PATH_RECORD_BYTES, 0);
+		return;
+	}
+	memset(&pr, 0, sizeof(pr));
+	if (cm & IB_PR_COMP_SERVICE_ID)
+		pr.ServiceID = q.ServiceID;
+	sib_sm_port_gid(dst, pr.DGID.raw);
+	sib_sm_port_gid(src, pr.SGID.raw);
+	pr.DLID = dst->lid;
+	pr.SLID = src->lid;
+	pr.Reversible = 1;
+	pr.P_Key = 0xffff;
+	pr.SL = 0;
+	pr.MTUSelector = IB_SA_SELECTOR_EQ;
+	pr.MTU = src->mtu_cap < dst->mtu_cap ? src->mtu_cap : dst->mtu_cap;
+	pr.RateSelector = IB_SA_SELECTOR_EQ;
+	pr.Rate = SIB_SM_RATE;
+	pr.PacketLifeTimeSelector = IB_SA_SELECTOR_EQ;
+	pr.PacketLifeTime = SIB_SM_PACKET_LIFE_TIME;
+	ib_path_record_encode(&pr, rec);
+	m->ComponentMask = cm;
+	respond(sm, a, from, m, resp, 0, rec, IB_PATH_RECORD_BYTES, 1);
+}
+
+static void endpoint_record(struct sib_sm *sm, const struct sib_mad_addr *a,
+			    const struct sib_endpoint *from, struct ib_sa_mad *m)
+{
+	struct sib_endpoint_record q, r;
+	struct sib_sm_port *p = NULL;
+	uint8_t rec[SIB_ENDPOINT_RECORD_BYTES];
+
+	/* The query's family bytes may be anything: decode for the keys only. */
+	sib_endpoint_record_decode(&q, m->SubnAdmData);
+	if (!(m->ComponentMask & (SIB_EPR_COMP_LID | SIB_EPR_COMP_GID))) {
+		respond(sm, a, from, m, IB_MAD_METHOD_GET_RESP,
+			IB_SA_STATUS_REQ_INSUFFICIENT_COMPONENTS, NULL, 0, 0);
+		return;
+	}
+	if (m->ComponentMask & SIB_EPR_COMP_LID)
+		p = sib_sm_port_by_lid(sm, q.LID);
+	if (m->ComponentMask & SIB_EPR_COMP_GID) {
+		struct sib_sm_port *g = port_by_gid(sm, q.GID);
+
+		if ((m->ComponentMask & SIB_EPR_COMP_LID) && g != p)
+			g = NULL;
+		p = g;
+	}
+	if (!p || p->state != SIB_SMP_ACTIVE) {
+		respond(sm, a, from, m, IB_MAD_METHOD_GET_RESP, IB_SA_STATUS_NO_RECORDS, NULL, 0, 0);
+		return;
+	}
+	memset(&r, 0, sizeof(r));
+	r.LID = p->lid;
+	sib_sm_port_gid(p, r.GID);
+	r.ep = p->ep;
+	sib_endpoint_record_encode(&r, rec);
+	respond(sm, a, from, m, IB_MAD_METHOD_GET_RESP, 0, rec, SIB_ENDPOINT_RECORD_BYTES, 1);
+}
+
+void sib_sa_serve(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8_t *mad,
+		  const struct sib_endpoint *from)
+{
+	struct ib_sa_mad m;
+	uint8_t method;
+
+	ib_sa_mad_decode(&m, mad);
+	method = ib_mad_method(&m.hdr);
+	if (method & IB_MAD_METHOD_RESP)
+		return;
+	sm->sa_queries++;
+	if (m.hdr.ClassVersion != IB_SA_CLASS_VERSION) {
+		respond(sm, a, from, &m, IB_MAD_METHOD_GET_RESP, IB_MAD_STATUS_BAD_VERSION, NULL, 0, 0);
+		return;
+	}
+	switch (m.hdr.AttributeID) {
+	case IB_SA_ATTR_PATH_RECORD:
+		if (method == IB_MAD_METHOD_GET || method == IB_MAD_METHOD_GET_TABLE) {
+			path_record(sm, a, from, &m, method);
+			return;
+		}
+		break;
+	case SIB_SA_ATTR_ENDPOINT_RECORD:
+		if (method == IB_MAD_METHOD_GET) {
+			endpoint_record(sm, a, from, &m);
+			return;
+		}
+		break;
+	default:
+		if (method == IB_MAD_METHOD_GET || method == IB_MAD_METHOD_GET_TABLE ||
+		    method == IB_MAD_METHOD_SET || method == IB_MAD_METHOD_DELETE) {
+			respond(sm, a, from, &m, IB_MAD_METHOD_GET_RESP,
+				IB_MAD_STATUS_UNSUP_METHOD_ATTR, NULL, 0, 0);
+			return;
+		}
+	}
+	respond(sm, a, from, &m, IB_MAD_METHOD_GET_RESP,
+		method == IB_MAD_METHOD_GET || method == IB_MAD_METHOD_GET_TABLE ||
+				method == IB_MAD_METHOD_SET || method == IB_MAD_METHOD_DELETE
+			? IB_MAD_STATUS_UNSUP_METHOD_ATTR
+			: IB_MAD_STATUS_UNSUP_METHOD,
+		NULL, 0, 0);
+}

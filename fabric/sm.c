@@ -1,0 +1,577 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric/sm.h"
+#include "transport/log.h"
+#include "wire/packet.h"
+#include "wire/smp.h"
+
+#define SM_MAX_PORTS 4096
+
+static char *guid_str(uint64_t guid, char *buf)
+{
+	snprintf(buf, 20, "0x%016llx", (unsigned long long)guid);
+	return buf;
+}
+
+void sib_sm_port_gid(const struct sib_sm_port *p, uint8_t gid[16])
+{
+	memset(gid, 0, 16);
+	gid[0] = 0xfe;
+	gid[1] = 0x80;
+	for (int i = 0; i < 8; i++)
+		gid[8 + i] = (uint8_t)(p->guid >> (56 - 8 * i));
+}
+
+static bool lid_is_used(const struct sib_sm *sm, uint16_t lid)
+{
+	return (sm->lid_used[lid / 8] >> (lid % 8)) & 1;
+}
+
+static void lid_mark(struct sib_sm *sm, uint16_t lid, bool used)
+{
+	if (used)
+		sm->lid_used[lid / 8] |= (uint8_t)(1u << (lid % 8));
+	else
+		sm->lid_used[lid / 8] &= (uint8_t)~(1u << (lid % 8));
+}
+
+int sib_sm_init(struct sib_sm *sm, struct sib_link *link, uint64_t guid, uint64_t now_ns)
+{
+	memset(sm, 0, sizeof(*sm));
+	sm->ports = calloc(SM_MAX_PORTS, sizeof(*sm->ports));
+	if (!sm->ports)
+		return -ENOMEM;
+	sm->cap = SM_MAX_PORTS;
+	sm->link = link;
+	sm->lid = SIB_SM_LID;
+	sm->guid = guid;
+	sm->sweep_ns = SIB_SM_SWEEP_NS_DEFAULT;
+	sm->now_ns = now_ns;
+	sm->next_sweep_ns = now_ns + sm->sweep_ns;
+	sm->tid_next = (uint64_t)sib_mad_new_tid();
+	lid_mark(sm, 0, true);
+	lid_mark(sm, sm->lid, true);
+	sm->next_lid = sm->lid + 1;
+	return 0;
+}
+
+void sib_sm_fini(struct sib_sm *sm)
+{
+	free(sm->ports);
+	free(sm->memory);
+	sm->ports = NULL;
+	sm->memory = NULL;
+}
+
+unsigned sib_sm_active_ports(const struct sib_sm *sm)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < sm->nports; i++)
+		n += sm->ports[i].state == SIB_SMP_ACTIVE;
+	return n;
+}
+
+unsigned sib_sm_known_ports(const struct sib_sm *sm)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < sm->nports; i++)
+		n += sm->ports[i].state != SIB_SMP_FREE;
+	return n;
+}
+
+struct sib_sm_port *sib_sm_port_by_lid(struct sib_sm *sm, uint16_t lid)
+{
+	for (unsigned i = 0; i < sm->nports && lid; i++)
+		if (sm->ports[i].state == SIB_SMP_ACTIVE && sm->ports[i].lid == lid)
+			return &sm->ports[i];
+	return NULL;
+}
+
+struct sib_sm_port *sib_sm_port_by_guid(struct sib_sm *sm, uint64_t guid)
+{
+	for (unsigned i = 0; i < sm->nports && guid; i++)
+		if (sm->ports[i].state != SIB_SMP_FREE && sm->ports[i].guid == guid)
+			return &sm->ports[i];
+	return NULL;
+}
+
+static struct sib_sm_port *port_by_ep(struct sib_sm *sm, const struct sib_endpoint *ep)
+{
+	for (unsigned i = 0; i < sm->nports; i++)
+		if (sm->ports[i].state != SIB_SMP_FREE && sib_endpoint_equal(&sm->ports[i].ep, ep))
+			return &sm->ports[i];
+	return NULL;
+}
+
+static struct sib_sm_port *port_by_tid(struct sib_sm *sm, uint64_t tid)
+{
+	for (unsigned i = 0; i < sm->nports; i++)
+		if (sm->ports[i].state != SIB_SMP_FREE && sm->ports[i].tid == tid &&
+		    sm->ports[i].deadline_ns)
+			return &sm->ports[i];
+	return NULL;
+}
+
+static struct sib_sm_port *port_new(struct sib_sm *sm, const struct sib_endpoint *ep)
+{
+	struct sib_sm_port *p = NULL;
+
+	for (unsigned i = 0; i < sm->nports && !p; i++)
+		if (sm->ports[i].state == SIB_SMP_FREE)
+			p = &sm->ports[i];
+	if (!p && sm->nports < sm->cap)
+		p = &sm->ports[sm->nports++];
+	if (!p)
+		return NULL;
+	memset(p, 0, sizeof(*p));
+	p->ep = *ep;
+	return p;
+}
+
+static void memory_forget_lid(struct sib_sm *sm, uint16_t lid)
+{
+	for (unsigned i = 0; i < sm->nmemory; i++)
+		if (sm->memory[i].lid == lid)
+			sm->memory[i] = sm->memory[--sm->nmemory];
+}
+
+static uint16_t memory_lid(const struct sib_sm *sm, uint64_t guid)
+{
+	for (unsigned i = 0; i < sm->nmemory; i++)
+		if (sm->memory[i].guid == guid)
+			return sm->memory[i].lid;
+	return 0;
+}
+
+static bool memory_has_lid(const struct sib_sm *sm, uint16_t lid)
+{
+	for (unsigned i = 0; i < sm->nmemory; i++)
+		if (sm->memory[i].lid == lid)
+			return true;
+	return false;
+}
+
+static void memory_keep(struct sib_sm *sm, uint64_t guid, uint16_t lid)
+{
+	if (!guid || !lid)
+		return;
+	for (unsigned i = 0; i < sm->nmemory; i++)
+		if (sm->memory[i].guid == guid) {
+			sm->memory[i].lid = lid;
+			return;
+		}
+	if (sm->nmemory == sm->memory_cap) {
+		unsigned cap = sm->memory_cap ? sm->memory_cap * 2 : 64;
+		struct sib_sm_lid_memory *m = realloc(sm->memory, cap * sizeof(*m));
+
+		if (!m)
+			return; /* only a preference is lost */
+		sm->memory = m;
+		sm->memory_cap = cap;
+	}
+	sm->memory[sm->nmemory++] = (struct sib_sm_lid_memory){ guid, lid };
+}
+
+/* A LID for guid: its old one when free, else a fresh one, preferring LIDs
+ * nobody had before (so a departed port can come back to its own). */
+static uint16_t lid_alloc(struct sib_sm *sm, uint64_t guid)
+{
+	uint16_t lid = memory_lid(sm, guid);
+
+	if (lid && !lid_is_used(sm, lid))
+		goto take;
+	for (int pass = 0; pass < 2; pass++) {
+		for (unsigned n = 0; n < SIB_LID_UNICAST_MAX; n++) {
+			lid = sm->next_lid;
+			sm->next_lid = sm->next_lid >= SIB_LID_UNICAST_MAX ? 1 : sm->next_lid + 1;
+			if (!lid_is_used(sm, lid) && (pass || !memory_has_lid(sm, lid)))
+				goto take;
+		}
+	}
+	return 0;
+take:
+	lid_mark(sm, lid, true);
+	memory_forget_lid(sm, lid);
+	return lid;
+}
+
+static void port_free(struct sib_sm *sm, struct sib_sm_port *p)
+{
+	if (p->lid) {
+		memory_keep(sm, p->guid, p->lid);
+		lid_mark(sm, p->lid, false);
+	}
+	memset(p, 0, sizeof(*p));
+}
+
+/* Sends SMP (attr, mod, data) to port p and makes it p's outstanding request. */
+static void send_smp(struct sib_sm *sm, struct sib_sm_port *p, bool directed, uint8_t method,
+		     uint16_t attr, uint32_t mod, const uint8_t *data, unsigned tries)
+{
+	uint8_t mad[IB_MAD_BYTES];
+	struct sib_mad_addr a;
+
+	p->tid = sm->tid_next++;
+	p->deadline_ns = sm->now_ns + SIB_SM_TIMEOUT_NS;
+	p->tries = tries;
+	if (directed) {
+		struct ib_dr_smp dr;
+
+		memset(&dr, 0, sizeof(dr));
+		dr.BaseVersion = IB_MAD_BASE_VERSION;
+		dr.MgmtClass = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+		dr.ClassVersion = IB_SMP_CLASS_VERSION;
+		dr.Method = method & 0x7f;
+		/* One hop out of the SM's port 1, already taken (IBA 14.2.2.2:
+		 * the SM's SMI advanced HopPointer to 1 as it sent). */
+		dr.HopCount = 1;
+		dr.HopPointer = 1;
+		dr.InitialPath[1] = 1;
+		dr.TransactionID = p->tid;
+		dr.AttributeID = attr;
+		dr.AttributeModifier = mod;
+		dr.DrSLID = SIB_LID_PERMISSIVE;
+		dr.DrDLID = SIB_LID_PERMISSIVE;
+		if (data)
+			memcpy(dr.SMPData, data, IB_SMP_DATA_BYTES);
+		ib_dr_smp_encode(&dr, mad);
+		sib_mad_addr_init(&a, SIB_QP0, SIB_LID_PERMISSIVE, SIB_LID_PERMISSIVE);
+	} else {
+		struct ib_smp smp;
+
+		memset(&smp, 0, sizeof(smp));
+		smp.hdr.BaseVersion = IB_MAD_BASE_VERSION;
+		smp.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_LID_ROUTED;
+		smp.hdr.ClassVersion = IB_SMP_CLASS_VERSION;
+		ib_mad_set_method(&smp.hdr, method);
+		smp.hdr.TransactionID = p->tid;
+		smp.hdr.AttributeID = attr;
+		smp.hdr.AttributeModifier = mod;
+		if (data)
+			memcpy(smp.SMPData, data, IB_SMP_DATA_BYTES);
+		ib_smp_encode(&smp, mad);
+		sib_mad_addr_init(&a, SIB_QP0, p->lid, sm->lid);
+	}
+	sib_mgmt_send(sm->link, &a, mad, &p->ep);
+}
+
+static void set_port_info(struct sib_sm *sm, struct sib_sm_port *p, bool directed,
+			  uint8_t state)
+{
+	struct ib_port_info pi;
+	uint8_t data[IB_SMP_DATA_BYTES];
+
+	memset(&pi, 0, sizeof(pi));
+	memset(data, 0, sizeof(data));
+	pi.LID = p->lid;
+	pi.MasterSMLID = sm->lid;
+	pi.MasterSMSL = 0;
+	pi.PortState = state;
+	pi.SubnetTimeOut = SIB_SM_SUBNET_TIMEOUT;
+	pi.NeighborMTU = p->mtu_cap;
+	ib_port_info_encode(&pi, data);
+	send_smp(sm, p, directed, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data,
+		 SIB_SM_RETRIES);
+}
+
+static void configure(struct sib_sm *sm, struct sib_sm_port *p)
+{
+	p->state = SIB_SMP_GET_NODE_INFO;
+	p->missed = 0;
+	send_smp(sm, p, true, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL, SIB_SM_RETRIES);
+}
+
+static void drop_port(struct sib_sm *sm, struct sib_sm_port *p, const char *why)
+{
+	char g[20], e[SIB_ENDPOINT_STRLEN];
+
+	if (p->state == SIB_SMP_ACTIVE) {
+		sm->leaves++;
+		if (sm->out) {
+			fprintf(sm->out, "softib-sm: port %s left: LID %u at %s (%s)\n",
+				guid_str(p->guid, g), p->lid, sib_endpoint_str(&p->ep, e), why);
+			fflush(sm->out);
+		}
+	}
+	port_free(sm, p);
+}
+
+static void trap_rx(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8_t *in,
+		    const struct sib_endpoint *from)
+{
+	struct ib_smp smp;
+	struct ib_notice n;
+	struct sib_mad_addr ra;
+	uint8_t out[IB_MAD_BYTES];
+	struct sib_sm_port *p;
+
+	ib_smp_decode(&smp, in);
+	ib_notice_decode(&n, smp.SMPData);
+	/* IBA 14.2.5.1 / 13.4.9: a trap is answered with TrapRepress, same
+	 * TID and attribute. */
+	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_TRAP_REPRESS);
+	ib_smp_encode(&smp, out);
+	sib_mad_addr_reply(a, sm->lid, &ra);
+	sib_mgmt_send(sm->link, &ra, out, from);
+
+	if (n.TrapNumber != IB_TRAP_LINK_STATE_CHANGE)
+		return;
+	p = port_by_ep(sm, from);
+	if (p && p->state != SIB_SMP_ACTIVE)
+		return; /* being configured already: the repeat is a retry */
+	if (!p)
+		p = port_new(sm, from);
+	if (!p) {
+		sib_warn("softib-sm: %u ports already; ignoring one more", sm->cap);
+		return;
+	}
+	configure(sm, p);
+}
+
+static void smp_resp_rx(struct sib_sm *sm, const uint8_t *in)
+{
+	char g[20], e[SIB_ENDPOINT_STRLEN];
+	uint8_t data[IB_SMP_DATA_BYTES];
+	struct sib_sm_port *p, *other;
+	struct ib_node_info ni;
+	struct ib_port_info pi;
+	uint16_t status;
+	uint64_t tid;
+
+	if (in[1] == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
+		struct ib_dr_smp dr;
+
+		ib_dr_smp_decode(&dr, in);
+		tid = dr.TransactionID;
+		status = dr.Status;
+		memcpy(data, dr.SMPData, sizeof(data));
+	} else {
+		struct ib_smp smp;
+
+		ib_smp_decode(&smp, in);
+		tid = smp.hdr.TransactionID;
+		status = smp.hdr.Status;
+		memcpy(data, smp.SMPData, sizeof(data));
+	}
+	p = port_by_tid(sm, tid);
+	if (!p)
+		return; /* late answer to a retried or abandoned request */
+	p->deadline_ns = 0;
+	if (status && p->state != SIB_SMP_ACTIVE) {
+		sib_warn("softib-sm: port at %s refused a configuration step (status 0x%04x); "
+			 "starting over", sib_endpoint_str(&p->ep, e), status);
+		p->state = SIB_SMP_GET_NODE_INFO;
+		p->deadline_ns = sm->now_ns + SIB_SM_TIMEOUT_NS; /* retry after a pause */
+		p->tries = 1;
+		return;
+	}
+	switch (p->state) {
+	case SIB_SMP_GET_NODE_INFO:
+		ib_node_info_decode(&ni, data);
+		if (!ni.PortGUID)
+			return;
+		other = sib_sm_port_by_guid(sm, ni.PortGUID);
+		if (other && other != p) {
+			/* The same port at a new endpoint: it keeps its LID. */
+			if (!p->lid && other->lid) {
+				p->lid = other->lid;
+				other->lid = 0;
+			}
+			other->state = SIB_SMP_FREE;
+			port_free(sm, other);
+		}
+		if (p->lid && p->guid != ni.PortGUID) {
+			lid_mark(sm, p->lid, false);
+			p->lid = 0;
+		}
+		p->guid = ni.PortGUID;
+		p->node_guid = ni.NodeGUID;
+		if (!p->lid)
+			p->lid = lid_alloc(sm, p->guid);
+		if (!p->lid) {
+			sib_warn("softib-sm: no unicast LID left for port %s", guid_str(p->guid, g));
+			port_free(sm, p);
+			return;
+		}
+		p->state = SIB_SMP_GET_PORT_INFO;
+		send_smp(sm, p, true, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL,
+			 SIB_SM_RETRIES);
+		break;
+	case SIB_SMP_GET_PORT_INFO:
+		ib_port_info_decode(&pi, data);
+		p->mtu_cap = pi.MTUCap >= IB_MTU_256 && pi.MTUCap <= IB_MTU_4096 ? pi.MTUCap
+									    : IB_MTU_256;
+		/* IBA 7.2: INIT -> ARMED -> ACTIVE.  A port already ACTIVE
+		 * (its SM restarted) may only be told ACTIVE again. */
+		if (pi.PortState == IB_PORT_STATE_ACTIVE) {
+			p->state = SIB_SMP_SET_ACTIVE;
+			set_port_info(sm, p, true, IB_PORT_STATE_ACTIVE);
+		} else {
+			p->state = SIB_SMP_SET_ARMED;
+			set_port_info(sm, p, true, IB_PORT_STATE_ARMED);
+		}
+		break;
+	case SIB_SMP_SET_ARMED:
+		/* The port has its LID now: LID-routed from here on. */
+		p->state = SIB_SMP_SET_ACTIVE;
+		set_port_info(sm, p, false, IB_PORT_STATE_ACTIVE);
+		break;
+	case SIB_SMP_SET_ACTIVE:
+		p->state = SIB_SMP_ACTIVE;
+		p->missed = 0;
+		sm->joins++;
+		if (sm->out) {
+			fprintf(sm->out, "softib-sm: port %s joined: LID %u at %s\n",
+				guid_str(p->guid, g), p->lid, sib_endpoint_str(&p->ep, e));
+			fflush(sm->out);
+		}
+		break;
+	case SIB_SMP_ACTIVE:
+		/* A sweep's answer. */
+		ib_port_info_decode(&pi, data);
+		p->missed = 0;
+		if (status || pi.PortState != IB_PORT_STATE_ACTIVE || pi.LID != p->lid) {
+			sib_info("softib-sm: port %s is no longer ACTIVE with LID %u; "
+				 "configuring it again", guid_str(p->guid, g), p->lid);
+			configure(sm, p);
+		}
+		break;
+	case SIB_SMP_FREE:
+		break;
+	}
+}
+
+void sib_sm_rx(struct sib_sm *sm, const uint8_t *buf, size_t len, const struct sib_endpoint *from)
+{
+	struct ib_packet pkt;
+	struct sib_mad_addr a;
+	const uint8_t *mad;
+	enum ib_pkt_err err = ib_packet_decode(buf, len, &pkt);
+
+	if (err != IB_PKT_OK) {
+		sib_link_count_pkt_err(sm->link, err);
+		return;
+	}
+	mad = sib_mgmt_parse(&pkt, &a);
+	if (!mad || mad[0] != IB_MAD_BASE_VERSION) {
+		sm->dropped++;
+		return;
+	}
+	if (a.DestQP == SIB_QP1) {
+		if (mad[1] == IB_MGMT_CLASS_SUBN_ADM)
+			sib_sa_serve(sm, &a, mad, from);
+		else
+			sm->dropped++;
+		return;
+	}
+	if (mad[1] != IB_MGMT_CLASS_SUBN_LID_ROUTED && mad[1] != IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
+		sm->dropped++;
+		return;
+	}
+	if (mad[3] & IB_MAD_METHOD_RESP)
+		smp_resp_rx(sm, mad);
+	else if (mad[3] == IB_MAD_METHOD_TRAP && mad[1] == IB_MGMT_CLASS_SUBN_LID_ROUTED)
+		trap_rx(sm, &a, mad, from);
+	else
+		sm->dropped++; /* the SM's own SMA is not modelled */
+}
+
+static void rx_cb(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
+{
+	sib_sm_rx(arg, pkt, len, from);
+}
+
+static void timeouts(struct sib_sm *sm)
+{
+	for (unsigned i = 0; i < sm->nports; i++) {
+		struct sib_sm_port *p = &sm->ports[i];
+
+		if (p->state == SIB_SMP_FREE || !p->deadline_ns || p->deadline_ns > sm->now_ns)
+			continue;
+		p->deadline_ns = 0;
+		if (p->state == SIB_SMP_ACTIVE) {
+			if (++p->missed >= SIB_SM_MAX_MISSED)
+				drop_port(sm, p, "missed 3 sweeps");
+			continue;
+		}
+		if (p->tries <= 1) {
+			drop_port(sm, p, "stopped answering");
+			continue;
+		}
+		/* Retry the step the port is in. */
+		switch (p->state) {
+		case SIB_SMP_GET_NODE_INFO:
+			send_smp(sm, p, true, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL,
+				 p->tries - 1);
+			break;
+		case SIB_SMP_GET_PORT_INFO:
+			send_smp(sm, p, true, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL,
+				 p->tries - 1);
+			break;
+		case SIB_SMP_SET_ARMED: {
+			unsigned t = p->tries;
+
+			set_port_info(sm, p, true, IB_PORT_STATE_ARMED);
+			p->tries = t - 1;
+			break;
+		}
+		case SIB_SMP_SET_ACTIVE: {
+			unsigned t = p->tries;
+
+			/* It may be ACTIVE already or still INIT: directed
+			 * route reaches it either way. */
+			set_port_info(sm, p, true, IB_PORT_STATE_ACTIVE);
+			p->tries = t - 1;
+			break;
+		}
+		default:
+			break;
+		}
+	}
+}
+
+static void sweep(struct sib_sm *sm)
+{
+	for (unsigned i = 0; i < sm->nports; i++) {
+		struct sib_sm_port *p = &sm->ports[i];
+
+		if (p->state != SIB_SMP_ACTIVE || p->deadline_ns)
+			continue;
+		send_smp(sm, p, false, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL, 1);
+	}
+}
+
+int sib_sm_step(struct sib_sm *sm, uint64_t now_ns)
+{
+	int n, total = 0;
+
+	sm->now_ns = now_ns;
+	while ((n = sib_link_poll(sm->link, 64, rx_cb, sm)) > 0) {
+		total += n;
+		if (n < 64)
+			break;
+	}
+	timeouts(sm);
+	if (now_ns >= sm->next_sweep_ns) {
+		sweep(sm);
+		sm->next_sweep_ns = now_ns + sm->sweep_ns;
+	}
+	sib_link_flush(sm->link);
+	return total;
+}
+
+uint64_t sib_sm_next_deadline(const struct sib_sm *sm)
+{
+	uint64_t d = sm->next_sweep_ns;
+
+	for (unsigned i = 0; i < sm->nports; i++)
+		if (sm->ports[i].state != SIB_SMP_FREE && sm->ports[i].deadline_ns &&
+		    sm->ports[i].deadline_ns < d)
+			d = sm->ports[i].deadline_ns;
+	return d;
+}

@@ -1,0 +1,600 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * RC over the in-memory link, two HCAs in one process, no threads: SEND,
+ * WRITE, READ and atomics, segmentation, RNR, go-back-N after a lost
+ * packet, NAKs mapped to completion statuses on both sides, and retry
+ * exhaustion driven by a test clock.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "engine_world.h"
+#include "transport/log.h"
+
+#define ALL_ACCESS                                                                                 \
+	(MEMREG_ACCESS_LOCAL_WRITE | MEMREG_ACCESS_REMOTE_WRITE | MEMREG_ACCESS_REMOTE_READ |     \
+	 MEMREG_ACCESS_REMOTE_ATOMIC)
+
+static struct world *rc_world(enum sib_mtu mtu)
+{
+	struct world *w = world_new();
+
+	world_qp(w, 0, SIB_QPT_RC, 64);
+	world_qp(w, 1, SIB_QPT_RC, 64);
+	world_connect(w, mtu);
+	return w;
+}
+
+static void fill(uint8_t *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 31 + seed + (i >> 8));
+}
+
+static void expect_cqe(struct sib_cq *cq, uint64_t wr_id, enum sib_wc_status st,
+		       enum sib_wc_opcode op)
+{
+	struct sib_cqe c;
+
+	assert_int_equal(world_poll(cq, &c), 1);
+	assert_int_equal(c.status, st);
+	assert_int_equal(c.wr_id, wr_id);
+	if (st == SIB_WC_SUCCESS)
+		assert_int_equal(c.opcode, op);
+}
+
+/* Send of `len` bytes at a path MTU; checks data and both completions. */
+static void send_and_check(enum sib_mtu mtu, uint32_t len, bool imm)
+{
+	struct world *w = rc_world(mtu);
+	uint8_t *src = malloc(len), *dst = calloc(1, len + 16);
+	uint32_t sk = world_reg(&w->n[0], src, len, MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, len + 16, MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = imm ? SIB_WR_SEND_WITH_IMM : SIB_WR_SEND,
+				  .send_flags = SIB_SEND_SIGNALED | SIB_SEND_SOLICITED,
+				  .imm_data = 0x78563412 };
+	struct sib_cqe c;
+
+	fill(src, len, 3);
+	world_post_recv(&w->n[1], 77, dst, len + 16, rk);
+	world_post_send(&w->n[0], &s, src, len, sk);
+	world_pump(w);
+
+	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(c.wr_id, 77);
+	assert_int_equal(c.opcode, SIB_WC_RECV);
+	assert_int_equal(c.byte_len, len);
+	assert_int_equal(c.src_qp, sib_qp_num(w->n[0].qp));
+	assert_int_equal(c.slid, w->n[0].port.LID);
+	assert_int_equal(c.qp_num, sib_qp_num(w->n[1].qp));
+	if (imm) {
+		assert_true(c.wc_flags & SIB_WC_WITH_IMM);
+		assert_int_equal(c.imm_data, 0x78563412);
+	} else {
+		assert_false(c.wc_flags & SIB_WC_WITH_IMM);
+	}
+	assert_memory_equal(src, dst, len);
+	assert_int_equal(sib_qp_state(w->n[0].qp), SIB_QPS_RTS);
+	free(src);
+	free(dst);
+	world_free(w);
+}
+
+static void rc_send_delivers_bytes_and_both_completions(void **state)
+{
+	(void)state;
+	send_and_check(SIB_MTU_1024, 100, false);
+	send_and_check(SIB_MTU_1024, 0, true);
+}
+
+static void rc_send_segments_at_mtu_256_and_4096(void **state)
+{
+	(void)state;
+	send_and_check(SIB_MTU_256, 256 * 40 + 17, true);
+	send_and_check(SIB_MTU_4096, 4096 * 30, false);
+}
+
+static void rc_unsignaled_sends_complete_silently_signaled_ones_in_order(void **state)
+{
+	struct world *w = rc_world(SIB_MTU_1024);
+	static uint8_t src[64], dst[4][64];
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_cqe c;
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		world_post_recv(&w->n[1], (uint64_t)i, dst[i], 64, rk);
+	for (int i = 0; i < 4; i++) {
+		struct sib_send_wqe s = { .wr_id = 10 + (uint64_t)i, .opcode = SIB_WR_SEND,
+					  .send_flags = i == 3 ? SIB_SEND_SIGNALED : 0 };
+
+		world_post_send(&w->n[0], &s, src, 64, sk);
+	}
+	world_pump(w);
+	expect_cqe(w->n[0].scq, 13, SIB_WC_SUCCESS, SIB_WC_SEND);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 0);
+	assert_int_equal(sib_qp_sq_count(w->n[0].qp), 0);
+	for (int i = 0; i < 4; i++)
+		expect_cqe(w->n[1].rcq, (uint64_t)i, SIB_WC_SUCCESS, SIB_WC_RECV);
+	world_free(w);
+}
+
+static void rc_write_places_data_and_write_imm_consumes_a_receive(void **state)
+{
+	struct world *w = rc_world(SIB_MTU_256);
+	enum { LEN = 256 * 9 + 5 };
+	static uint8_t src[LEN], dst[LEN + 64];
+	uint32_t sk = world_reg(&w->n[0], src, LEN, MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), ALL_ACCESS);
+	struct sib_send_wqe s = { .wr_id = 5, .opcode = SIB_WR_RDMA_WRITE,
+				  .send_flags = SIB_SEND_SIGNALED };
+	struct sib_cqe c;
+
+	(void)state;
+	fill(src, LEN, 9);
+	s.rdma.remote_addr = (uint64_t)(uintptr_t)dst + 32;
+	s.rdma.rkey = rk;
+	world_post_send(&w->n[0], &s, src, LEN, sk);
+	world_pump(w);
+	expect_cqe(w->n[0].scq, 5, SIB_WC_SUCCESS, SIB_WC_RDMA_WRITE);
+	assert_memory_equal(dst + 32, src, LEN);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 0); /* plain WRITE: no receive completion */
+
+	static uint8_t rbuf[8];
+	world_post_recv(&w->n[1], 99, rbuf, sizeof(rbuf), world_reg(&w->n[1], rbuf, 8, ALL_ACCESS));
+	s.wr_id = 6;
+	s.opcode = SIB_WR_RDMA_WRITE_WITH_IMM;
+	s.imm_data = 0xefbeadde;
+	fill(src, LEN, 1);
+	world_post_send(&w->n[0], &s, src, 300, sk);
+	world_pump(w);
+	expect_cqe(w->n[0].scq, 6, SIB_WC_SUCCESS, SIB_WC_RDMA_WRITE);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.wr_id, 99);
+	assert_int_equal(c.opcode, SIB_WC_RECV_RDMA_WITH_IMM);
+	assert_int_equal(c.byte_len, 300);
+	assert_int_equal(c.imm_data, 0xefbeadde);
+	assert_true(c.wc_flags & SIB_WC_WITH_IMM);
+	assert_memory_equal(dst + 32, src, 300);
+	world_free(w);
+}
+
+static void rc_read_fetches_multi_packet_data(void **state)
+{
+	struct world *w = rc_world(SIB_MTU_512);
+	enum { LEN = 512 * 20 + 100 };
+	static uint8_t remote[LEN], local[LEN];
+	uint32_t lk = world_reg(&w->n[0], local, LEN, MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], remote, LEN, ALL_ACCESS);
+	struct sib_send_wqe s = { .wr_id = 8, .opcode = SIB_WR_RDMA_READ,
+				  .send_flags = SIB_SEND_SIGNALED };
+	struct sib_cqe c;
+
+	(void)state;
+	fill(remote, LEN, 5);
+	s.rdma.remote_addr = (uint64_t)(uintptr_t)remote;
+	s.rdma.rkey = rk;
+	world_post_send(&w->n[0], &s, local, LEN, lk);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(c.opcode, SIB_WC_RDMA_READ);
+	assert_int_equal(c.byte_len, LEN);
+	assert_memory_equal(local, remote, LEN);
+	world_free(w);
+}
+
+static void rc_atomics_return_the_old_value_and_update_memory(void **state)
+{
+	struct world *w = rc_world(SIB_MTU_1024);
+	static uint64_t target[2], result;
+	uint32_t lk = world_reg(&w->n[0], &result, 8, MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], target, sizeof(target), ALL_ACCESS);
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_ATOMIC_FETCH_AND_ADD,
+				  .send_flags = SIB_SEND_SIGNALED };
+
+	(void)state;
+	target[1] = 40;
+	s.atomic.remote_addr = (uint64_t)(uintptr_t)&target[1];
+	s.atomic.rkey = rk;
+	s.atomic.compare_add = 2;
+	world_post_send(&w->n[0], &s, &result, 8, lk);
+	world_pump(w);
+	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_FETCH_ADD);
+	assert_int_equal(result, 40);
+	assert_int_equal(target[1], 42);
+
+	s.wr_id = 2;
+	s.opcode = SIB_WR_ATOMIC_CMP_AND_SWP;
+	s.atomic.compare_add = 42;
+	s.atomic.swap = 0x1122334455667788ull;
+	world_post_send(&w->n[0], &s, &result, 8, lk);
+	s.wr_id = 3; /* compare fails now: memory unchanged, old value returned */
+	s.atomic.swap = 7;
+	world_post_send(&w->n[0], &s, &result, 8, lk);
+	world_pump(w);
+	expect_cqe(w->n[0].scq, 2, SIB_WC_SUCCESS, SIB_WC_COMP_SWAP);
+	expect_cqe(w->n[0].scq, 3, SIB_WC_SUCCESS, SIB_WC_COMP_SWAP);
+	assert_int_equal(result, 0x1122334455667788ull);
+	assert_int_equal(target[1], 0x1122334455667788ull);
+	world_free(w);
+}
+
+static void rc_misaligned_atomic_is_an_error_completion(void **state)
+{
+	struct world *w = rc_world(SIB_MTU_1024);
+	static uint64_t target[2], result;
+	uint32_t lk = world_reg(&w->n[0], &result, 8, MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], target, sizeof(target), ALL_ACCESS);
+	struct sib_send_wqe s = { .wr_id = 4, .opcode = SIB_WR_ATOMIC_FETCH_AND_ADD };
+
+	(void)state;
+	s.atomic.remote_addr = (uint64_t)(uintptr_t)target + 4;
+	s.atomic.rkey = rk;
+	world_post_send(&w->n[0], &s, &result, 8, lk);
+	world_pump(w);
+	expect_cqe(w->n[0].scq, 4, SIB_WC_LOC_QP_OP_ERR, 0);
+	assert_int_equal(target[0], 0);
+	assert_int_equal(sib_qp_state(w->n[0].qp), SIB_QPS_ERR);
+	world_free(w);
+}
+
+static void rc_rnr_nak_then_retry_succeeds_once_a_receive_is_posted(void **state)
+{
+	struct world *w = rc_world(SIB_MTU_1024);
+	static uint8_t src[2000], dst[2000];
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND, .send_flags = SIB_SEND_SIGNALED };
+	struct sib_engine_counters ec;
+	struct sib_cqe c;
+
+	(void)state;
+	fill(src, sizeof(src), 4);
+	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
+	world_pump(w);
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_true(ec.tx_rnr_naks >= 1);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 0); /* waiting out the RNR timer */
+	world_post_recv(&w->n[1], 5, dst, sizeof(dst), rk);
+	assert_true(world_advance(w)); /* the RNR timer expires: resend */
+	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	expect_cqe(w->n[1].rcq, 5, SIB_WC_SUCCESS, SIB_WC_RECV);
+	assert_memory_equal(src, dst, sizeof(src));
+	world_free(w);
+}
+
+static void rc_rnr_retry_exhausted_is_rnr_retry_exc_err(void **state)
+{
+	struct world *w = world_new();
+	static uint8_t src[16];
+	struct sib_send_wqe s = { .wr_id = 9, .opcode = SIB_WR_SEND };
+	struct sib_cqe c;
+	int rounds = 0;
+
+	(void)state;
+	w->rnr_retry = 2;
+	world_qp(w, 0, SIB_QPT_RC, 16);
+	world_qp(w, 1, SIB_QPT_RC, 16);
+	world_connect(w, SIB_MTU_1024);
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+
+	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
+	world_pump(w);
+	while (world_poll(w->n[0].scq, &c) == 0 && rounds++ < 10)
+		assert_true(world_advance(w));
+	assert_int_equal(c.status, SIB_WC_RNR_RETRY_EXC_ERR);
+	assert_int_equal(c.wr_id, 9);
+	assert_int_equal(rounds, 2); /* the first try and two retries were NAKed */
+	assert_int_equal(sib_qp_state(w->n[0].qp), SIB_QPS_ERR);
+	world_free(w);
+}
+
+struct drop_plan {
+	int node;
+	uint64_t which; /* drop the which-th data packet arriving at node */
+	int dropped;
+};
+
+static bool drop_one(int node, uint64_t n, const struct ib_packet *pkt, void *arg)
+{
+	struct drop_plan *p = arg;
+
+	(void)pkt;
+	if (node == p->node && n == p->which && !p->dropped) {
+		p->dropped = 1;
+		return true;
+	}
+	return false;
+}
+
+static void rc_lost_packet_is_recovered_by_go_back_n(void **state)
+{
+	struct world *w = rc_world(SIB_MTU_256);
+	enum { LEN = 256 * 30 };
+	static uint8_t src[LEN], dst[LEN];
+	uint32_t sk = world_reg(&w->n[0], src, LEN, MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, LEN, MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND, .send_flags = SIB_SEND_SIGNALED };
+	struct drop_plan plan = { .node = 1, .which = 7 };
+	struct sib_engine_counters ec;
+
+	(void)state;
+	fill(src, LEN, 8);
+	w->drop = drop_one;
+	w->drop_arg = &plan;
+	world_post_recv(&w->n[1], 2, dst, LEN, rk);
+	world_post_send(&w->n[0], &s, src, LEN, sk);
+	world_pump(w);
+	assert_int_equal(plan.dropped, 1);
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_true(ec.tx_seq_naks >= 1);
+	sib_engine_counters_get(w->n[0].eng, &ec);
+	assert_true(ec.retransmits >= 1);
+	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	expect_cqe(w->n[1].rcq, 2, SIB_WC_SUCCESS, SIB_WC_RECV);
+	assert_memory_equal(src, dst, LEN);
+	world_free(w);
+}
+
+static void rc_lost_last_packet_is_resent_after_the_ack_timeout(void **state)
+{
+	struct world *w = rc_world(SIB_MTU_256);
+	enum { LEN = 256 * 3 };
+	static uint8_t src[LEN], dst[LEN];
+	uint32_t sk = world_reg(&w->n[0], src, LEN, MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, LEN, MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND, .send_flags = SIB_SEND_SIGNALED };
+	struct drop_plan plan = { .node = 1, .which = 2 };
+	struct sib_cqe c;
+
+	(void)state;
+	fill(src, LEN, 2);
+	w->drop = drop_one;
+	w->drop_arg = &plan;
+	world_post_recv(&w->n[1], 2, dst, LEN, rk);
+	world_post_send(&w->n[0], &s, src, LEN, sk);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 0);
+	uint64_t before = w->now;
+
+	assert_true(world_advance(w));
+	/* 4.096 us * 2^14 = 67.1 ms (IBA 9.7.6.1.3) */
+	assert_int_equal(w->now - before, 4096ull << 14);
+	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	expect_cqe(w->n[1].rcq, 2, SIB_WC_SUCCESS, SIB_WC_RECV);
+	assert_memory_equal(src, dst, LEN);
+	world_free(w);
+}
+
+static void lost_read_response_is_requested_again(void **state)
+{
+	struct world *w = rc_world(SIB_MTU_256);
+	enum { LEN = 256 * 12 };
+	static uint8_t remote[LEN], local[LEN];
+	uint32_t lk = world_reg(&w->n[0], local, LEN, MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], remote, LEN, ALL_ACCESS);
+	struct sib_send_wqe s = { .wr_id = 8, .opcode = SIB_WR_RDMA_READ,
+				  .send_flags = SIB_SEND_SIGNALED };
+	struct drop_plan plan = { .node = 0, .which = 4 };
+
+	(void)state;
+	fill(remote, LEN, 6);
+	w->drop = drop_one;
+	w->drop_arg = &plan;
+	s.rdma.remote_addr = (uint64_t)(uintptr_t)remote;
+	s.rdma.rkey = rk;
+	world_post_send(&w->n[0], &s, local, LEN, lk);
+	world_pump(w);
+	assert_int_equal(plan.dropped, 1);
+	expect_cqe(w->n[0].scq, 8, SIB_WC_SUCCESS, SIB_WC_RDMA_READ);
+	assert_memory_equal(local, remote, LEN);
+	world_free(w);
+}
+
+static void lost_atomic_ack_is_answered_from_the_saved_result(void **state)
+{
+	struct world *w = rc_world(SIB_MTU_1024);
+	static uint64_t target, result;
+	uint32_t lk = world_reg(&w->n[0], &result, 8, MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], &target, 8, ALL_ACCESS);
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_ATOMIC_FETCH_AND_ADD,
+				  .send_flags = SIB_SEND_SIGNALED };
+	struct drop_plan plan = { .node = 0, .which = 0 };
+	struct sib_engine_counters ec;
+
+	(void)state;
+	target = 100;
+	w->drop = drop_one;
+	w->drop_arg = &plan;
+	s.atomic.remote_addr = (uint64_t)(uintptr_t)&target;
+	s.atomic.rkey = rk;
+	s.atomic.compare_add = 1;
+	world_post_send(&w->n[0], &s, &result, 8, lk);
+	world_pump(w);
+	assert_int_equal(plan.dropped, 1);
+	assert_true(world_advance(w)); /* ACK timeout: the atomic is sent again */
+	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_FETCH_ADD);
+	assert_int_equal(result, 100);
+	assert_int_equal(target, 101); /* executed once */
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_int_equal(ec.rx_duplicates, 1);
+	world_free(w);
+}
+
+/* A WRITE the responder refuses: status on the requester, responder in ERR. */
+static void write_refused(void *dst_base, uint64_t addr, uint32_t rkey, struct world *w, const char *rule)
+{
+	static uint8_t src[64];
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_send_wqe s = { .wr_id = 3, .opcode = SIB_WR_RDMA_WRITE };
+	char line[256] = "";
+
+	(void)dst_base;
+	s.rdma.remote_addr = addr;
+	s.rdma.rkey = rkey;
+	sib_log_capture(line, sizeof(line));
+	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
+	world_pump(w);
+	sib_log_capture(NULL, 0);
+	expect_cqe(w->n[0].scq, 3, SIB_WC_REM_ACCESS_ERR, 0);
+	assert_int_equal(sib_qp_state(w->n[0].qp), SIB_QPS_ERR);
+	assert_int_equal(sib_qp_state(w->n[1].qp), SIB_QPS_ERR);
+	assert_non_null(strstr(line, "softib:"));
+	(void)rule;
+}
+
+static void rc_bad_rkey_is_rem_access_err_and_responder_enters_error(void **state)
+{
+	struct world *w = rc_world(SIB_MTU_1024);
+	static uint8_t dst[64];
+	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), ALL_ACCESS);
+
+	(void)state;
+	write_refused(dst, (uint64_t)(uintptr_t)dst, rk ^ 0x1, w, "stale key");
+	assert_int_equal(dst[0], 0);
+	world_free(w);
+}
+
+static void rc_write_outside_the_region_is_rem_access_err(void **state)
+{
+	struct world *w = rc_world(SIB_MTU_1024);
+	static uint8_t dst[128];
+	uint32_t rk = world_reg(&w->n[1], dst, 64, ALL_ACCESS);
+
+	(void)state;
+	write_refused(dst, (uint64_t)(uintptr_t)dst + 32, rk, w, "bounds");
+	assert_int_equal(dst[100], 0);
+	world_free(w);
+}
+
+static void rc_write_without_remote_write_right_is_rem_access_err(void **state)
+{
+	struct world *w = rc_world(SIB_MTU_1024);
+	static uint8_t dst[64];
+	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst),
+				MEMREG_ACCESS_LOCAL_WRITE | MEMREG_ACCESS_REMOTE_READ);
+
+	(void)state;
+	write_refused(dst, (uint64_t)(uintptr_t)dst, rk, w, "rights");
+	world_free(w);
+}
+
+static void rc_send_longer_than_the_receive_is_rem_inv_req_and_loc_len(void **state)
+{
+	struct world *w = rc_world(SIB_MTU_1024);
+	static uint8_t src[100], dst[50];
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND };
+
+	(void)state;
+	world_post_recv(&w->n[1], 2, dst, sizeof(dst), rk);
+	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
+	world_pump(w);
+	expect_cqe(w->n[0].scq, 1, SIB_WC_REM_INV_REQ_ERR, 0);
+	expect_cqe(w->n[1].rcq, 2, SIB_WC_LOC_LEN_ERR, 0);
+	assert_int_equal(sib_qp_state(w->n[1].qp), SIB_QPS_ERR);
+	world_free(w);
+}
+
+static void rc_peer_gone_ends_in_retry_exc_err_after_retry_cnt_timeouts(void **state)
+{
+	struct world *w = rc_world(SIB_MTU_1024);
+	static uint8_t src[64];
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND };
+	struct sib_send_wqe s2 = { .wr_id = 2, .opcode = SIB_WR_SEND };
+	struct sib_cqe c;
+	uint64_t start = w->now;
+	int timeouts = 0;
+
+	(void)state;
+	sib_qp_destroy(w->n[1].qp); /* the peer vanishes */
+	w->n[1].qp = NULL;
+	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
+	world_post_send(&w->n[0], &s2, src, sizeof(src), sk);
+	world_pump(w);
+	while (world_poll(w->n[0].scq, &c) == 0 && timeouts < 20) {
+		assert_true(world_advance(w));
+		timeouts++;
+	}
+	assert_int_equal(c.status, SIB_WC_RETRY_EXC_ERR);
+	assert_int_equal(c.wr_id, 1);
+	/* retry_cnt 3: the first try and three retries each wait one timeout */
+	assert_int_equal(timeouts, 4);
+	assert_int_equal(w->now - start, 4 * (4096ull << 14));
+	expect_cqe(w->n[0].scq, 2, SIB_WC_WR_FLUSH_ERR, 0);
+	assert_int_equal(sib_qp_state(w->n[0].qp), SIB_QPS_ERR);
+	world_free(w);
+}
+
+static void rc_srq_receive_takes_the_oldest_srq_wqe(void **state)
+{
+	struct world *w = world_new();
+	struct sib_srq_init si = { .max_wr = 8, .max_sge = 2, .pd = w->n[1].pd };
+	static uint8_t src[32], dst[3][32];
+	char why[160];
+	struct sib_cqe c;
+
+	(void)state;
+	assert_int_equal(sib_srq_create(&si, &w->n[1].srq, why, sizeof(why)), 0);
+	world_qp(w, 0, SIB_QPT_RC, 16);
+	world_qp(w, 1, SIB_QPT_RC, 16);
+	world_connect(w, SIB_MTU_1024);
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
+
+	for (int i = 0; i < 3; i++)
+		world_post_recv(&w->n[1], 40 + (uint64_t)i, dst[i], 32, rk);
+	assert_int_equal(sib_srq_modify(w->n[1].srq, 0, 3, SIB_SRQ_LIMIT, why, sizeof(why)), 0);
+	memcpy(src, "through the shared receive queue", 32);
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND };
+
+	world_post_send(&w->n[0], &s, src, 32, sk);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(c.wr_id, 40);
+	assert_memory_equal(dst[0], src, 32);
+	assert_int_equal(sib_srq_count(w->n[1].srq), 2);
+	sib_qp_destroy(w->n[1].qp);
+	w->n[1].qp = NULL;
+	world_free(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rc_send_delivers_bytes_and_both_completions),
+		cmocka_unit_test(rc_send_segments_at_mtu_256_and_4096),
+		cmocka_unit_test(rc_unsignaled_sends_complete_silently_signaled_ones_in_order),
+		cmocka_unit_test(rc_write_places_data_and_write_imm_consumes_a_receive),
+		cmocka_unit_test(rc_read_fetches_multi_packet_data),
+		cmocka_unit_test(rc_atomics_return_the_old_value_and_update_memory),
+		cmocka_unit_test(rc_misaligned_atomic_is_an_error_completion),
+		cmocka_unit_test(rc_rnr_nak_then_retry_succeeds_once_a_receive_is_posted),
+		cmocka_unit_test(rc_rnr_retry_exhausted_is_rnr_retry_exc_err),
+		cmocka_unit_test(rc_lost_packet_is_recovered_by_go_back_n),
+		cmocka_unit_test(rc_lost_last_packet_is_resent_after_the_ack_timeout),
+		cmocka_unit_test(lost_read_response_is_requested_again),
+		cmocka_unit_test(lost_atomic_ack_is_answered_from_the_saved_result),
+		cmocka_unit_test(rc_bad_rkey_is_rem_access_err_and_responder_enters_error),
+		cmocka_unit_test(rc_write_outside_the_region_is_rem_access_err),
+		cmocka_unit_test(rc_write_without_remote_write_right_is_rem_access_err),
+		cmocka_unit_test(rc_send_longer_than_the_receive_is_rem_inv_req_and_loc_len),
+		cmocka_unit_test(rc_peer_gone_ends_in_retry_exc_err_after_retry_cnt_timeouts),
+		cmocka_unit_test(rc_srq_receive_takes_the_oldest_srq_wqe),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * softib-sm's engine (fabric/sm.c, fabric/sa.c) against real ports (HCAs
+ * built with sib_hca_new) over the in-memory link: bring-up to ACTIVE,
+ * unique LIDs, a LID given back to its GUID, sweeps dropping a silent port,
+ * SA PathRecord and the vendor endpoint record, the port's SA client.
+ *
+ * The fabric sources are compiled into this test (the build links only
+ * wire/, memreg/ and transport/ into test programs).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "fabric/sa.c"
+#include "fabric/sm.c"
+#include "transport/hca.h"
+#include "wire/sa.h"
+
+#define SEC 1000000000ull
+
+struct fixture {
+	struct sib_mem_hub *hub;
+	struct sib_link *sm_link;
+	struct sib_sm sm;
+	uint64_t now; /* the SM's clock, advanced by hand */
+};
+
+static int setup(void **state)
+{
+	static struct fixture f;
+
+	memset(&f, 0, sizeof(f));
+	f.hub = sib_mem_hub_new();
+	assert_int_equal(sib_link_mem_open(f.hub, 4096, &f.sm_link), 0);
+	f.now = 1000 * SEC;
+	assert_int_equal(sib_sm_init(&f.sm, f.sm_link, 0x0200000000000100ull, f.now), 0);
+	*state = &f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	sib_sm_fini(&f->sm);
+	sib_link_close(f->sm_link);
+	sib_mem_hub_free(f->hub);
+	return 0;
+}
+
+static struct sib_hca *hca_port_new(struct fixture *f, uint64_t node_guid)
+{
+	struct sib_link *link;
+	char sm[SIB_ENDPOINT_STRLEN];
+	struct sib_hca_opts o = { 0 };
+	struct sib_hca *hca;
+
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &link), 0);
+	sib_endpoint_str(&f->sm_link->local, sm);
+	o.link = link;
+	o.sm = sm;
+	o.no_thread = true;
+	o.no_bringup_wait = true;
+	o.no_spawn = true;
+	o.node_guid = node_guid;
+	hca = sib_hca_new(&o);
+	assert_non_null(hca);
+	return hca;
+}
+
+/* Lets the SM and the ports exchange everything pending (bounded). */
+static void settle(struct fixture *f, struct sib_hca **hcas, unsigned n)
+{
+	for (int round = 0; round < 50; round++) {
+		int moved = sib_sm_step(&f->sm, f->now);
+
+		for (unsigned i = 0; i < n; i++)
+			if (hcas[i])
+				moved += sib_progress_poll(hcas[i]);
+		if (!moved)
+			return;
+	}
+}
+
+struct recorder {
+	struct sib_event_sink sink;
+	int active;
+};
+
+static void record(struct sib_event_sink *sink, enum sib_event ev, void *obj, unsigned port)
+{
+	(void)obj;
+	(void)port;
+	((struct recorder *)sink)->active += ev == SIB_EV_PORT_ACTIVE;
+}
+
+static void bringup_assigns_a_lid_and_raises_port_active(void **state)
+{
+	struct fixture *f = *state;
+	struct recorder rec = { .sink.deliver = record };
+	struct sib_hca_listener l;
+	struct sib_hca *hca = hca_port_new(f, 0x0200000000000010ull);
+	struct sib_sm_port *p;
+
+	sib_hca_listen(hca, &l, &rec.sink);
+	assert_int_equal(hca->ports[0].state, SIB_PORT_INIT);
+	settle(f, &hca, 1);
+	assert_int_equal(hca->ports[0].state, SIB_PORT_ACTIVE);
+	assert_int_equal(rec.active, 1);
+	assert_true(hca->ports[0].LID >= 2 && hca->ports[0].LID <= SIB_LID_UNICAST_MAX);
+	assert_int_equal(hca->ports[0].SMLID, SIB_SM_LID);
+	assert_int_equal(hca->ports[0].SubnetTimeOut, SIB_SM_SUBNET_TIMEOUT);
+	assert_true(hca->mgmt[0].sm_heard);
+	assert_int_equal(sib_sm_active_ports(&f->sm), 1);
+	p = sib_sm_port_by_lid(&f->sm, hca->ports[0].LID);
+	assert_non_null(p);
+	assert_int_equal(p->guid, 0x0200000000000011ull);
+	assert_true(sib_endpoint_equal(&p->ep, &hca->mgmt[0].link->local));
+	assert_int_equal(p->mtu_cap, IB_MTU_4096);
+	sib_hca_unlisten(hca, &l);
+	sib_hca_free(hca);
+}
+
+static void lids_are_unique_across_ports(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_hca *h[3];
+
+	for (unsigned i = 0; i < 3; i++)
+		h[i] = hca_port_new(f, 0x0200000000000020ull + 0x10 * i);
+	settle(f, h, 3);
+	for (unsigned i = 0; i < 3; i++) {
+		assert_int_equal(h[i]->ports[0].state, SIB_PORT_ACTIVE);
+		for (unsigned j = 0; j < i; j++)
+			assert_int_not_equal(h[i]->ports[0].LID, h[j]->ports[0].LID);
+	}
+	assert_int_equal(sib_sm_active_ports(&f->sm), 3);
+	for (unsigned i = 0; i < 3; i++)
+		sib_hca_free(h[i]);
+}
+
+/* Advances the SM's clock sweep by sweep until `ports` remain (bounded). */
+static void sweep_until(struct fixture *f, struct sib_hca **h, unsigned n, unsigned ports)
+{
+	for (int i = 0; i < 20 && sib_sm_active_ports(&f->sm) != ports; i++) {
+		f->now += f->sm.sweep_ns;
+		settle(f, h, n);
+		f->now += SIB_SM_TIMEOUT_NS;
+		settle(f, h, n);
+	}
+}
+
+static void sweeps_keep_live_ports_and_drop_silent_ones(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_hca *h[2];
+	uint16_t gone_lid;
+
+	h[0] = hca_port_new(f, 0x0200000000000100ull);
+	h[1] = hca_port_new(f, 0x0200000000000200ull);
+	settle(f, h, 2);
+	assert_int_equal(sib_sm_active_ports(&f->sm), 2);
+	/* Live ports answer their sweeps: three sweeps later both remain. */
+	for (int i = 0; i < 3; i++) {
+		f->now += f->sm.sweep_ns;
+		settle(f, h, 2);
+	}
+	assert_int_equal(sib_sm_active_ports(&f->sm), 2);
+	/* A port that stops answering is dropped after missed sweeps. */
+	gone_lid = h[1]->ports[0].LID;
+	sib_hca_free(h[1]);
+	h[1] = NULL;
+	sweep_until(f, h, 2, 1);
+	assert_int_equal(sib_sm_active_ports(&f->sm), 1);
+	assert_null(sib_sm_port_by_lid(&f->sm, gone_lid));
+	assert_false(lid_is_used(&f->sm, gone_lid));
+	assert_int_equal(f->sm.leaves, 1);
+	sib_hca_free(h[0]);
+}
+
+static void a_returning_guid_gets_its_lid_back(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_hca *h[2] = { NULL, NULL };
+	uint16_t lid;
+
+	h[0] = hca_port_new(f, 0x0200000000000300ull);
+	settle(f, h, 1);
+	lid = h[0]->ports[0].LID;
+	sib_hca_free(h[0]);
+	h[0] = NULL;
+	sweep_until(f, h, 1, 0);
+	assert_int_equal(sib_sm_active_ports(&f->sm), 0);
+	/* Another port joins meanwhile: it does not take the departed LID. */
+	h[1] = hca_port_new(f, 0x0200000000000400ull);
+	settle(f, h, 2);
+	assert_int_not_equal(h[1]->ports[0].LID, lid);
+	/* The same port GUID comes back (new endpoint): same LID. */
+	h[0] = hca_port_new(f, 0x0200000000000300ull);
+	settle(f, h, 2);
+	assert_int_equal(h[0]->ports[0].state, SIB_PORT_ACTIVE);
+	assert_int_equal(h[0]->ports[0].LID, lid);
+	sib_hca_free(h[0]);
+	sib_hca_free(h[1]);
+}
+
+struct got {
+	int n;
+	uint8_t mad[IB_MAD_BYTES];
+};
+
+static void got_rx(void *arg, const uint8_t *buf, size_t len, const struct sib_endpoint *from)
+{
+	struct got *g = arg;
+	struct ib_packet pkt;
+	struct sib_mad_addr a;
+	const uint8_t *mad;
+
+	(void)from;
+	assert_int_equal(ib_packet_decode(buf, len, &pkt), IB_PKT_OK);
+	mad = sib_mgmt_parse(&pkt, &a);
+	assert_non_null(mad);
+	assert_int_equal(a.DestQP, 1);
+	memcpy(g->mad, mad, IB_MAD_BYTES);
+	g->n++;
+}
+
+/* Sends an SA request from probe (as LID slid), runs the SM, returns the
+ * response. */
+static void sa_ask(struct fixture *f, struct sib_link *probe, uint16_t slid, uint8_t method,
+		   uint16_t attr, uint64_t comp, const uint8_t *rec, unsigned rec_len,
+		   struct ib_sa_mad *resp)
+{
+	struct ib_sa_mad m;
+	struct sib_mad_addr a;
+	uint8_t mad[IB_MAD_BYTES];
+	struct got g = { 0 };
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.BaseVersion = 1;
+	m.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_ADM;
+	m.hdr.ClassVersion = IB_SA_CLASS_VERSION;
+	ib_mad_set_method(&m.hdr, method);
+	m.hdr.TransactionID = 77;
+	m.hdr.AttributeID = attr;
+	m.ComponentMask = comp;
+	if (rec)
+		memcpy(m.SubnAdmData, rec, rec_len);
+	ib_sa_mad_encode(&m, mad);
+	sib_mad_addr_init(&a, SIB_QP1, SIB_SM_LID, slid);
+	assert_int_equal(sib_mgmt_send(probe, &a, mad, &f->sm_link->local), 0);
+	sib_sm_step(&f->sm, f->now);
+	assert_int_equal(sib_link_poll(probe, 4, got_rx, &g), 1);
+	ib_sa_mad_decode(resp, g.mad);
+	assert_int_equal(resp->hdr.TransactionID, 77);
+}
+
+static void sa_path_record_by_dlid_and_dgid(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_hca *h[2];
+	struct sib_link *probe;
+	struct ib_path_record q, pr;
+	struct ib_sa_mad r;
+	struct ib_rmpp_hdr *rm = &r.rmpp;
+	uint8_t rec[IB_PATH_RECORD_BYTES];
+
+	h[0] = hca_port_new(f, 0x0200000000000500ull);
+	h[1] = hca_port_new(f, 0x0200000000000600ull);
+	settle(f, h, 2);
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &probe), 0);
+
+	/* GetTable by DLID, source = the requester (LRH SLID). */
+	memset(&q, 0, sizeof(q));
+	q.DLID = h[1]->ports[0].LID;
+	ib_path_record_encode(&q, rec);
+	sa_ask(f, probe, h[0]->ports[0].LID, IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_PATH_RECORD,
+	       IB_PR_COMP_DLID, rec, sizeof(rec), &r);
+	assert_int_equal(ib_mad_method(&r.hdr), IB_MAD_METHOD_GET_TABLE_RESP);
+	assert_int_equal(r.hdr.Status, 0);
+	assert_int_equal(rm->RMPPType, IB_RMPP_TYPE_DATA);
+	assert_int_equal(rm->RMPPFlags, IB_RMPP_FLAG_ACTIVE | IB_RMPP_FLAG_FIRST | IB_RMPP_FLAG_LAST);
+	assert_int_equal(rm->Data1, 1);
+	assert_int_equal(rm->Data2, IB_SA_CLASS_HDR_BYTES + IB_PATH_RECORD_BYTES);
+	assert_int_equal(r.AttributeOffset, IB_PATH_RECORD_BYTES / 8);
+	ib_path_record_decode(&pr, r.SubnAdmData);
+	assert_int_equal(pr.DLID, h[1]->ports[0].LID);
+	assert_int_equal(pr.SLID, h[0]->ports[0].LID);
+	assert_memory_equal(pr.DGID.raw, h[1]->ports[0].GID[0], 16);
+	assert_memory_equal(pr.SGID.raw, h[0]->ports[0].GID[0], 16);
+	assert_int_equal(pr.MTU, IB_MTU_4096);
+	assert_int_equal(pr.P_Key, 0xffff);
+	assert_int_equal(pr.SL, 0);
+	assert_int_equal(pr.Rate, SIB_SM_RATE);
+	assert_int_equal(pr.PacketLifeTime, SIB_SM_PACKET_LIFE_TIME);
+
+	/* Get by DGID and SGID. */
+	memset(&q, 0, sizeof(q));
+	memcpy(q.DGID.raw, h[0]->ports[0].GID[0], 16);
+	memcpy(q.SGID.raw, h[1]->ports[0].GID[0], 16);
+	ib_path_record_encode(&q, rec);
+	sa_ask(f, probe, 0xffff, IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD,
+	       IB_PR_COMP_DGID | IB_PR_COMP_SGID, rec, sizeof(rec), &r);
+	assert_int_equal(ib_mad_method(&r.hdr), IB_MAD_METHOD_GET_RESP);
+	assert_int_equal(r.hdr.Status, 0);
+	ib_path_record_decode(&pr, r.SubnAdmData);
+	assert_int_equal(pr.DLID, h[0]->ports[0].LID);
+	assert_int_equal(pr.SLID, h[1]->ports[0].LID);
+
+	/* Nobody at that LID: Get says NO_RECORDS, GetTable an empty table. */
+	memset(&q, 0, sizeof(q));
+	q.DLID = 0x999;
+	ib_path_record_encode(&q, rec);
+	sa_ask(f, probe, h[0]->ports[0].LID, IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD,
+	       IB_PR_COMP_DLID, rec, sizeof(rec), &r);
+	assert_int_equal(r.hdr.Status, IB_SA_STATUS_NO_RECORDS);
+	sa_ask(f, probe, h[0]->ports[0].LID, IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_PATH_RECORD,
+	       IB_PR_COMP_DLID, rec, sizeof(rec), &r);
+	assert_int_equal(r.hdr.Status, 0);
+	assert_int_equal(r.rmpp.Data2, IB_SA_CLASS_HDR_BYTES);
+	/* No destination named at all. */
+	sa_ask(f, probe, h[0]->ports[0].LID, IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD, 0, rec,
+	       sizeof(rec), &r);
+	assert_int_equal(r.hdr.Status, IB_SA_STATUS_REQ_INSUFFICIENT_COMPONENTS);
+	/* An attribute the SA does not serve. */
+	sa_ask(f, probe, h[0]->ports[0].LID, IB_MAD_METHOD_GET, IB_SA_ATTR_LINK_RECORD, 0, NULL,
+	       0, &r);
+	assert_int_equal(r.hdr.Status, IB_MAD_STATUS_UNSUP_METHOD_ATTR);
+
+	sib_link_close(probe);
+	sib_hca_free(h[0]);
+	sib_hca_free(h[1]);
+}
+
+static void sa_endpoint_record_maps_lid_and_gid_to_the_udp_endpoint(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_endpoint_record q, r;
+	struct sib_hca *h[1];
+	struct sib_link *probe;
+	struct ib_sa_mad m;
+	uint8_t rec[SIB_ENDPOINT_RECORD_BYTES];
+
+	h[0] = hca_port_new(f, 0x0200000000000700ull);
+	settle(f, h, 1);
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &probe), 0);
+	memset(&q, 0, sizeof(q));
+	q.LID = h[0]->ports[0].LID;
+	sib_endpoint_record_encode(&q, rec);
+	sa_ask(f, probe, 0xffff, IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD, SIB_EPR_COMP_LID,
+	       rec, sizeof(rec), &m);
+	assert_int_equal(m.hdr.Status, 0);
+	assert_int_equal(sib_endpoint_record_decode(&r, m.SubnAdmData), 0);
+	assert_int_equal(r.LID, h[0]->ports[0].LID);
+	assert_memory_equal(r.GID, h[0]->ports[0].GID[0], 16);
+	assert_true(sib_endpoint_equal(&r.ep, &h[0]->mgmt[0].link->local));
+	assert_int_equal(r.ep.family, SIB_AF_INET);
+
+	memset(&q, 0, sizeof(q));
+	memcpy(q.GID, h[0]->ports[0].GID[0], 16);
+	sib_endpoint_record_encode(&q, rec);
+	sa_ask(f, probe, 0xffff, IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD, SIB_EPR_COMP_GID,
+	       rec, sizeof(rec), &m);
+	assert_int_equal(m.hdr.Status, 0);
+	assert_int_equal(sib_endpoint_record_decode(&r, m.SubnAdmData), 0);
+	assert_int_equal(r.LID, h[0]->ports[0].LID);
+
+	q.LID = 0x777;
+	sib_endpoint_record_encode(&q, rec);
+	sa_ask(f, probe, 0xffff, IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD, SIB_EPR_COMP_LID,
+	       rec, sizeof(rec), &m);
+	assert_int_equal(m.hdr.Status, IB_SA_STATUS_NO_RECORDS);
+	sib_link_close(probe);
+	sib_hca_free(h[0]);
+}
+
+/* The SM on a thread of its own, with the real clock, for blocking
+ * clients. */
+struct sm_thread {
+	struct fixture *f;
+	pthread_mutex_t lock;
+	bool stop;
+};
+
+static void *sm_main(void *arg)
+{
+	struct sm_thread *t = arg;
+
+	for (;;) {
+		pthread_mutex_lock(&t->lock);
+		if (t->stop) {
+			pthread_mutex_unlock(&t->lock);
+			return NULL;
+		}
+		sib_sm_step(&t->f->sm, t->f->now);
+		pthread_mutex_unlock(&t->lock);
+		usleep(200);
+	}
+}
+
+static void sa_client_resolves_and_caches(void **state)
+{
+	struct fixture *f = *state;
+	struct sm_thread t = { .f = f, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct sib_endpoint ep;
+	struct sib_hca *h[2];
+	pthread_t th;
+	uint16_t lid = 0;
+	uint64_t sent;
+
+	h[0] = hca_port_new(f, 0x0200000000000800ull);
+	h[1] = hca_port_new(f, 0x0200000000000900ull);
+	settle(f, h, 2);
+	assert_int_equal(h[1]->ports[0].state, SIB_PORT_ACTIVE);
+	assert_int_equal(pthread_create(&th, NULL, sm_main, &t), 0);
+
+	assert_int_equal(sib_sa_resolve_lid(h[0], 1, h[1]->ports[0].LID, &ep), 0);
+	assert_true(sib_endpoint_equal(&ep, &h[1]->mgmt[0].link->local));
+	sent = h[0]->sa.sent;
+	/* Cached: the second lookup sends nothing. */
+	assert_int_equal(sib_sa_resolve_lid(h[0], 1, h[1]->ports[0].LID, &ep), 0);
+	assert_int_equal(h[0]->sa.sent, sent);
+	assert_true(h[0]->sa.hits >= 1);
+	assert_int_equal(sib_sa_resolve_gid(h[0], 1, h[1]->ports[0].GID[0], &ep, &lid), 0);
+	assert_int_equal(lid, h[1]->ports[0].LID);
+	assert_int_equal(sib_sa_resolve_lid(h[0], 1, 0x0abc, &ep), -ENOENT);
+	/* Our own LID needs no SM. */
+	sent = h[0]->sa.sent;
+	assert_int_equal(sib_sa_resolve_lid(h[0], 1, h[0]->ports[0].LID, &ep), 0);
+	assert_true(sib_endpoint_equal(&ep, &h[0]->mgmt[0].link->local));
+	assert_int_equal(h[0]->sa.sent, sent);
+	assert_int_equal(sib_sa_resolve_lid(h[0], 1, 0, &ep), -EINVAL);
+	assert_int_equal(sib_sa_resolve_lid(h[0], 2, 5, &ep), -EINVAL);
+
+	pthread_mutex_lock(&t.lock);
+	t.stop = true;
+	pthread_mutex_unlock(&t.lock);
+	pthread_join(th, NULL);
+	sib_hca_free(h[0]);
+	sib_hca_free(h[1]);
+}
+
+static void sa_client_times_out_without_an_sm_and_refuses_inactive_ports(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_endpoint ep;
+	struct sib_hca *h[1];
+
+	h[0] = hca_port_new(f, 0x0200000000000a00ull);
+	/* Not configured yet: the port is INIT. */
+	assert_int_equal(sib_sa_resolve_lid(h[0], 1, 5, &ep), -ENETDOWN);
+	settle(f, h, 1);
+	/* The SM no longer runs (nobody steps it): the query times out. */
+	assert_int_equal(sib_sa_resolve_lid(h[0], 1, 5, &ep), -ETIMEDOUT);
+	assert_int_equal(h[0]->sa.timeouts, 1);
+	sib_hca_free(h[0]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+		T(bringup_assigns_a_lid_and_raises_port_active),
+		T(lids_are_unique_across_ports),
+		T(sweeps_keep_live_ports_and_drop_silent_ones),
+		T(a_returning_guid_gets_its_lid_back),
+		T(sa_path_record_by_dlid_and_dgid),
+		T(sa_endpoint_record_maps_lid_and_gid_to_the_udp_endpoint),
+		T(sa_client_resolves_and_caches),
+		T(sa_client_times_out_without_an_sm_and_refuses_inactive_ports),
+#undef T
+	};
+
+	/* The SM's warnings are expected in some tests; keep the output clean. */
+	setenv("SOFTIB_LOG", "error", 0);
+	return cmocka_run_group_tests_name("fabric/sm", tests, NULL, NULL);
+}

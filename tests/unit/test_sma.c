@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The port's subnet management agent (transport/sma.c), QP0/QP1 framing
+ * (transport/mgmt.c) and the progress engine's dispatch and timers
+ * (transport/progress.c), over the in-memory link.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "transport/hca.h"
+#include "transport/mgmt.h"
+#include "transport/port_up.h"
+#include "transport/progress.h"
+#include "transport/sma.h"
+#include "wire/smp.h"
+
+struct fixture {
+	struct sib_mem_hub *hub;
+	struct sib_link *sm_link; /* stands in for the SM */
+	struct sib_hca *hca;
+};
+
+static int setup(void **state)
+{
+	static struct fixture f;
+	struct sib_link *port_link;
+	char sm[SIB_ENDPOINT_STRLEN];
+	struct sib_hca_opts o = { 0 };
+
+	memset(&f, 0, sizeof(f));
+	f.hub = sib_mem_hub_new();
+	assert_non_null(f.hub);
+	assert_int_equal(sib_link_mem_open(f.hub, 4096, &f.sm_link), 0);
+	assert_int_equal(sib_link_mem_open(f.hub, 4096, &port_link), 0);
+	sib_endpoint_str(&f.sm_link->local, sm);
+	o.link = port_link;
+	o.sm = sm;
+	o.no_thread = true;
+	o.no_bringup_wait = true;
+	o.no_spawn = true;
+	o.node_guid = 0x0212340000000010ull;
+	f.hca = sib_hca_new(&o);
+	assert_non_null(f.hca);
+	*state = &f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	sib_hca_free(f->hca);
+	sib_link_close(f->sm_link);
+	sib_mem_hub_free(f->hub);
+	return 0;
+}
+
+static void lid_smp(uint8_t *mad, uint8_t method, uint16_t attr, uint32_t mod,
+		    const uint8_t *data)
+{
+	struct ib_smp smp;
+
+	memset(&smp, 0, sizeof(smp));
+	smp.hdr.BaseVersion = 1;
+	smp.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_LID_ROUTED;
+	smp.hdr.ClassVersion = 1;
+	ib_mad_set_method(&smp.hdr, method);
+	smp.hdr.TransactionID = 0x1122334455667788ull;
+	smp.hdr.AttributeID = attr;
+	smp.hdr.AttributeModifier = mod;
+	if (data)
+		memcpy(smp.SMPData, data, IB_SMP_DATA_BYTES);
+	ib_smp_encode(&smp, mad);
+}
+
+/* Runs a LID-routed SMP through the SMA; returns the response's status. */
+static uint16_t sma(struct sib_hca *hca, uint8_t method, uint16_t attr, uint32_t mod,
+		    const uint8_t *data, struct ib_smp *resp)
+{
+	uint8_t in[IB_MAD_BYTES], out[IB_MAD_BYTES];
+
+	lid_smp(in, method, attr, mod, data);
+	assert_true(sib_sma_process(hca, 1, in, out));
+	ib_smp_decode(resp, out);
+	assert_int_equal(ib_mad_method(&resp->hdr), IB_MAD_METHOD_GET_RESP);
+	assert_int_equal(resp->hdr.TransactionID, 0x1122334455667788ull);
+	assert_int_equal(resp->hdr.AttributeID, attr);
+	return resp->hdr.Status;
+}
+
+static void node_info_names_the_node_and_port(void **state)
+{
+	struct fixture *f = *state;
+	struct ib_node_info ni;
+	struct ib_smp r;
+
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL, &r), 0);
+	ib_node_info_decode(&ni, r.SMPData);
+	assert_int_equal(ni.NodeType, IB_NODE_TYPE_CA);
+	assert_int_equal(ni.NumPorts, SIB_NUM_PORTS);
+	assert_int_equal(ni.NodeGUID, 0x0212340000000010ull);
+	assert_int_equal(ni.PortGUID, 0x0212340000000011ull);
+	assert_int_equal(ni.SystemImageGUID, 0x0212340000000010ull);
+	assert_int_equal(ni.LocalPortNum, 1);
+	assert_int_equal(ni.VendorID, SIB_VENDOR_ID);
+	assert_int_equal(ni.PartitionCap, SIB_MAX_PKEYS);
+}
+
+static void port_info_reports_init_port_with_link_up(void **state)
+{
+	struct fixture *f = *state;
+	struct ib_port_info pi;
+	struct ib_smp r;
+
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL, &r), 0);
+	ib_port_info_decode(&pi, r.SMPData);
+	assert_int_equal(pi.PortState, IB_PORT_STATE_INIT);
+	assert_int_equal(pi.PortPhysicalState, IB_PORT_PHYS_LINK_UP);
+	assert_int_equal(pi.LID, 0);
+	assert_int_equal(pi.GidPrefix, 0xfe80000000000000ull);
+	assert_int_equal(pi.MTUCap, IB_MTU_4096);
+	assert_int_equal(pi.LocalPortNum, 1);
+	assert_true(pi.CapabilityMask & IB_PORT_CAP_IS_TRAP_SUP);
+	/* Modifier: 0 or this port; anything else is an invalid field. */
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 1, NULL, &r), 0);
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 2, NULL, &r),
+			 IB_MAD_STATUS_INVALID_FIELD);
+}
+
+struct recorder {
+	struct sib_event_sink sink;
+	int active, lid_change;
+};
+
+static void record(struct sib_event_sink *sink, enum sib_event ev, void *obj, unsigned port)
+{
+	struct recorder *r = (struct recorder *)sink;
+
+	(void)obj;
+	(void)port;
+	r->active += ev == SIB_EV_PORT_ACTIVE;
+	r->lid_change += ev == SIB_EV_LID_CHANGE;
+}
+
+static uint16_t set_port(struct sib_hca *hca, uint16_t lid, uint16_t sm_lid, uint8_t state,
+			 struct ib_port_info *out)
+{
+	struct ib_port_info pi;
+	uint8_t data[IB_SMP_DATA_BYTES];
+	struct ib_smp r;
+	uint16_t status;
+
+	memset(&pi, 0, sizeof(pi));
+	pi.LID = lid;
+	pi.MasterSMLID = sm_lid;
+	pi.PortState = state;
+	pi.SubnetTimeOut = 18;
+	ib_port_info_encode(&pi, data);
+	status = sma(hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data, &r);
+	ib_port_info_decode(out, r.SMPData);
+	return status;
+}
+
+static void set_port_info_arms_then_activates_and_raises_port_active(void **state)
+{
+	struct fixture *f = *state;
+	struct recorder rec = { .sink.deliver = record };
+	struct sib_hca_listener l;
+	struct ib_port_info pi;
+
+	sib_hca_listen(f->hca, &l, &rec.sink);
+	assert_int_equal(set_port(f->hca, 7, 1, IB_PORT_STATE_ARMED, &pi), 0);
+	assert_int_equal(pi.PortState, IB_PORT_STATE_ARMED);
+	assert_int_equal(pi.LID, 7);
+	assert_int_equal(pi.MasterSMLID, 1);
+	assert_int_equal(pi.SubnetTimeOut, 18);
+	assert_int_equal(rec.active, 0);
+	assert_int_equal(set_port(f->hca, 7, 1, IB_PORT_STATE_ACTIVE, &pi), 0);
+	assert_int_equal(pi.PortState, IB_PORT_STATE_ACTIVE);
+	assert_int_equal(rec.active, 1);
+	assert_int_equal(f->hca->ports[0].state, SIB_PORT_ACTIVE);
+	assert_int_equal(f->hca->ports[0].LID, 7);
+	assert_int_equal(f->hca->ports[0].SMLID, 1);
+	/* A new LID on an ACTIVE port is a LID change, not a second PORT_ACTIVE. */
+	assert_int_equal(set_port(f->hca, 9, 1, IB_PORT_STATE_NOP, &pi), 0);
+	assert_int_equal(set_port(f->hca, 9, 1, IB_PORT_STATE_ACTIVE, &pi), 0);
+	assert_int_equal(rec.active, 1);
+	assert_int_equal(rec.lid_change, 1);
+	sib_hca_unlisten(f->hca, &l);
+}
+
+static void set_port_info_refuses_bad_transitions_and_changes_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct ib_port_info pi;
+
+	/* INIT -> ACTIVE skips ARMED (IBA 7.2). */
+	assert_int_equal(set_port(f->hca, 7, 1, IB_PORT_STATE_ACTIVE, &pi),
+			 IB_MAD_STATUS_INVALID_FIELD);
+	assert_int_equal(pi.PortState, IB_PORT_STATE_INIT);
+	assert_int_equal(pi.LID, 0);
+	/* ARMED needs a unicast LID. */
+	assert_int_equal(set_port(f->hca, 0, 1, IB_PORT_STATE_ARMED, &pi),
+			 IB_MAD_STATUS_INVALID_FIELD);
+	assert_int_equal(set_port(f->hca, 0xc001, 1, IB_PORT_STATE_ARMED, &pi),
+			 IB_MAD_STATUS_INVALID_FIELD);
+	/* INIT is not a state an SM may set. */
+	assert_int_equal(set_port(f->hca, 7, 1, IB_PORT_STATE_INIT, &pi),
+			 IB_MAD_STATUS_INVALID_FIELD);
+	assert_int_equal(f->hca->ports[0].state, SIB_PORT_INIT);
+	assert_int_equal(f->hca->ports[0].LID, 0);
+}
+
+static void tables_and_descriptions_answer_get(void **state)
+{
+	struct fixture *f = *state;
+	struct ib_node_description nd;
+	struct ib_p_key_table pt;
+	struct ib_guid_info gi;
+	struct ib_sm_info si;
+	struct ib_smp r;
+
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_DESCRIPTION, 0, NULL, &r),
+			 0);
+	ib_node_description_decode(&nd, r.SMPData);
+	assert_memory_equal(nd.NodeString, "softib0", 7);
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_P_KEY_TABLE, 0, NULL, &r), 0);
+	ib_p_key_table_decode(&pt, r.SMPData);
+	assert_int_equal(pt.P_KeyTableBlock[0], 0xffff);
+	assert_int_equal(pt.P_KeyTableBlock[1], 0);
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_GUID_INFO, 0, NULL, &r), 0);
+	ib_guid_info_decode(&gi, r.SMPData);
+	assert_int_equal(gi.GUIDBlock[0], 0x0212340000000011ull);
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_SM_INFO, 0, NULL, &r), 0);
+	ib_sm_info_decode(&si, r.SMPData);
+	assert_int_equal(si.SMState, IB_SM_STATE_NOT_ACTIVE);
+	/* Blocks beyond the tables are invalid fields. */
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_P_KEY_TABLE, 1, NULL, &r),
+			 IB_MAD_STATUS_INVALID_FIELD);
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_GUID_INFO, 1, NULL, &r),
+			 IB_MAD_STATUS_INVALID_FIELD);
+}
+
+static void unsupported_requests_get_the_iba_status(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t in[IB_MAD_BYTES], out[IB_MAD_BYTES];
+	struct ib_smp r;
+
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_SWITCH_INFO, 0, NULL, &r),
+			 IB_MAD_STATUS_UNSUP_METHOD_ATTR);
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, 0x7777, 0, NULL, &r),
+			 IB_MAD_STATUS_UNSUP_METHOD_ATTR);
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_NODE_INFO, 0, NULL, &r),
+			 IB_MAD_STATUS_UNSUP_METHOD_ATTR);
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_NODE_DESCRIPTION, 0, NULL, &r),
+			 IB_MAD_STATUS_UNSUP_METHOD_ATTR);
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET_TABLE, IB_SMP_ATTR_NODE_INFO, 0, NULL, &r),
+			 IB_MAD_STATUS_UNSUP_METHOD);
+	lid_smp(in, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL);
+	in[2] = 2; /* ClassVersion */
+	assert_true(sib_sma_process(f->hca, 1, in, out));
+	ib_smp_decode(&r, out);
+	assert_int_equal(r.hdr.Status, IB_MAD_STATUS_BAD_VERSION);
+	/* Responses and unknown base versions get no answer at all. */
+	lid_smp(in, IB_MAD_METHOD_GET_RESP, IB_SMP_ATTR_NODE_INFO, 0, NULL);
+	assert_false(sib_sma_process(f->hca, 1, in, out));
+	lid_smp(in, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL);
+	in[0] = 2;
+	assert_false(sib_sma_process(f->hca, 1, in, out));
+}
+
+static void dr_smp(uint8_t *mad, uint8_t hop_ptr, uint8_t hop_cnt, uint8_t d)
+{
+	struct ib_dr_smp dr;
+
+	memset(&dr, 0, sizeof(dr));
+	dr.BaseVersion = 1;
+	dr.MgmtClass = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	dr.ClassVersion = 1;
+	dr.Method = IB_MAD_METHOD_GET;
+	dr.D = d;
+	dr.HopPointer = hop_ptr;
+	dr.HopCount = hop_cnt;
+	dr.InitialPath[1] = 1;
+	dr.TransactionID = 42;
+	dr.AttributeID = IB_SMP_ATTR_NODE_INFO;
+	dr.DrSLID = dr.DrDLID = 0xffff;
+	ib_dr_smp_encode(&dr, mad);
+}
+
+static void directed_route_smp_is_answered_on_the_return_path(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t in[IB_MAD_BYTES], out[IB_MAD_BYTES];
+	struct ib_node_info ni;
+	struct ib_dr_smp r;
+
+	dr_smp(in, 1, 1, 0);
+	assert_true(sib_sma_process(f->hca, 1, in, out));
+	ib_dr_smp_decode(&r, out);
+	assert_int_equal(r.R, 1);
+	assert_int_equal(r.D, 1);
+	assert_int_equal(r.Status, 0);
+	assert_int_equal(r.TransactionID, 42);
+	assert_int_equal(r.HopCount, 1);
+	assert_int_equal(r.ReturnPath[1], 1);
+	ib_node_info_decode(&ni, r.SMPData);
+	assert_int_equal(ni.PortGUID, 0x0212340000000011ull);
+	/* Mid-path (a CA cannot forward) and return-trip SMPs are dropped. */
+	dr_smp(in, 1, 2, 0);
+	assert_false(sib_sma_process(f->hca, 1, in, out));
+	dr_smp(in, 1, 1, 1);
+	assert_false(sib_sma_process(f->hca, 1, in, out));
+}
+
+struct got {
+	int n;
+	uint8_t mad[IB_MAD_BYTES];
+	struct sib_mad_addr a;
+	struct sib_endpoint from;
+};
+
+static void got_rx(void *arg, const uint8_t *buf, size_t len, const struct sib_endpoint *from)
+{
+	struct got *g = arg;
+	struct ib_packet pkt;
+	const uint8_t *mad;
+
+	assert_int_equal(ib_packet_decode(buf, len, &pkt), IB_PKT_OK);
+	mad = sib_mgmt_parse(&pkt, &g->a);
+	assert_non_null(mad);
+	memcpy(g->mad, mad, IB_MAD_BYTES);
+	g->from = *from;
+	g->n++;
+}
+
+static void trap_goes_to_the_sm_and_smp_is_answered_over_the_link(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_link *port_link = f->hca->mgmt[0].link;
+	struct got g = { 0 };
+	struct sib_mad_addr a;
+	struct ib_notice n;
+	struct ib_smp smp;
+	uint8_t mad[IB_MAD_BYTES];
+
+	/* sib_hca_new sent the bring-up trap: a LID-routed SubnTrap(Notice)
+	 * on VL15 to QP0, trap 128 from a CA. */
+	assert_int_equal(sib_link_poll(f->sm_link, 8, got_rx, &g), 1);
+	ib_smp_decode(&smp, g.mad);
+	assert_int_equal(ib_mad_method(&smp.hdr), IB_MAD_METHOD_TRAP);
+	assert_int_equal(smp.hdr.AttributeID, IB_SMP_ATTR_NOTICE);
+	assert_int_equal(g.a.DestQP, 0);
+	assert_int_equal(g.a.DLID, SIB_LID_PERMISSIVE);
+	ib_notice_decode(&n, smp.SMPData);
+	assert_int_equal(n.IsGeneric, 1);
+	assert_int_equal(n.TrapNumber, IB_TRAP_LINK_STATE_CHANGE);
+	assert_int_equal(n.ProducerType, IB_NOTICE_PRODUCER_CA);
+	assert_true(sib_endpoint_equal(&g.from, &port_link->local));
+
+	/* The SM's TrapRepress is heard. */
+	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_TRAP_REPRESS);
+	ib_smp_encode(&smp, mad);
+	sib_mad_addr_init(&a, SIB_QP0, 0xffff, 1);
+	assert_int_equal(sib_mgmt_send(f->sm_link, &a, mad, &port_link->local), 0);
+	assert_false(f->hca->mgmt[0].sm_heard);
+	sib_progress_poll(f->hca);
+	assert_true(f->hca->mgmt[0].sm_heard);
+
+	/* A DR SubnGet(NodeInfo) over the link comes back as a GetResp. */
+	dr_smp(mad, 1, 1, 0);
+	assert_int_equal(sib_mgmt_send(f->sm_link, &a, mad, &port_link->local), 0);
+	sib_progress_poll(f->hca);
+	g.n = 0;
+	assert_int_equal(sib_link_poll(f->sm_link, 8, got_rx, &g), 1);
+	assert_int_equal(g.mad[1], IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	assert_int_equal(g.mad[3], IB_MAD_METHOD_GET_RESP);
+	assert_int_equal(g.a.DLID, SIB_LID_PERMISSIVE);
+}
+
+static int data_hook_calls;
+static uint32_t data_hook_qp;
+
+static void data_hook(struct sib_hca *hca, const struct ib_packet *pkt,
+		      const struct sib_endpoint *from)
+{
+	(void)hca;
+	(void)from;
+	data_hook_calls++;
+	data_hook_qp = pkt->bth.DestQP;
+}
+
+static size_t ud_packet(uint8_t *buf, uint32_t dest_qp)
+{
+	struct ib_packet pkt;
+	uint8_t payload[32] = { 1, 2, 3 };
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.lrh.LNH = IB_LNH_IBA_LOCAL;
+	pkt.lrh.DLID = 2;
+	pkt.lrh.SLID = 3;
+	pkt.bth.OpCode = IB_OPCODE(IB_TRANSPORT_UD, IB_OP_SEND_ONLY);
+	pkt.bth.P_Key = 0xffff;
+	pkt.bth.DestQP = dest_qp;
+	pkt.deth.Q_Key = 0x1234;
+	pkt.deth.SrcQP = 9;
+	return ib_packet_encode(&pkt, payload, sizeof(payload), buf, IB_MAX_PACKET);
+}
+
+static void progress_dispatches_data_to_the_hook_and_counts_bad_packets(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_link *link = f->hca->mgmt[0].link;
+	struct sib_link_counters c;
+	uint8_t buf[IB_MAX_PACKET];
+	size_t len = ud_packet(buf, 0x42);
+
+	assert_true(len > 0);
+	sib_hca_set_rx_data(f->hca, NULL); /* the HCA's data path registers itself */
+	sib_progress_rx(f->hca, 1, buf, len, &f->sm_link->local);
+	assert_int_equal(f->hca->progress.rx_data_unclaimed, 1);
+	sib_hca_set_rx_data(f->hca, data_hook);
+	sib_progress_rx(f->hca, 1, buf, len, &f->sm_link->local);
+	assert_int_equal(data_hook_calls, 1);
+	assert_int_equal(data_hook_qp, 0x42);
+	sib_hca_set_rx_data(f->hca, NULL);
+
+	buf[len - 10] ^= 0xff; /* payload byte: ICRC and VCRC now wrong */
+	sib_progress_rx(f->hca, 1, buf, len, &f->sm_link->local);
+	sib_link_counters_get(link, &c);
+	assert_int_equal(c.pkt_err[IB_PKT_ERR_VCRC] + c.pkt_err[IB_PKT_ERR_ICRC], 1);
+	assert_int_equal(data_hook_calls, 1);
+
+	/* A UD packet to QP1 that is no MAD is counted, not served. */
+	len = ud_packet(buf, 1);
+	sib_progress_rx(f->hca, 1, buf, len, &f->sm_link->local);
+	assert_int_equal(f->hca->progress.rx_mad_malformed, 1);
+}
+
+static int fired;
+
+static void on_timer(struct sib_hca *hca, void *arg)
+{
+	(void)hca;
+	fired += (int)(intptr_t)arg;
+}
+
+static void timers_run_once_when_due_and_cancel_disarms(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_timer a = { 0 }, b = { 0 };
+
+	sib_port_up_stop(f->hca, 1); /* quiet the trap timer for this test */
+	fired = 0;
+	sib_timer_arm(f->hca, &a, 0, on_timer, (void *)(intptr_t)1);
+	sib_timer_arm(f->hca, &b, 3600ull * 1000000000ull, on_timer, (void *)(intptr_t)100);
+	assert_true(a.armed);
+	sib_progress_poll(f->hca);
+	assert_int_equal(fired, 1);
+	assert_false(a.armed);
+	sib_progress_poll(f->hca);
+	assert_int_equal(fired, 1);
+	assert_true(sib_timer_cancel(f->hca, &b));
+	assert_false(sib_timer_cancel(f->hca, &b));
+	assert_false(sib_timer_cancel(f->hca, &a));
+}
+
+static void progress_thread_runs_timers_while_the_caller_sleeps(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_timer t = { 0 };
+
+	(void)f;
+	sib_port_up_stop(f->hca, 1);
+	assert_int_equal(sib_progress_start(f->hca), 0);
+	assert_true(f->hca->progress.running);
+	fired = 0;
+	sib_timer_arm(f->hca, &t, 1000000, on_timer, (void *)(intptr_t)1);
+	/* Bounded wait for the thread to run it (not a timing assertion). */
+	for (int i = 0; i < 5000 && !__atomic_load_n(&fired, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
+	assert_int_equal(fired, 1);
+	sib_progress_stop(f->hca);
+	assert_false(f->hca->progress.running);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+		T(node_info_names_the_node_and_port),
+		T(port_info_reports_init_port_with_link_up),
+		T(set_port_info_arms_then_activates_and_raises_port_active),
+		T(set_port_info_refuses_bad_transitions_and_changes_nothing),
+		T(tables_and_descriptions_answer_get),
+		T(unsupported_requests_get_the_iba_status),
+		T(directed_route_smp_is_answered_on_the_return_path),
+		T(trap_goes_to_the_sm_and_smp_is_answered_over_the_link),
+		T(progress_dispatches_data_to_the_hook_and_counts_bad_packets),
+		T(timers_run_once_when_due_and_cancel_disarms),
+		T(progress_thread_runs_timers_while_the_caller_sleeps),
+#undef T
+	};
+
+	return cmocka_run_group_tests_name("transport/sma+progress", tests, NULL, NULL);
+}

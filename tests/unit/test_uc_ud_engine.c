@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * UC and UD over the in-memory link, and the receive checks every packet
+ * passes (P_Key, Q_Key): two HCAs in one process, no threads.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+
+#include "engine_world.h"
+
+static void fill(uint8_t *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 7 + seed);
+}
+
+struct drop_plan {
+	int node;
+	uint64_t which;
+};
+
+static bool drop_nth(int node, uint64_t n, const struct ib_packet *pkt, void *arg)
+{
+	struct drop_plan *p = arg;
+
+	(void)pkt;
+	return node == p->node && n == p->which;
+}
+
+static void uc_message_missing_a_middle_packet_is_dropped_and_the_next_arrives(void **state)
+{
+	struct world *w = world_new();
+	enum { LEN = 256 * 5 };
+	static uint8_t src[LEN], dst[2][LEN];
+	struct drop_plan plan = { .node = 1, .which = 2 }; /* the third packet: a Middle */
+	struct sib_engine_counters ec;
+	struct sib_cqe c;
+
+	(void)state;
+	world_qp(w, 0, SIB_QPT_UC, 16);
+	world_qp(w, 1, SIB_QPT_UC, 16);
+	world_connect(w, SIB_MTU_256);
+	uint32_t sk = world_reg(&w->n[0], src, LEN, MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
+
+	world_post_recv(&w->n[1], 1, dst[0], LEN, rk);
+	world_post_recv(&w->n[1], 2, dst[1], LEN, rk);
+	w->drop = drop_nth;
+	w->drop_arg = &plan;
+	fill(src, LEN, 1);
+	struct sib_send_wqe s = { .wr_id = 10, .opcode = SIB_WR_SEND, .send_flags = SIB_SEND_SIGNALED };
+
+	world_post_send(&w->n[0], &s, src, LEN, sk);
+	world_pump(w);
+	/* The requester completes at once: UC has no ACKs. */
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 0);
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_int_equal(ec.rx_uc_dropped, 2); /* the Middle and Last after the gap */
+
+	fill(src, LEN, 2);
+	s.wr_id = 11;
+	world_post_send(&w->n[0], &s, src, LEN, sk);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(c.wr_id, 1); /* the abandoned message's WQE is reused */
+	assert_int_equal(c.byte_len, LEN);
+	assert_memory_equal(dst[0], src, LEN);
+	assert_int_equal(sib_qp_state(w->n[1].qp), SIB_QPS_RTS);
+	world_free(w);
+}
+
+static void uc_write_with_immediate_lands_and_completes(void **state)
+{
+	struct world *w = world_new();
+	static uint8_t src[600], dst[600], rb[4];
+	struct sib_cqe c;
+
+	(void)state;
+	world_qp(w, 0, SIB_QPT_UC, 16);
+	world_qp(w, 1, SIB_QPT_UC, 16);
+	world_connect(w, SIB_MTU_512);
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst),
+				MEMREG_ACCESS_LOCAL_WRITE | MEMREG_ACCESS_REMOTE_WRITE);
+
+	world_post_recv(&w->n[1], 3, rb, sizeof(rb), world_reg(&w->n[1], rb, 4, MEMREG_ACCESS_LOCAL_WRITE));
+	fill(src, sizeof(src), 3);
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_RDMA_WRITE_WITH_IMM,
+				  .imm_data = 0x04030201 };
+
+	s.rdma.remote_addr = (uint64_t)(uintptr_t)dst;
+	s.rdma.rkey = rk;
+	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(c.opcode, SIB_WC_RECV_RDMA_WITH_IMM);
+	assert_int_equal(c.imm_data, 0x04030201);
+	assert_int_equal(c.byte_len, sizeof(src));
+	assert_memory_equal(dst, src, sizeof(src));
+	world_free(w);
+}
+
+/* Two UD QPs with Q_Key 0x1111 (receiver qkey given). */
+static struct world *ud_world(uint32_t rcv_qkey)
+{
+	struct world *w = world_new();
+
+	world_qp(w, 0, SIB_QPT_UD, 16);
+	world_qp(w, 1, SIB_QPT_UD, 16);
+	for (int i = 0; i < 2; i++) {
+		struct sib_qp_attr a = { .qp_state = SIB_QPS_INIT, .port_num = 1 };
+
+		a.qkey = i ? rcv_qkey : 0x1111;
+		world_modify(w->n[i].qp, &a, SIB_QP_PKEY_INDEX | SIB_QP_PORT | SIB_QP_QKEY);
+		a.qp_state = SIB_QPS_RTR;
+		world_modify(w->n[i].qp, &a, 0);
+		a.qp_state = SIB_QPS_RTS;
+		a.sq_psn = 5;
+		world_modify(w->n[i].qp, &a, SIB_QP_SQ_PSN);
+	}
+	return w;
+}
+
+static void ud_send(struct world *w, bool grh, uint32_t qkey, const void *src, uint32_t len,
+		    uint32_t sk)
+{
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND_WITH_IMM,
+				  .send_flags = SIB_SEND_SIGNALED, .imm_data = 0x0d0c0b0a };
+
+	s.ud.av.DLID = w->n[1].port.LID;
+	s.ud.av.SL = 3;
+	s.ud.av.port_num = 1;
+	if (grh) {
+		s.ud.av.is_global = 1;
+		s.ud.av.hop_limit = 64;
+		s.ud.av.flow_label = 0x12345;
+		memcpy(s.ud.av.DGID, w->n[1].port.GID[0], 16);
+	}
+	s.ud.remote_qpn = sib_qp_num(w->n[1].qp);
+	s.ud.remote_qkey = qkey;
+	s.ud.dest = w->n[1].link->local;
+	world_post_send(&w->n[0], &s, (void *)src, len, sk);
+	world_pump(w);
+}
+
+static void ud_send_fills_the_grh_area_and_the_completion(bool grh)
+{
+	struct world *w = ud_world(0x1111);
+	static uint8_t src[300], dst[40 + 300];
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_cqe c;
+
+	memset(dst, 0xee, sizeof(dst));
+	fill(src, sizeof(src), 4);
+	world_post_recv(&w->n[1], 6, dst, sizeof(dst), rk);
+	ud_send(w, grh, 0x1111, src, sizeof(src), sk);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(c.wr_id, 6);
+	assert_int_equal(c.byte_len, 40 + sizeof(src));
+	assert_int_equal(c.src_qp, sib_qp_num(w->n[0].qp));
+	assert_int_equal(c.slid, w->n[0].port.LID);
+	assert_int_equal(c.sl, 3);
+	assert_int_equal(c.pkey_index, 0);
+	assert_true(c.wc_flags & SIB_WC_WITH_IMM);
+	assert_int_equal(c.imm_data, 0x0d0c0b0a);
+	assert_memory_equal(dst + 40, src, sizeof(src));
+	if (grh) {
+		assert_true(c.wc_flags & SIB_WC_GRH);
+		assert_int_equal(dst[0] >> 4, 6); /* IPVer */
+		assert_memory_equal(dst + 8, w->n[0].port.GID[0], 16);  /* SGID */
+		assert_memory_equal(dst + 24, w->n[1].port.GID[0], 16); /* DGID */
+	} else {
+		assert_false(c.wc_flags & SIB_WC_GRH);
+	}
+	world_free(w);
+}
+
+static void ud_send_with_grh_fills_the_grh_area(void **state)
+{
+	(void)state;
+	ud_send_fills_the_grh_area_and_the_completion(true);
+}
+
+static void ud_send_without_grh_reports_no_grh(void **state)
+{
+	(void)state;
+	ud_send_fills_the_grh_area_and_the_completion(false);
+}
+
+static void ud_q_key_mismatch_is_dropped_and_counted(void **state)
+{
+	struct world *w = ud_world(0x2222);
+	static uint8_t src[16], dst[64];
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_engine_counters ec;
+	struct sib_cqe c;
+
+	(void)state;
+	world_post_recv(&w->n[1], 6, dst, sizeof(dst), rk);
+	ud_send(w, false, 0x1111, src, sizeof(src), sk);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 0);
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_int_equal(ec.Q_KeyViolations, 1);
+	/* The WR's Q_Key with the high bit set means "the QP's own" (0x1111 here). */
+	ud_send(w, false, 0x80000000u, src, sizeof(src), sk);
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_int_equal(ec.Q_KeyViolations, 2);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 0);
+	ud_send(w, false, 0x2222, src, sizeof(src), sk);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	world_free(w);
+}
+
+static void p_key_mismatch_is_dropped_and_counted(void **state)
+{
+	struct world *w = ud_world(0x1111);
+	static uint8_t src[16], dst[64];
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_engine_counters ec;
+	struct sib_cqe c;
+
+	(void)state;
+	w->n[1].port.P_Key[0] = 0x8001; /* another partition */
+	world_post_recv(&w->n[1], 6, dst, sizeof(dst), rk);
+	ud_send(w, false, 0x1111, src, sizeof(src), sk);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 0);
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_int_equal(ec.P_KeyViolations, 1);
+	/* Limited members of the same partition do not talk (IBA 10.9.3). */
+	w->n[0].port.P_Key[0] = 0x0001;
+	w->n[1].port.P_Key[0] = 0x0001;
+	ud_send(w, false, 0x1111, src, sizeof(src), sk);
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_int_equal(ec.P_KeyViolations, 2);
+	/* A full member and a limited one do. */
+	w->n[0].port.P_Key[0] = 0x8001;
+	ud_send(w, false, 0x1111, src, sizeof(src), sk);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	world_free(w);
+}
+
+static void ud_datagram_larger_than_the_mtu_is_a_local_length_error(void **state)
+{
+	struct world *w = ud_world(0x1111);
+	static uint8_t src[4097];
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_cqe c;
+
+	(void)state;
+	ud_send(w, false, 0x1111, src, sizeof(src), sk);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_LOC_LEN_ERR);
+	world_free(w);
+}
+
+static void packet_to_an_unknown_qp_is_dropped_and_counted(void **state)
+{
+	struct world *w = ud_world(0x1111);
+	static uint8_t src[16];
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND };
+	struct sib_engine_counters ec;
+
+	(void)state;
+	s.ud.av.DLID = w->n[1].port.LID;
+	s.ud.remote_qpn = 0x777;
+	s.ud.remote_qkey = 0x1111;
+	s.ud.dest = w->n[1].link->local;
+	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
+	world_pump(w);
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_int_equal(ec.rx_no_qp, 1);
+	world_free(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(uc_message_missing_a_middle_packet_is_dropped_and_the_next_arrives),
+		cmocka_unit_test(uc_write_with_immediate_lands_and_completes),
+		cmocka_unit_test(ud_send_with_grh_fills_the_grh_area),
+		cmocka_unit_test(ud_send_without_grh_reports_no_grh),
+		cmocka_unit_test(ud_q_key_mismatch_is_dropped_and_counted),
+		cmocka_unit_test(p_key_mismatch_is_dropped_and_counted),
+		cmocka_unit_test(ud_datagram_larger_than_the_mtu_is_a_local_length_error),
+		cmocka_unit_test(packet_to_an_unknown_qp_is_dropped_and_counted),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The engine object: the QPs it serves, its clock and timers, the loop a
+ * test (or a caller without a progress thread) uses to drain the link, and
+ * sib_qp_kick, the post-time transmit.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/engine.h"
+#include "transport/hca.h"
+#include "transport/log.h"
+#include "transport/numtab.h"
+#include "transport/qp_impl.h"
+
+struct sib_engine {
+	struct sib_link *link;
+	struct memreg_table *memreg;
+	struct sib_numtab *qpns;
+	struct sib_port *port;
+	sib_resolve_fn resolve;
+	void *resolve_arg;
+	sib_clock_fn clock;
+	void *clock_arg;
+	sib_arm_fn arm;
+	void *arm_arg;
+	uint64_t armed; /* deadline the owner was last asked for; 0 none */
+	/* Held for reading while rx or tick uses a QP, for writing while one
+	 * leaves: a QP is never freed under a packet that found it. */
+	pthread_rwlock_t qps_lock;
+	struct sib_qp *qps;
+	struct sib_engine_counters ctrs;
+};
+
+static uint64_t default_clock(void *arg)
+{
+	(void)arg;
+	return sib_link_now_ns();
+}
+
+int sib_engine_create(const struct sib_engine_init *in, struct sib_engine **out)
+{
+	struct sib_engine *eng;
+
+	if (!in->link || !in->memreg || !in->qpns || !in->port)
+		return EINVAL;
+	eng = calloc(1, sizeof(*eng));
+	if (!eng)
+		return ENOMEM;
+	eng->link = in->link;
+	eng->memreg = in->memreg;
+	eng->qpns = in->qpns;
+	eng->port = in->port;
+	eng->resolve = in->resolve;
+	eng->resolve_arg = in->resolve_arg;
+	eng->clock = in->clock ? in->clock : default_clock;
+	eng->clock_arg = in->clock_arg;
+	eng->arm = in->arm;
+	eng->arm_arg = in->arm_arg;
+	pthread_rwlock_init(&eng->qps_lock, NULL);
+	*out = eng;
+	return 0;
+}
+
+void sib_engine_destroy(struct sib_engine *eng)
+{
+	if (!eng)
+		return;
+	if (eng->qps)
+		sib_warn("engine destroyed with QPs still attached");
+	pthread_rwlock_destroy(&eng->qps_lock);
+	free(eng);
+}
+
+struct sib_link *sib_engine_link(struct sib_engine *eng)
+{
+	return eng->link;
+}
+
+uint64_t sib_engine_now(struct sib_engine *eng)
+{
+	return eng->clock(eng->clock_arg);
+}
+
+struct memreg_table *sib_engine_memreg(struct sib_engine *eng)
+{
+	return eng->memreg;
+}
+
+struct sib_port *sib_engine_port(struct sib_engine *eng)
+{
+	return eng->port;
+}
+
+struct sib_numtab *sib_engine_qpns(struct sib_engine *eng)
+{
+	return eng->qpns;
+}
+
+void sib_engine_rx_lock(struct sib_engine *eng)
+{
+	pthread_rwlock_rdlock(&eng->qps_lock);
+}
+
+void sib_engine_rx_unlock(struct sib_engine *eng)
+{
+	pthread_rwlock_unlock(&eng->qps_lock);
+}
+
+struct sib_engine_counters *sib_engine_ctrs(struct sib_engine *eng)
+{
+	return &eng->ctrs;
+}
+
+void sib_engine_count(struct sib_engine *eng, uint64_t *counter)
+{
+	(void)eng;
+	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
+void sib_engine_counters_get(struct sib_engine *eng, struct sib_engine_counters *out)
+{
+	const uint64_t *src = (const uint64_t *)&eng->ctrs;
+	uint64_t *dst = (uint64_t *)out;
+
+	for (size_t i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+void sib_engine_qp_attach(struct sib_engine *eng, struct sib_qp *qp)
+{
+	pthread_rwlock_wrlock(&eng->qps_lock);
+	qp->eng_prev = NULL;
+	qp->eng_next = eng->qps;
+	if (eng->qps)
+		eng->qps->eng_prev = qp;
+	eng->qps = qp;
+	pthread_rwlock_unlock(&eng->qps_lock);
+}
+
+void sib_engine_qp_detach(struct sib_engine *eng, struct sib_qp *qp)
+{
+	pthread_rwlock_wrlock(&eng->qps_lock);
+	if (qp->eng_prev)
+		qp->eng_prev->eng_next = qp->eng_next;
+	else
+		eng->qps = qp->eng_next;
+	if (qp->eng_next)
+		qp->eng_next->eng_prev = qp->eng_prev;
+	qp->eng_next = qp->eng_prev = NULL;
+	/* Unreachable for rx from here on (qp.c frees the number after us). */
+	sib_numtab_free(qp->qpns, qp->qp_num);
+	pthread_rwlock_unlock(&eng->qps_lock);
+}
+
+int sib_engine_resolve(struct sib_engine *eng, const struct sib_av *av, struct sib_endpoint *out)
+{
+	if (!eng->resolve)
+		return -ENOSYS;
+	return eng->resolve(eng->resolve_arg, av->DLID, av->is_global ? av->DGID : NULL, out);
+}
+
+/* Send what the send queue allows: one function per transport. */
+static void req_run(struct sib_qp *qp)
+{
+	enum sib_qp_state s = qp->attr.qp_state;
+
+	if (s != SIB_QPS_RTS && s != SIB_QPS_SQD)
+		return;
+	switch (qp->type) {
+	case SIB_QPT_RC:
+	case SIB_QPT_XRC_SEND:
+		sib_rc_req_run(qp);
+		break;
+	case SIB_QPT_UC:
+		sib_uc_req_run(qp);
+		break;
+	case SIB_QPT_UD:
+		sib_ud_req_run(qp);
+		break;
+	default:
+		break;
+	}
+}
+
+void sib_qp_kick(struct sib_qp *qp)
+{
+	if (!qp->eng)
+		return;
+	pthread_mutex_lock(&qp->lock);
+	req_run(qp);
+	pthread_mutex_unlock(&qp->lock);
+	sib_link_flush(qp->eng->link);
+}
+
+struct poll_ctx {
+	struct sib_engine *eng;
+};
+
+static void poll_rx(void *arg, const uint8_t *buf, size_t len, const struct sib_endpoint *from)
+{
+	struct poll_ctx *pc = arg;
+	struct ib_packet pkt;
+	enum ib_pkt_err err = ib_packet_decode(buf, len, &pkt);
+
+	if (err != IB_PKT_OK) {
+		sib_link_count_pkt_err(pc->eng->link, err);
+		return;
+	}
+	if (pkt.bth.DestQP <= 1)
+		return; /* management: the progress thread's, not ours */
+	sib_engine_rx(pc->eng, &pkt, from);
+}
+
+int sib_engine_poll(struct sib_engine *eng, unsigned max)
+{
+	struct poll_ctx pc = { .eng = eng };
+	int n = sib_link_poll(eng->link, max, poll_rx, &pc);
+
+	sib_link_flush(eng->link);
+	return n;
+}
+
+void sib_transport_rx(struct sib_hca *hca, const struct ib_packet *pkt,
+		      const struct sib_endpoint *from)
+{
+	if (hca && hca->engine)
+		sib_engine_rx(hca->engine, pkt, from);
+}
+
+static uint64_t qp_deadline(struct sib_qp *qp, uint64_t now)
+{
+	uint64_t d = 0;
+
+	if (qp->req.rto_deadline)
+		d = qp->req.rto_deadline;
+	if (qp->req.rnr_wait && (!d || qp->req.rnr_deadline < d))
+		d = qp->req.rnr_deadline;
+	/* Output waiting for room: due at once. */
+	for (uint32_t i = 0; i < qp->resp.res_len; i++)
+		if (qp->resp.res[i].sending)
+			return now;
+	if (qp->req.tx_blocked)
+		return now;
+	return d;
+}
+
+void sib_engine_want_tick(struct sib_engine *eng, uint64_t when)
+{
+	uint64_t cur;
+
+	if (!eng->arm || !when)
+		return;
+	cur = __atomic_load_n(&eng->armed, __ATOMIC_ACQUIRE);
+	if (cur && cur <= when)
+		return;
+	__atomic_store_n(&eng->armed, when, __ATOMIC_RELEASE);
+	eng->arm(eng->arm_arg, when);
+}
+
+void sib_engine_tick(struct sib_engine *eng)
+{
+	uint64_t now = sib_engine_now(eng);
+
+	__atomic_store_n(&eng->armed, 0, __ATOMIC_RELEASE);
+
+	pthread_rwlock_rdlock(&eng->qps_lock);
+	for (struct sib_qp *qp = eng->qps; qp; qp = qp->eng_next) {
+		pthread_mutex_lock(&qp->lock);
+		if (qp->type == SIB_QPT_RC || qp->type == SIB_QPT_XRC_SEND ||
+		    qp->type == SIB_QPT_XRC_RECV) {
+			sib_rc_req_timer(qp, now);
+			sib_rc_resp_run(qp);
+		}
+		req_run(qp);
+		pthread_mutex_unlock(&qp->lock);
+	}
+	pthread_rwlock_unlock(&eng->qps_lock);
+	sib_link_flush(eng->link);
+	if (eng->arm)
+		sib_engine_want_tick(eng, sib_engine_next_deadline(eng));
+}
+
+uint64_t sib_engine_next_deadline(struct sib_engine *eng)
+{
+	uint64_t now = sib_engine_now(eng), best = 0;
+
+	pthread_rwlock_rdlock(&eng->qps_lock);
+	for (struct sib_qp *qp = eng->qps; qp; qp = qp->eng_next) {
+		pthread_mutex_lock(&qp->lock);
+		uint64_t d = qp_deadline(qp, now);
+
+		pthread_mutex_unlock(&qp->lock);
+		if (d && (!best || d < best))
+			best = d;
+	}
+	pthread_rwlock_unlock(&eng->qps_lock);
+	return best;
+}

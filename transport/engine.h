@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The data-path engine of one HCA port: the RC, UC and UD requester,
+ * responder and completer (IBA Vol 1 chapter 9) driving the QPs of
+ * transport/qp.h over a link (transport/link.h).
+ *
+ * Who calls what (DESIGN.md section 6):
+ *   - post_send queues a WQE, then sib_qp_kick() transmits what can be sent
+ *     now on the caller's thread;
+ *   - every received data packet (decoded and CRC-checked by the caller)
+ *     goes to sib_engine_rx() -- the progress thread's rx_data hook is
+ *     sib_transport_rx(), which finds the HCA's engine;
+ *   - sib_engine_tick() runs the timers (local ACK timeout, RNR wait) and
+ *     continues output that did not fit at once (long read responses,
+ *     windows); sib_engine_next_deadline() says when it is next due.
+ *
+ * Unit tests drive everything by hand: sib_engine_poll() drains the link
+ * into sib_engine_rx(), and an injected clock moves time forward.
+ *
+ * Threads: posts, rx and tick may run on different threads.  Each QP's
+ * lock guards its transport state; the engine's QP lock (a rwlock) keeps a
+ * QP alive while rx or tick uses it.
+ */
+#ifndef SIB_TRANSPORT_ENGINE_H
+#define SIB_TRANSPORT_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memreg/memreg.h"
+#include "transport/link.h"
+#include "transport/port.h"
+#include "transport/qp_state.h"
+#include "wire/packet.h"
+
+struct sib_engine;
+struct sib_qp;
+struct sib_hca;
+struct sib_numtab;
+
+/*
+ * Where a destination lives: 0 and *out, or a negative errno when the
+ * subnet does not know it.  dgid is NULL for an AV without GRH.  May block
+ * (an SA query): never called with a QP lock held.
+ */
+typedef int (*sib_resolve_fn)(void *arg, uint16_t dlid, const uint8_t *dgid,
+			      struct sib_endpoint *out);
+/* The engine's clock (ns, monotonic).  Tests inject their own. */
+typedef uint64_t (*sib_clock_fn)(void *arg);
+/* Asks the owner to call sib_engine_tick at engine time `when` (or soon after). */
+typedef void (*sib_arm_fn)(void *arg, uint64_t when);
+
+struct sib_engine_init {
+	struct sib_link *link;
+	struct memreg_table *memreg;
+	struct sib_numtab *qpns; /* QP number -> struct sib_qp * */
+	struct sib_port *port;	 /* LID, GID and P_Key tables of the port */
+	sib_resolve_fn resolve;
+	void *resolve_arg;
+	sib_clock_fn clock; /* NULL: CLOCK_MONOTONIC */
+	void *clock_arg;
+	sib_arm_fn arm; /* NULL: the owner polls sib_engine_next_deadline */
+	void *arm_arg;
+};
+
+/* Why the receive checks dropped a packet (IBA 9.6), and other events. */
+struct sib_engine_counters {
+	uint64_t rx_no_qp;	    /* DestQP unknown */
+	uint64_t rx_bad_transport;  /* opcode's transport differs from the QP type */
+	uint64_t rx_bad_state;	    /* QP state does not receive */
+	uint64_t P_KeyViolations;   /* BTH P_Key does not match (IBA 9.6.1.1, 16.1.3.5) */
+	uint64_t Q_KeyViolations;   /* DETH Q_Key does not match (IBA 9.6.1.1) */
+	uint64_t rx_bad_source;	    /* connected QP: SLID / source QP not its peer */
+	uint64_t rx_ud_no_wqe;	    /* UD datagram with no receive WQE: dropped */
+	uint64_t rx_uc_dropped;	    /* UC packets dropped after a sequence error */
+	uint64_t rx_duplicates;	    /* RC duplicate requests answered */
+	uint64_t tx_seq_naks;	    /* PSN sequence error NAKs sent */
+	uint64_t tx_rnr_naks;	    /* RNR NAKs sent */
+	uint64_t retransmits;	    /* go-back-N restarts on the requester */
+	uint64_t timeouts;	    /* local ACK timeouts */
+};
+
+/* 0 and *out, or ENOMEM / EINVAL. */
+int sib_engine_create(const struct sib_engine_init *init, struct sib_engine **out);
+/* Every QP must have been destroyed first. */
+void sib_engine_destroy(struct sib_engine *eng);
+
+struct sib_link *sib_engine_link(struct sib_engine *eng);
+uint64_t sib_engine_now(struct sib_engine *eng);
+void sib_engine_counters_get(struct sib_engine *eng, struct sib_engine_counters *out);
+
+/* One received data packet (ib_packet_decode said OK; DestQP not 0 or 1). */
+void sib_engine_rx(struct sib_engine *eng, const struct ib_packet *pkt,
+		   const struct sib_endpoint *from);
+/* The progress thread's rx_data hook: the packet goes to the HCA's engine. */
+void sib_transport_rx(struct sib_hca *hca, const struct ib_packet *pkt,
+		      const struct sib_endpoint *from);
+
+/*
+ * Tests (and callers without a progress thread): take up to max datagrams
+ * off the link, decode them, feed data packets to sib_engine_rx (others are
+ * counted and dropped), then flush.  Returns the number taken.
+ */
+int sib_engine_poll(struct sib_engine *eng, unsigned max);
+
+/* Timers that are due, output that waits for room; then flush the link. */
+void sib_engine_tick(struct sib_engine *eng);
+/* Engine time (ns) of the next tick that has something to do; 0 = none. */
+uint64_t sib_engine_next_deadline(struct sib_engine *eng);
+
+/*
+ * The HCA's engine (engine_hca.c): built on port 1's link when the HCA is
+ * created, fed by the progress thread's rx_data hook, its timers run as a
+ * progress timer, destinations resolved through the SA client.
+ */
+int sib_hca_engine_init(struct sib_hca *hca);
+void sib_hca_engine_fini(struct sib_hca *hca);
+
+/* Transmit what the QP's send queue allows now (after a post). */
+void sib_qp_kick(struct sib_qp *qp);
+
+/*
+ * Resolve the destination of an AV (outside any QP lock).  0 or a negative
+ * errno (then the caller logs why).
+ */
+int sib_engine_resolve(struct sib_engine *eng, const struct sib_av *av, struct sib_endpoint *out);
+
+#endif

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "transport/mgmt.h"
+#include "wire/bitfield.h"
+#include "wire/mad.h"
+
+void sib_mad_addr_init(struct sib_mad_addr *a, uint32_t qp, uint16_t dlid, uint16_t slid)
+{
+	memset(a, 0, sizeof(*a));
+	a->DLID = dlid;
+	a->SLID = slid;
+	a->P_Key = 0xffff;
+	a->DestQP = qp;
+	a->SrcQP = qp;
+	/* IBA 13.5.4.3: QP1 takes the well-known Q_Key; QP0 ignores it. */
+	a->Q_Key = qp == SIB_QP1 ? SIB_GSI_Q_KEY : 0;
+}
+
+void sib_mad_addr_reply(const struct sib_mad_addr *req, uint16_t my_lid, struct sib_mad_addr *out)
+{
+	struct sib_mad_addr r = *req;
+
+	r.DLID = req->SLID;
+	r.SLID = my_lid;
+	r.DestQP = req->SrcQP;
+	r.SrcQP = req->DestQP;
+	r.Q_Key = req->DestQP == SIB_QP1 ? SIB_GSI_Q_KEY : 0;
+	*out = r;
+}
+
+size_t sib_mgmt_build(const struct sib_mad_addr *a, const uint8_t *mad, uint8_t *buf, size_t cap)
+{
+	struct ib_packet pkt;
+
+	memset(&pkt, 0, sizeof(pkt));
+	/* IBA 7.6.4: SMPs use VL15 only; GMPs any data VL (VL0 here). */
+	pkt.lrh.VL = a->DestQP == SIB_QP0 ? 15 : 0;
+	pkt.lrh.SL = a->SL;
+	pkt.lrh.LNH = IB_LNH_IBA_LOCAL;
+	pkt.lrh.DLID = a->DLID;
+	pkt.lrh.SLID = a->SLID;
+	pkt.bth.OpCode = IB_OPCODE(IB_TRANSPORT_UD, IB_OP_SEND_ONLY);
+	pkt.bth.P_Key = a->P_Key;
+	pkt.bth.DestQP = a->DestQP;
+	pkt.deth.Q_Key = a->Q_Key;
+	pkt.deth.SrcQP = a->SrcQP;
+	return ib_packet_encode(&pkt, mad, IB_MAD_BYTES, buf, cap);
+}
+
+const uint8_t *sib_mgmt_parse(const struct ib_packet *pkt, struct sib_mad_addr *a)
+{
+	if (pkt->bth.OpCode != IB_OPCODE(IB_TRANSPORT_UD, IB_OP_SEND_ONLY) ||
+	    !(pkt->headers & IB_HDRBIT(IB_HDR_DETH)) || !pkt->payload ||
+	    pkt->payload_len != IB_MAD_BYTES)
+		return NULL;
+	if (pkt->bth.DestQP > SIB_QP1)
+		return NULL;
+	/* IBA 13.5.1: QP0 traffic on VL15 only, QP1 never on VL15. */
+	if ((pkt->bth.DestQP == SIB_QP0) != (pkt->lrh.VL == 15))
+		return NULL;
+	a->DLID = pkt->lrh.DLID;
+	a->SLID = pkt->lrh.SLID;
+	a->SL = pkt->lrh.SL;
+	a->P_Key = pkt->bth.P_Key;
+	a->DestQP = pkt->bth.DestQP;
+	a->SrcQP = pkt->deth.SrcQP;
+	a->Q_Key = pkt->deth.Q_Key;
+	return pkt->payload;
+}
+
+int sib_mgmt_send(struct sib_link *l, const struct sib_mad_addr *a, const uint8_t *mad,
+		  const struct sib_endpoint *dst)
+{
+	uint8_t buf[IB_MAD_BYTES + 128];
+	size_t len = sib_mgmt_build(a, mad, buf, sizeof(buf));
+	int rc;
+
+	if (!len)
+		return -EMSGSIZE;
+	rc = sib_link_send(l, buf, len, dst);
+	if (rc)
+		return rc;
+	return sib_link_flush(l);
+}
+
+void ib_notice_encode(const struct ib_notice *n, uint8_t *p)
+{
+	memset(p, 0, 64);
+	ib_bits_put(p, 0, 1, n->IsGeneric);
+	ib_bits_put(p, 1, 7, n->Type);
+	ib_bits_put(p, 8, 24, n->ProducerType);
+	ib_bits_put(p, 32, 16, n->TrapNumber);
+	ib_bits_put(p, 48, 16, n->IssuerLID);
+	ib_bits_put(p, 64, 1, n->NoticeToggle);
+	ib_bits_put(p, 65, 15, n->NoticeCount);
+	memcpy(p + 10, n->DataDetails, sizeof(n->DataDetails));
+}
+
+void ib_notice_decode(struct ib_notice *n, const uint8_t *p)
+{
+	n->IsGeneric = (uint8_t)ib_bits_get(p, 0, 1);
+	n->Type = (uint8_t)ib_bits_get(p, 1, 7);
+	n->ProducerType = (uint32_t)ib_bits_get(p, 8, 24);
+	n->TrapNumber = (uint16_t)ib_bits_get(p, 32, 16);
+	n->IssuerLID = (uint16_t)ib_bits_get(p, 48, 16);
+	n->NoticeToggle = (uint8_t)ib_bits_get(p, 64, 1);
+	n->NoticeCount = (uint16_t)ib_bits_get(p, 65, 15);
+	memcpy(n->DataDetails, p + 10, sizeof(n->DataDetails));
+}
+
+void sib_endpoint_record_encode(const struct sib_endpoint_record *r, uint8_t *p)
+{
+	memset(p, 0, SIB_ENDPOINT_RECORD_BYTES);
+	ib_bits_put(p, 0, 16, r->LID);
+	memcpy(p + 4, r->GID, 16);
+	p[20] = r->ep.family;
+	ib_bits_put(p, 22 * 8, 16, r->ep.port);
+	memcpy(p + 24, r->ep.addr, r->ep.family == SIB_AF_INET ? 4 : 16);
+}
+
+int sib_endpoint_record_decode(struct sib_endpoint_record *r, const uint8_t *p)
+{
+	memset(r, 0, sizeof(*r));
+	r->LID = (uint16_t)ib_bits_get(p, 0, 16);
+	memcpy(r->GID, p + 4, 16);
+	r->ep.family = p[20];
+	r->ep.port = (uint16_t)ib_bits_get(p, 22 * 8, 16);
+	if (r->ep.family == SIB_AF_INET)
+		memcpy(r->ep.addr, p + 24, 4);
+	else if (r->ep.family == SIB_AF_INET6)
+		memcpy(r->ep.addr, p + 24, 16);
+	else {
+		r->ep.family = 0;
+		return -1;
+	}
+	return 0;
+}
+
+uint64_t sib_mad_new_tid(void)
+{
+	static uint32_t hi;
+	static uint32_t lo;
+	uint32_t h = __atomic_load_n(&hi, __ATOMIC_RELAXED);
+
+	if (!h) {
+		uint32_t r = 0;
+
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+			r = (uint32_t)getpid() * 2654435761u ^ (uint32_t)time(NULL);
+		r |= 1; /* never 0: 0 means "not yet chosen" */
+		__atomic_compare_exchange_n(&hi, &h, r, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		h = __atomic_load_n(&hi, __ATOMIC_RELAXED);
+	}
+	return (uint64_t)h << 32 | __atomic_add_fetch(&lo, 1, __ATOMIC_RELAXED);
+}

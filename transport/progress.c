@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "transport/hca.h"
+#include "transport/log.h"
+#include "transport/mgmt.h"
+#include "transport/progress.h"
+#include "transport/sa_client.h"
+#include "transport/sma.h"
+#include "wire/mad.h"
+
+static void timerfd_arm_locked(struct sib_progress *pg)
+{
+	struct itimerspec its;
+
+	if (pg->timer_fd < 0)
+		return;
+	memset(&its, 0, sizeof(its));
+	if (pg->timers) {
+		uint64_t d = pg->timers->deadline_ns;
+
+		its.it_value.tv_sec = (time_t)(d / 1000000000ull);
+		its.it_value.tv_nsec = (long)(d % 1000000000ull);
+		if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+			its.it_value.tv_nsec = 1; /* 0 would disarm */
+	}
+	timerfd_settime(pg->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+static void timer_unlink_locked(struct sib_progress *pg, struct sib_timer *t)
+{
+	for (struct sib_timer **pp = &pg->timers; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	}
+	t->next = NULL;
+	t->armed = false;
+}
+
+void sib_timer_arm(struct sib_hca *hca, struct sib_timer *t, uint64_t ns, sib_timer_fn fn,
+		   void *arg)
+{
+	struct sib_progress *pg = &hca->progress;
+	struct sib_timer **pp;
+	bool head_changed;
+
+	pthread_mutex_lock(&pg->timer_lock);
+	if (t->armed)
+		timer_unlink_locked(pg, t);
+	t->deadline_ns = sib_link_now_ns() + ns;
+	t->fn = fn;
+	t->arg = arg;
+	for (pp = &pg->timers; *pp && (*pp)->deadline_ns <= t->deadline_ns; pp = &(*pp)->next)
+		;
+	t->next = *pp;
+	*pp = t;
+	t->armed = true;
+	head_changed = pg->timers == t;
+	/* Only an earlier first deadline needs the sleeping thread woken
+	 * sooner; the timerfd does that without a separate kick. */
+	if (head_changed)
+		timerfd_arm_locked(pg);
+	pthread_mutex_unlock(&pg->timer_lock);
+}
+
+bool sib_timer_cancel(struct sib_hca *hca, struct sib_timer *t)
+{
+	struct sib_progress *pg = &hca->progress;
+	bool was;
+
+	pthread_mutex_lock(&pg->timer_lock);
+	was = t->armed;
+	if (was) {
+		bool head = pg->timers == t;
+
+		timer_unlink_locked(pg, t);
+		if (head)
+			timerfd_arm_locked(pg);
+	}
+	pthread_mutex_unlock(&pg->timer_lock);
+	return was;
+}
+
+/* Runs every timer that is due; each callback runs unlocked. */
+static int run_timers(struct sib_hca *hca)
+{
+	struct sib_progress *pg = &hca->progress;
+	uint64_t now = sib_link_now_ns();
+	int n = 0;
+
+	for (;;) {
+		struct sib_timer *t;
+		sib_timer_fn fn;
+		void *arg;
+
+		pthread_mutex_lock(&pg->timer_lock);
+		t = pg->timers;
+		if (!t || t->deadline_ns > now) {
+			timerfd_arm_locked(pg);
+			pthread_mutex_unlock(&pg->timer_lock);
+			return n;
+		}
+		pg->timers = t->next;
+		t->next = NULL;
+		t->armed = false;
+		fn = t->fn;
+		arg = t->arg;
+		pthread_mutex_unlock(&pg->timer_lock);
+		fn(hca, arg);
+		n++;
+	}
+}
+
+struct rx_ctx {
+	struct sib_hca *hca;
+	unsigned port_num;
+};
+
+static void gsi_rx(struct sib_hca *hca, unsigned port_num, const struct sib_mad_addr *a,
+		   const uint8_t *mad)
+{
+	(void)a;
+	/* Responses from the SA come back to our SA client; requests for
+	 * other classes (CM, PerfMgt) have no agent here yet. */
+	if (mad[1] == IB_MGMT_CLASS_SUBN_ADM && (mad[3] & IB_MAD_METHOD_RESP)) {
+		sib_sa_client_rx(hca, port_num, mad);
+		return;
+	}
+	sib_link_count(&hca->progress.rx_gsi_unclaimed, 1);
+}
+
+void sib_progress_rx(struct sib_hca *hca, unsigned port_num, const uint8_t *buf, size_t len,
+		     const struct sib_endpoint *from)
+{
+	struct sib_link *link = hca->mgmt[port_num - 1].link;
+	struct ib_packet pkt;
+	enum ib_pkt_err err = ib_packet_decode(buf, len, &pkt);
+	sib_rx_data_fn rx_data;
+
+	if (err != IB_PKT_OK) {
+		if (link)
+			sib_link_count_pkt_err(link, err);
+		return;
+	}
+	if (pkt.bth.DestQP <= SIB_QP1) {
+		struct sib_mad_addr a;
+		const uint8_t *mad = sib_mgmt_parse(&pkt, &a);
+
+		if (!mad) {
+			sib_link_count(&hca->progress.rx_mad_malformed, 1);
+			return;
+		}
+		if (a.DestQP == SIB_QP0)
+			sib_sma_rx(hca, port_num, &a, mad, from);
+		else
+			gsi_rx(hca, port_num, &a, mad);
+		return;
+	}
+	rx_data = __atomic_load_n(&hca->progress.rx_data, __ATOMIC_ACQUIRE);
+	if (rx_data)
+		rx_data(hca, &pkt, from);
+	else
+		sib_link_count(&hca->progress.rx_data_unclaimed, 1);
+}
+
+static void rx_cb(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
+{
+	struct rx_ctx *c = arg;
+
+	sib_progress_rx(c->hca, c->port_num, pkt, len, from);
+}
+
+int sib_progress_poll(struct sib_hca *hca)
+{
+	int total = 0;
+
+	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
+		struct sib_link *link = hca->mgmt[i].link;
+		struct rx_ctx c = { hca, i + 1 };
+		int n;
+
+		if (!link)
+			continue;
+		while ((n = sib_link_poll(link, 64, rx_cb, &c)) > 0) {
+			total += n;
+			if (n < 64)
+				break;
+		}
+		sib_link_flush(link);
+	}
+	return total + run_timers(hca);
+}
+
+bool sib_progress_on_thread(struct sib_hca *hca)
+{
+	return hca->progress.running && pthread_equal(pthread_self(), hca->progress.thread);
+}
+
+void sib_hca_set_rx_data(struct sib_hca *hca, sib_rx_data_fn fn)
+{
+	__atomic_store_n(&hca->progress.rx_data, fn, __ATOMIC_RELEASE);
+}
+
+static void *progress_main(void *arg)
+{
+	struct sib_hca *hca = arg;
+	struct sib_progress *pg = &hca->progress;
+	struct pollfd fds[SIB_NUM_PORTS + 2];
+
+	for (;;) {
+		unsigned nfds = 0;
+		int timeout = -1;
+		bool pending = false;
+
+		if (sib_progress_poll(hca) > 0)
+			continue;
+		/* Arm every link, then check once more: whatever arrives
+		 * after wait_arm makes its fd readable (link.h). */
+		for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
+			struct sib_link *link = hca->mgmt[i].link;
+			uint64_t d;
+
+			if (!link)
+				continue;
+			if (sib_link_wait_arm(link) > 0)
+				pending = true;
+			fds[nfds].fd = sib_link_wait_fd(link);
+			fds[nfds++].events = POLLIN;
+			d = sib_link_next_deadline_ns(link);
+			if (d) {
+				uint64_t now = sib_link_now_ns();
+				int ms = d <= now ? 0 : (int)((d - now + 999999) / 1000000);
+
+				if (timeout < 0 || ms < timeout)
+					timeout = ms;
+			}
+		}
+		if (pending)
+			continue;
+		fds[nfds].fd = pg->timer_fd;
+		fds[nfds++].events = POLLIN;
+		fds[nfds].fd = pg->stop_fd;
+		fds[nfds++].events = POLLIN;
+		if (poll(fds, nfds, timeout) < 0 && errno != EINTR) {
+			sib_err("progress thread: poll failed: %s; stopping", strerror(errno));
+			break;
+		}
+		if (fds[nfds - 2].revents & POLLIN) {
+			uint64_t expirations;
+
+			if (read(pg->timer_fd, &expirations, sizeof(expirations)) < 0 &&
+			    errno != EAGAIN)
+				sib_dbg("timerfd read: %s", strerror(errno));
+		}
+		if (fds[nfds - 1].revents & POLLIN)
+			break;
+	}
+	return NULL;
+}
+
+int sib_progress_init(struct sib_hca *hca)
+{
+	struct sib_progress *pg = &hca->progress;
+
+	memset(pg, 0, sizeof(*pg));
+	pthread_mutex_init(&pg->timer_lock, NULL);
+	pg->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	pg->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (pg->stop_fd < 0 || pg->timer_fd < 0) {
+		int err = errno;
+
+		sib_err("progress engine: cannot create its eventfd/timerfd: %s", strerror(err));
+		sib_progress_fini(hca);
+		return -err;
+	}
+	return 0;
+}
+
+int sib_progress_start(struct sib_hca *hca)
+{
+	struct sib_progress *pg = &hca->progress;
+	int rc;
+
+	rc = pthread_create(&pg->thread, NULL, progress_main, hca);
+	if (rc) {
+		sib_err("cannot start the progress thread: %s", strerror(rc));
+		return -rc;
+	}
+	pthread_setname_np(pg->thread, "softib-progress");
+	pg->running = true;
+	return 0;
+}
+
+void sib_progress_stop(struct sib_hca *hca)
+{
+	struct sib_progress *pg = &hca->progress;
+	uint64_t one = 1;
+
+	if (!pg->running)
+		return;
+	if (write(pg->stop_fd, &one, sizeof(one)) != (ssize_t)sizeof(one))
+		sib_warn("cannot wake the progress thread to stop it: %s", strerror(errno));
+	pthread_join(pg->thread, NULL);
+	pg->running = false;
+}
+
+void sib_progress_fini(struct sib_hca *hca)
+{
+	struct sib_progress *pg = &hca->progress;
+
+	if (pg->stop_fd >= 0)
+		close(pg->stop_fd);
+	if (pg->timer_fd >= 0)
+		close(pg->timer_fd);
+	pg->stop_fd = pg->timer_fd = -1;
+	pthread_mutex_destroy(&pg->timer_lock);
+}

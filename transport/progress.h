@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The progress engine, one per HCA (DESIGN.md section 6).  A thread that
+ * sleeps in the kernel (poll on every port link's wait fd, a timerfd for the
+ * timers, an eventfd to stop it) and, when woken, drains the links:
+ * every datagram passes ib_packet_decode (failures are dropped and counted
+ * on the link by reason), then goes by BTH.DestQP to
+ *   QP0       the subnet management agent (sma.c),
+ *   QP1       the general services agent: SA client responses (sa_client.c),
+ *   any other the data path's receive hook (sib_hca_set_rx_data), counted
+ *             and dropped while none is registered.
+ *
+ * Timers: struct sib_timer, armed for a delay and run on the progress thread
+ * (or on whichever thread calls sib_progress_poll when the HCA runs without
+ * one, as unit tests do).  The callback runs with no softib lock held.
+ *
+ * fork(): the child of a process with an HCA does not inherit the progress
+ * thread, so it must not use the parent's HCA; its first sib_hca_get()
+ * builds a fresh HCA with a new node GUID (hca.c registers pthread_atfork).
+ */
+#ifndef SIB_TRANSPORT_PROGRESS_H
+#define SIB_TRANSPORT_PROGRESS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transport/link.h"
+
+struct sib_hca;
+struct ib_packet;
+
+typedef void (*sib_timer_fn)(struct sib_hca *hca, void *arg);
+
+struct sib_timer {
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC */
+	sib_timer_fn fn;
+	void *arg;
+	struct sib_timer *next;
+	bool armed;
+};
+
+/* The data path's receive hook: every packet whose DestQP is neither 0 nor
+ * 1, already validated.  Runs on the polling thread, under the link's
+ * receive lock: it may send but must not poll the link. */
+typedef void (*sib_rx_data_fn)(struct sib_hca *hca, const struct ib_packet *pkt,
+			       const struct sib_endpoint *from);
+
+struct sib_progress {
+	pthread_t thread;
+	bool running;
+	int stop_fd;  /* eventfd: written to stop the thread */
+	int timer_fd; /* timerfd: armed for the earliest timer */
+	pthread_mutex_t timer_lock;
+	struct sib_timer *timers; /* sorted by deadline */
+	sib_rx_data_fn rx_data;
+	/* what nobody took, for `softib info` */
+	uint64_t rx_data_unclaimed; /* data packets while no rx_data hook */
+	uint64_t rx_mad_malformed;  /* QP0/QP1 packets that are no well-formed MAD */
+	uint64_t rx_gsi_unclaimed;  /* QP1 MADs nobody here serves yet (CM, ...) */
+};
+
+/* Arms t to run fn(hca, arg) ns nanoseconds from now; re-arming an armed
+ * timer moves it. */
+void sib_timer_arm(struct sib_hca *hca, struct sib_timer *t, uint64_t ns, sib_timer_fn fn,
+		   void *arg);
+/* Disarms t; false when it was not armed (already ran or running now). */
+bool sib_timer_cancel(struct sib_hca *hca, struct sib_timer *t);
+
+/* Set-up and tear-down (hca.c): init makes the fds, start the thread. */
+int sib_progress_init(struct sib_hca *hca);
+int sib_progress_start(struct sib_hca *hca);
+void sib_progress_stop(struct sib_hca *hca); /* joins the thread */
+void sib_progress_fini(struct sib_hca *hca);
+
+/* One pass: drains every port's link, flushes, runs the timers that are
+ * due.  Returns how many packets and timers it handled.  The thread loops
+ * on it; without a thread, callers drive the HCA with it. */
+int sib_progress_poll(struct sib_hca *hca);
+
+/* True on the HCA's progress thread (waiting there would deadlock). */
+bool sib_progress_on_thread(struct sib_hca *hca);
+
+/* Registers the data path's receive hook (NULL: count and drop). */
+void sib_hca_set_rx_data(struct sib_hca *hca, sib_rx_data_fn fn);
+
+/* The receive path, exposed for tests: one datagram as port_num received it. */
+void sib_progress_rx(struct sib_hca *hca, unsigned port_num, const uint8_t *buf, size_t len,
+		     const struct sib_endpoint *from);
+
+#endif

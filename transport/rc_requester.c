@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The RC requester (IBA Vol 1 9.7.4 and 9.7.6): turns send WQEs into
+ * request packets.  SEND and RDMA WRITE are segmented by the path MTU, one
+ * PSN per packet; an RDMA READ request reserves one PSN per response packet
+ * (9.7.4.1.3); an atomic takes one.  Go-back-N retransmission starts again
+ * from any PSN (sib_rc_req_retry); the local ACK timer and the RNR wait are
+ * here too.  The completer (rc_completer.c) retires WQEs as ACKs arrive.
+ */
+#include <string.h>
+
+#include "transport/log.h"
+#include "transport/qp_impl.h"
+#include "transport/req_common.h"
+
+/*
+ * At most this many PSNs unacknowledged, and an AckReq at least this often.
+ * A long READ is asked for in chunks of READ_CHUNK responses, at most two
+ * chunks of responses outstanding over all READs: each chunk is an ordinary READ request for the next
+ * part (as a retry would be, IBA 9.7.6.1.5), so the responder never sends
+ * more than the receiving socket can hold.
+ */
+enum { REQ_WINDOW = 64, REQ_ACK_EVERY = 16, READ_CHUNK = 64 };
+
+bool sib_wr_is_rd_atomic(enum sib_wr_opcode op)
+{
+	return op == SIB_WR_RDMA_READ || op == SIB_WR_ATOMIC_CMP_AND_SWP ||
+	       op == SIB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static bool is_atomic(enum sib_wr_opcode op)
+{
+	return op == SIB_WR_ATOMIC_CMP_AND_SWP || op == SIB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+uint32_t sib_req_npkts(const struct sib_send_wqe *w, unsigned mtu)
+{
+	if (is_atomic(w->opcode) || w->length == 0)
+		return 1;
+	return (uint32_t)((w->length + mtu - 1) / mtu);
+}
+
+enum sib_wc_status sib_req_precheck(struct sib_qp *qp, const struct sib_send_wqe *w)
+{
+	struct memreg_table *t = sib_engine_memreg(qp->eng);
+	uint32_t access = 0;
+
+	if (w->opcode == SIB_WR_RDMA_READ || is_atomic(w->opcode))
+		access = MEMREG_ACCESS_LOCAL_WRITE;
+	if (is_atomic(w->opcode) && w->length != 8) {
+		sib_warn("post_send on QP 0x%06x: an atomic needs one 8-byte local buffer, got %llu "
+			 "bytes",
+			 qp->qp_num, (unsigned long long)w->length);
+		return SIB_WC_LOC_LEN_ERR;
+	}
+	if (is_atomic(w->opcode) && (w->atomic.remote_addr & 7)) {
+		sib_warn("post_send on QP 0x%06x: atomic remote_addr 0x%llx is not 8-byte aligned "
+			 "(IBA 9.4.5)",
+			 qp->qp_num, (unsigned long long)w->atomic.remote_addr);
+		return SIB_WC_LOC_QP_OP_ERR;
+	}
+	if ((w->send_flags & SIB_SEND_INLINE) && !access)
+		return SIB_WC_SUCCESS;
+	for (uint32_t i = 0; i < w->num_sge; i++) {
+		struct memreg_request req = {
+			.key = w->sge[i].lkey,
+			.pd = qp->pd,
+			.qpn = qp->qp_num,
+			.va = w->sge[i].addr,
+			.len = w->sge[i].length,
+			.access = access,
+		};
+		struct memreg_grant g;
+		enum memreg_verdict v;
+
+		if (!req.len)
+			continue;
+		v = memreg_check(t, &req, &g);
+		if (v != MEMREG_OK) {
+			sib_log_access(qp, "local SGE", &req, v, &g);
+			return SIB_WC_LOC_PROT_ERR;
+		}
+		memreg_release(t, &g);
+	}
+	return SIB_WC_SUCCESS;
+}
+
+const struct sib_endpoint *sib_req_dest(struct sib_qp *qp)
+{
+	static const struct sib_endpoint nowhere;
+
+	/* Unresolved: the packet goes nowhere (counted by the link) and the
+	 * ACK timer does the rest, as on a fabric without a route. */
+	return qp->dest_valid ? &qp->dest : &nowhere;
+}
+
+/* The opcode of one segment of a SEND or WRITE (IBA 9.2 Table 38). */
+static uint8_t segment_op(const struct sib_send_wqe *w, bool first, bool last)
+{
+	bool imm = w->opcode == SIB_WR_SEND_WITH_IMM || w->opcode == SIB_WR_RDMA_WRITE_WITH_IMM;
+
+	if (w->opcode == SIB_WR_RDMA_WRITE || w->opcode == SIB_WR_RDMA_WRITE_WITH_IMM) {
+		if (first && last)
+			return imm ? IB_OP_WRITE_ONLY_IMM : IB_OP_WRITE_ONLY;
+		if (first)
+			return IB_OP_WRITE_FIRST;
+		if (last)
+			return imm ? IB_OP_WRITE_LAST_IMM : IB_OP_WRITE_LAST;
+		return IB_OP_WRITE_MIDDLE;
+	}
+	if (first && last)
+		return w->opcode == SIB_WR_SEND_WITH_INV ? IB_OP_SEND_ONLY_INV
+		       : imm				 ? IB_OP_SEND_ONLY_IMM
+							 : IB_OP_SEND_ONLY;
+	if (first)
+		return IB_OP_SEND_FIRST;
+	if (last)
+		return w->opcode == SIB_WR_SEND_WITH_INV ? IB_OP_SEND_LAST_INV
+		       : imm				 ? IB_OP_SEND_LAST_IMM
+							 : IB_OP_SEND_LAST;
+	return IB_OP_SEND_MIDDLE;
+}
+
+int sib_req_send_segment(struct sib_qp *qp, const struct sib_send_wqe *w, uint8_t transport,
+			 uint32_t psn, uint64_t off, unsigned mtu, bool ackreq)
+{
+	uint64_t left = w->length - off;
+	uint32_t n = left > mtu ? mtu : (uint32_t)left;
+	bool first = off == 0, last = off + n >= w->length;
+	uint8_t op = segment_op(w, first, last);
+	const struct ib_opcode_info *info = ib_opcode_info(IB_OPCODE(transport, op));
+	struct ib_packet pkt;
+	uint8_t *buf, *payload;
+	size_t hdr_len;
+
+	if (!info)
+		return -1;
+	sib_tx_headers(qp, &qp->attr.ah_attr, &pkt);
+	pkt.bth.OpCode = info->opcode;
+	pkt.bth.PSN = psn;
+	pkt.bth.A = ackreq || last;
+	/* IBA 9.2.3: Solicited Event on the last packet of a solicited message. */
+	pkt.bth.SE = last && (w->send_flags & SIB_SEND_SOLICITED) && (info->flags & (IB_OPF_SEND | IB_OPF_IMM));
+	if (info->headers & IB_HDRBIT(IB_HDR_RETH)) {
+		pkt.reth.VA = w->rdma.remote_addr;
+		pkt.reth.R_Key = w->rdma.rkey;
+		pkt.reth.DMALen = (uint32_t)w->length;
+	}
+	if (info->headers & IB_HDRBIT(IB_HDR_IMMDT))
+		pkt.immdt.ImmDt = __builtin_bswap32(w->imm_data); /* posted in network order */
+	if (info->headers & IB_HDRBIT(IB_HDR_IETH))
+		pkt.ieth.R_Key = w->invalidate_rkey;
+	buf = sib_tx_alloc(qp, &pkt, n, &payload, &hdr_len);
+	if (!buf)
+		return -1;
+	if (w->send_flags & SIB_SEND_INLINE) {
+		memcpy(payload, w->inline_data + off, n);
+	} else if (n) {
+		struct memreg_request bad;
+		struct memreg_grant g;
+		enum memreg_verdict v = sib_sge_copy(qp, qp->pd, w->sge, w->num_sge, off, payload,
+						     n, false, &bad, &g);
+
+		if (v != MEMREG_OK) {
+			sib_link_tx_abort(sib_engine_link(qp->eng), buf);
+			sib_log_access(qp, "local SGE", &bad, v, &g);
+			return SIB_WC_LOC_PROT_ERR;
+		}
+	}
+	sib_tx_commit(qp, buf, hdr_len, n, sib_req_dest(qp));
+	return 0;
+}
+
+static int send_read_request(struct sib_qp *qp, const struct sib_send_wqe *w,
+			     const struct sib_req_wqe *r, uint64_t off, uint32_t len, unsigned mtu)
+{
+	struct ib_packet pkt;
+
+	sib_tx_headers(qp, &qp->attr.ah_attr, &pkt);
+	pkt.bth.OpCode = IB_OPCODE(IB_TRANSPORT_RC, IB_OP_READ_REQUEST);
+	pkt.bth.PSN = psn_add(r->first_psn, (uint32_t)(off / mtu));
+	pkt.bth.A = 1;
+	pkt.reth.VA = w->rdma.remote_addr + off;
+	pkt.reth.R_Key = w->rdma.rkey;
+	pkt.reth.DMALen = len;
+	return sib_tx_send_hdr(qp, &pkt, sib_req_dest(qp));
+}
+
+static int send_atomic(struct sib_qp *qp, const struct sib_send_wqe *w, const struct sib_req_wqe *r)
+{
+	struct ib_packet pkt;
+	bool cas = w->opcode == SIB_WR_ATOMIC_CMP_AND_SWP;
+
+	sib_tx_headers(qp, &qp->attr.ah_attr, &pkt);
+	pkt.bth.OpCode = IB_OPCODE(IB_TRANSPORT_RC, cas ? IB_OP_CMP_SWAP : IB_OP_FETCH_ADD);
+	pkt.bth.PSN = r->first_psn;
+	pkt.bth.A = 1;
+	pkt.atomiceth.VA = w->atomic.remote_addr;
+	pkt.atomiceth.R_Key = w->atomic.rkey;
+	/* IBA 9.5.3: FetchAdd's add value travels in the SwapDt field. */
+	pkt.atomiceth.SwapDt = cas ? w->atomic.swap : w->atomic.compare_add;
+	pkt.atomiceth.CmpDt = cas ? w->atomic.compare_add : 0;
+	return sib_tx_send_hdr(qp, &pkt, sib_req_dest(qp));
+}
+
+uint64_t sib_rc_rto_ns(const struct sib_qp *qp)
+{
+	/* IBA 9.7.6.1.3 / 11.2.4.2: 4.096 us * 2^timeout; 0 means infinite. */
+	if (!qp->attr.timeout)
+		return 0;
+	return 4096ull << (qp->attr.timeout > 31 ? 31 : qp->attr.timeout);
+}
+
+void sib_rc_arm_rto(struct sib_qp *qp, bool restart)
+{
+	struct sib_req *q = &qp->req;
+	uint64_t rto = sib_rc_rto_ns(qp);
+
+	if (psn_diff(q->psn, q->una_psn) <= 0 || !rto) {
+		q->rto_deadline = 0;
+		return;
+	}
+	if (restart || !q->rto_deadline) {
+		q->rto_deadline = sib_engine_now(qp->eng) + rto;
+		sib_engine_want_tick(qp->eng, q->rto_deadline);
+	}
+}
+
+void sib_rc_req_run(struct sib_qp *qp)
+{
+	struct sib_req *q = &qp->req;
+	unsigned mtu = sib_qp_mtu(qp);
+	uint8_t transport = qp->type == SIB_QPT_XRC_SEND ? IB_TRANSPORT_XRC : IB_TRANSPORT_RC;
+	uint32_t max_rd = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
+
+	if (q->rnr_wait)
+		return;
+	q->tx_blocked = false;
+	while (q->cur < qp->sq.count) {
+		struct sib_send_wqe *w = sq_wqe(qp, q->cur);
+		struct sib_req_wqe *r = sq_req(qp, q->cur);
+		bool rd = sib_wr_is_rd_atomic(w->opcode);
+
+		if (r->local_err)
+			break;
+		if (!r->started) {
+			/* IBA 10.8.3.3: a fenced WQE waits for earlier READs and atomics. */
+			if ((w->send_flags & SIB_SEND_FENCE) && q->rd_atomic)
+				break;
+			if (rd && q->rd_atomic >= max_rd)
+				break; /* max_rd_atomic: initiator depth (IBA 9.7.4.1.3) */
+			if (!rd && psn_diff(q->psn, q->una_psn) >= REQ_WINDOW)
+				break;
+			enum sib_wc_status st = sib_req_precheck(qp, w);
+
+			if (st != SIB_WC_SUCCESS) {
+				r->local_err = (uint8_t)st;
+				break;
+			}
+			r->first_psn = q->psn;
+			r->last_psn = psn_add(q->psn, sib_req_npkts(w, mtu) - 1);
+			r->rsp_psn = r->first_psn;
+			r->started = true;
+			q->cur_off = 0;
+		}
+		if (w->opcode == SIB_WR_RDMA_READ) {
+			uint64_t chunk = (uint64_t)READ_CHUNK * mtu;
+			uint64_t left = w->length - q->cur_off;
+			uint32_t n = (uint32_t)(left > chunk ? chunk : left);
+
+			if (psn_diff(q->psn, q->una_psn) >= 2 * READ_CHUNK)
+				break; /* two chunks of responses due: wait for them */
+			if (send_read_request(qp, w, r, q->cur_off, n, mtu)) {
+				q->tx_blocked = true;
+				break;
+			}
+			if (!r->rd_counted) {
+				r->rd_counted = true;
+				q->rd_atomic++;
+			}
+			q->cur_off += n;
+			if (q->cur_off < w->length) {
+				q->psn = psn_add(r->first_psn, (uint32_t)(q->cur_off / mtu));
+				continue; /* the next chunk, if the window allows */
+			}
+			q->psn = psn_add(r->last_psn, 1);
+		} else if (is_atomic(w->opcode)) {
+			if (send_atomic(qp, w, r)) {
+				q->tx_blocked = true;
+				break;
+			}
+			q->psn = psn_add(r->last_psn, 1);
+			if (!r->rd_counted) {
+				r->rd_counted = true;
+				q->rd_atomic++;
+			}
+		} else {
+			bool stop = false;
+
+			for (;;) {
+				if (psn_diff(q->psn, q->una_psn) >= REQ_WINDOW) {
+					stop = true;
+					break;
+				}
+				uint32_t idx = (uint32_t)psn_diff(q->psn, r->first_psn);
+				bool ackreq = idx % REQ_ACK_EVERY == REQ_ACK_EVERY - 1 ||
+					      psn_diff(psn_add(q->psn, 1), q->una_psn) >= REQ_WINDOW;
+				int rc = sib_req_send_segment(qp, w, transport, q->psn, q->cur_off,
+							      mtu, ackreq);
+
+				if (rc) {
+					if (rc > 0)
+						r->local_err = (uint8_t)rc;
+					else
+						q->tx_blocked = true;
+					stop = true;
+					break;
+				}
+				q->psn = psn_add(q->psn, 1);
+				q->cur_off += mtu;
+				if (q->cur_off >= w->length)
+					break;
+			}
+			if (stop)
+				break;
+		}
+		q->cur++;
+		q->cur_off = 0;
+	}
+	sib_rc_arm_rto(qp, false);
+	if (q->tx_blocked)
+		sib_engine_want_tick(qp->eng, sib_engine_now(qp->eng));
+	if (qp->sq.count && sq_req(qp, 0)->local_err)
+		sib_rc_comp_advance(qp);
+}
+
+void sib_rc_req_retry(struct sib_qp *qp, uint32_t from_psn)
+{
+	struct sib_req *q = &qp->req;
+	unsigned mtu = sib_qp_mtu(qp);
+	uint32_t i;
+
+	/* q->cur itself may be partly sent (a window, a READ in chunks). */
+	for (i = 0; i <= q->cur && i < qp->sq.count; i++) {
+		struct sib_req_wqe *r = sq_req(qp, i);
+
+		if (r->started && !r->done && psn_diff(from_psn, r->first_psn) >= 0 &&
+		    psn_diff(from_psn, r->last_psn) <= 0)
+			break;
+	}
+	if (i > q->cur || i >= qp->sq.count)
+		return; /* nothing sent from there: nothing to resend */
+	struct sib_send_wqe *w = sq_wqe(qp, i);
+	struct sib_req_wqe *r = sq_req(qp, i);
+
+	sib_engine_count(qp->eng, &sib_engine_ctrs(qp->eng)->retransmits);
+	q->rd_atomic = 0;
+	for (uint32_t j = 0; j < i; j++)
+		if (sq_req(qp, j)->rd_counted && !sq_req(qp, j)->done)
+			q->rd_atomic++;
+	for (uint32_t j = i + 1; j <= q->cur && j < qp->sq.count; j++)
+		sq_req(qp, j)->started = false;
+	for (uint32_t j = i; j <= q->cur && j < qp->sq.count; j++)
+		sq_req(qp, j)->rd_counted = false;
+	q->cur = i;
+	if (w->opcode == SIB_WR_RDMA_READ) {
+		/* Ask again for what has not arrived (IBA 9.7.6.1.5). */
+		from_psn = r->rsp_psn;
+		q->cur_off = (uint64_t)psn_diff(from_psn, r->first_psn) * mtu;
+	} else if (sib_wr_is_rd_atomic(w->opcode)) {
+		q->cur_off = 0;
+	} else {
+		q->cur_off = (uint64_t)psn_diff(from_psn, r->first_psn) * mtu;
+	}
+	q->psn = from_psn;
+}
+
+static const uint64_t rnr_timer_ns[32] = {
+	/* IBA 9.7.5.2.8 Table 45: RNR NAK timer field encodings */
+	655360000, 10000,    20000,    30000,	 40000,	   60000,    80000,    120000,
+	160000,	   240000,   320000,   480000,	 640000,   960000,   1280000,  1920000,
+	2560000,   3840000,  5120000,  7680000,	 10240000, 15360000, 20480000, 30720000,
+	40960000,  61440000, 81920000, 122880000, 163840000, 245760000, 327680000, 491520000,
+};
+
+uint64_t sib_rnr_timer_ns(uint8_t code)
+{
+	return rnr_timer_ns[code & 31];
+}
+
+void sib_rc_req_fail_head(struct sib_qp *qp, enum sib_wc_status st, const char *why)
+{
+	if (qp->sq.count) {
+		struct sib_send_wqe *w = sq_wqe(qp, 0);
+
+		sib_warn("%s on QP 0x%06x (wr_id 0x%llx, remote addr 0x%llx, rkey 0x%06x): %s",
+			 w->opcode == SIB_WR_RDMA_READ	      ? "RDMA READ"
+			 : w->opcode == SIB_WR_RDMA_WRITE ||
+				   w->opcode == SIB_WR_RDMA_WRITE_WITH_IMM
+				 ? "RDMA WRITE"
+			 : sib_wr_is_rd_atomic(w->opcode) ? "atomic"
+							  : "SEND",
+			 qp->qp_num, (unsigned long long)w->wr_id,
+			 (unsigned long long)(sib_wr_is_rd_atomic(w->opcode) && w->opcode != SIB_WR_RDMA_READ
+						      ? w->atomic.remote_addr
+						      : w->rdma.remote_addr),
+			 sib_wr_is_rd_atomic(w->opcode) && w->opcode != SIB_WR_RDMA_READ
+				 ? w->atomic.rkey
+				 : w->rdma.rkey,
+			 why);
+		sib_qp_complete_send_locked(qp, w, st);
+		sib_wq_pop(&qp->sq);
+		if (qp->req.cur)
+			qp->req.cur--;
+	}
+	sib_qp_enter_error_locked(qp);
+}
+
+void sib_rc_req_timer(struct sib_qp *qp, uint64_t now)
+{
+	struct sib_req *q = &qp->req;
+
+	if (qp->attr.qp_state != SIB_QPS_RTS && qp->attr.qp_state != SIB_QPS_SQD)
+		return;
+	if (q->rnr_wait && now >= q->rnr_deadline) {
+		q->rnr_wait = false;
+		sib_rc_req_run(qp);
+	}
+	if (q->rto_deadline && now >= q->rto_deadline) {
+		sib_engine_count(qp->eng, &sib_engine_ctrs(qp->eng)->timeouts);
+		q->rto_deadline = 0;
+		if (!q->retry_left) {
+			sib_rc_req_fail_head(qp, SIB_WC_RETRY_EXC_ERR,
+					     "no response after retry_cnt retries (local ACK "
+					     "timeout, IBA 9.7.6.1.3)");
+			return;
+		}
+		q->retry_left--;
+		sib_rc_req_retry(qp, q->una_psn);
+		sib_rc_req_run(qp);
+		sib_rc_arm_rto(qp, true);
+	}
+}

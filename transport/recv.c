@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The checks every data packet passes before any transport looks at it
+ * (IBA Vol 1 9.6 "Packet transport header validation" and 9.6.1.1), then
+ * dispatch: responses to the completer, requests to the responder of the
+ * QP's transport.  Also the receive-WQE helpers the responders share.
+ */
+#include "transport/log.h"
+#include "transport/numtab.h"
+#include "transport/qp_impl.h"
+#include "transport/srq.h"
+
+/* Which QP types accept which BTH transport (IBA 9.6: "QP type matches"). */
+static bool transport_matches(const struct sib_qp *qp, const struct ib_opcode_info *op)
+{
+	switch (op->transport) {
+	case IB_TRANSPORT_RC:
+		return qp->type == SIB_QPT_RC ||
+		       (qp->type == SIB_QPT_XRC_SEND && (op->flags & IB_OPF_RESPONSE));
+	case IB_TRANSPORT_UC:
+		return qp->type == SIB_QPT_UC;
+	case IB_TRANSPORT_UD:
+		return qp->type == SIB_QPT_UD;
+	default:
+		return false;
+	}
+}
+
+/* IBA 10.3.1: requests are received in RTR, RTS, SQD and SQE; responses
+ * only where the send queue works (RTS, SQD, SQE). */
+static bool state_receives(const struct sib_qp *qp, bool response)
+{
+	switch (qp->attr.qp_state) {
+	case SIB_QPS_RTR:
+		return !response;
+	case SIB_QPS_RTS:
+	case SIB_QPS_SQD:
+	case SIB_QPS_SQE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * IBA 9.6.1.1 / 10.9.3: P_Keys match when their low 15 bits are equal and
+ * at least one of the two is a full member (bit 15 set).
+ */
+static bool pkey_matches(uint16_t a, uint16_t b)
+{
+	if ((a & 0x7fff) == 0 || (a & 0x7fff) != (b & 0x7fff))
+		return false;
+	return (a & 0x8000) || (b & 0x8000);
+}
+
+static uint16_t qp_pkey(struct sib_qp *qp)
+{
+	uint16_t pkey = SIB_PKEY_DEFAULT;
+
+	sib_port_pkey(sib_engine_port(qp->eng), qp->attr.pkey_index, &pkey);
+	return pkey;
+}
+
+static bool checks_pass(struct sib_engine *eng, struct sib_qp *qp, const struct ib_packet *pkt)
+{
+	struct sib_engine_counters *c = sib_engine_ctrs(eng);
+	const struct ib_opcode_info *op = pkt->op;
+	bool response = (op->flags & IB_OPF_RESPONSE) != 0;
+
+	if (!transport_matches(qp, op)) {
+		sib_engine_count(eng, &c->rx_bad_transport);
+		sib_trace("rx QP 0x%06x: %s packet on a %s QP, dropped", qp->qp_num, op->name,
+			  sib_qp_type_name(qp->type));
+		return false;
+	}
+	if (!state_receives(qp, response)) {
+		sib_engine_count(eng, &c->rx_bad_state);
+		return false;
+	}
+	if (!pkey_matches(pkt->bth.P_Key, qp_pkey(qp))) {
+		sib_engine_count(eng, &c->P_KeyViolations);
+		sib_dbg("rx QP 0x%06x: P_Key 0x%04x does not match the QP's 0x%04x (IBA 9.6.1.1), "
+			"dropped",
+			qp->qp_num, pkt->bth.P_Key, qp_pkey(qp));
+		return false;
+	}
+	if (qp->type == SIB_QPT_UD) {
+		/* IBA 9.6.1.1 / 10.2.5: the datagram's Q_Key must equal the QP's. */
+		if (!(pkt->headers & IB_HDRBIT(IB_HDR_DETH)) ||
+		    pkt->deth.Q_Key != qp->attr.qkey) {
+			sib_engine_count(eng, &c->Q_KeyViolations);
+			sib_dbg("rx QP 0x%06x: Q_Key 0x%08x does not match the QP's 0x%08x, dropped",
+				qp->qp_num, pkt->deth.Q_Key, qp->attr.qkey);
+			return false;
+		}
+		return true;
+	}
+	/* Connected QPs take packets only from their peer (IBA 9.6.1.2). */
+	if (pkt->lrh.SLID != qp->attr.ah_attr.DLID ||
+	    pkt->lrh.DLID != sib_engine_port(eng)->LID) {
+		sib_engine_count(eng, &c->rx_bad_source);
+		sib_trace("rx QP 0x%06x: SLID 0x%04x is not the peer 0x%04x, dropped", qp->qp_num,
+			  pkt->lrh.SLID, qp->attr.ah_attr.DLID);
+		return false;
+	}
+	return true;
+}
+
+void sib_engine_rx(struct sib_engine *eng, const struct ib_packet *pkt,
+		   const struct sib_endpoint *from)
+{
+	struct sib_engine_counters *c = sib_engine_ctrs(eng);
+	struct sib_qp *qp;
+
+	(void)from;
+	if (!pkt->op)
+		return;
+	sib_engine_rx_lock(eng);
+	qp = sib_numtab_lookup(sib_engine_qpns(eng), pkt->bth.DestQP);
+	if (!qp || qp->eng != eng) {
+		sib_engine_count(eng, &c->rx_no_qp);
+		sib_engine_rx_unlock(eng);
+		return;
+	}
+	pthread_mutex_lock(&qp->lock);
+	if (checks_pass(eng, qp, pkt)) {
+		switch (qp->type) {
+		case SIB_QPT_RC:
+		case SIB_QPT_XRC_SEND:
+			if (pkt->op->flags & IB_OPF_RESPONSE)
+				sib_rc_comp_rx(qp, pkt);
+			else
+				sib_rc_resp_rx(qp, pkt);
+			break;
+		case SIB_QPT_UC:
+			sib_uc_resp_rx(qp, pkt);
+			break;
+		case SIB_QPT_UD:
+			sib_ud_resp_rx(qp, pkt);
+			break;
+		default:
+			break;
+		}
+	}
+	pthread_mutex_unlock(&qp->lock);
+	sib_engine_rx_unlock(eng);
+}
+
+bool sib_recv_take(struct sib_qp *qp)
+{
+	struct sib_resp *r = &qp->resp;
+
+	if (qp->srq) {
+		if (!sib_srq_take(qp->srq, &r->wqe, r->sge))
+			return false;
+	} else {
+		if (!qp->rq.count)
+			return false;
+		const struct sib_recv_wqe *w = sib_wq_at(&qp->rq, 0);
+
+		r->wqe = *w;
+		for (uint32_t i = 0; i < w->num_sge && i < SIB_MAX_SGE; i++)
+			r->sge[i] = w->sge[i];
+		sib_wq_pop(&qp->rq);
+	}
+	r->wqe.sge = r->sge;
+	r->have_wqe = true;
+	return true;
+}
+
+void sib_recv_complete(struct sib_qp *qp, const struct sib_recv_wqe *w, struct sib_cqe *c,
+		       bool solicited)
+{
+	c->wr_id = w->wr_id;
+	c->qp_num = qp->qp_num;
+	c->pkey_index = qp->attr.pkey_index;
+	sib_cq_push(qp->recv_cq, c, solicited);
+}

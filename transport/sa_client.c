@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "transport/hca.h"
+#include "transport/log.h"
+#include "transport/sa_client.h"
+#include "wire/sa.h"
+
+struct sib_sa_query {
+	uint64_t tid;
+	bool done;
+	uint16_t status;
+	struct sib_endpoint_record rec;
+	struct sib_sa_query *next;
+};
+
+int sib_sa_client_init(struct sib_sa_client *sa)
+{
+	pthread_condattr_t ca;
+
+	memset(sa, 0, sizeof(*sa));
+	pthread_mutex_init(&sa->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sa->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	return 0;
+}
+
+void sib_sa_client_fini(struct sib_sa_client *sa)
+{
+	pthread_cond_destroy(&sa->cond);
+	pthread_mutex_destroy(&sa->lock);
+}
+
+static bool key_matches(const struct sib_sa_cache_entry *e, bool by_gid, uint16_t lid,
+			const uint8_t *gid)
+{
+	if (!e->used || e->by_gid != by_gid)
+		return false;
+	return by_gid ? !memcmp(e->gid, gid, 16) : e->lid == lid;
+}
+
+/* Under sa->lock: the live entry for the key, or NULL. */
+static struct sib_sa_cache_entry *cache_find(struct sib_sa_client *sa, bool by_gid, uint16_t lid,
+					     const uint8_t *gid, uint64_t now)
+{
+	for (unsigned i = 0; i < SIB_SA_CACHE_SIZE; i++) {
+		struct sib_sa_cache_entry *e = &sa->cache[i];
+
+		if (key_matches(e, by_gid, lid, gid)) {
+			if (e->expires_ns > now)
+				return e;
+			e->used = false;
+		}
+	}
+	return NULL;
+}
+
+static void cache_put(struct sib_sa_client *sa, bool by_gid, uint16_t lid, const uint8_t *gid,
+		      bool found, const struct sib_endpoint_record *rec, uint64_t now)
+{
+	struct sib_sa_cache_entry *e = NULL;
+
+	for (unsigned i = 0; i < SIB_SA_CACHE_SIZE && !e; i++)
+		if (key_matches(&sa->cache[i], by_gid, lid, gid) || !sa->cache[i].used)
+			e = &sa->cache[i];
+	if (!e) {
+		e = &sa->cache[sa->next_victim];
+		sa->next_victim = (sa->next_victim + 1) % SIB_SA_CACHE_SIZE;
+	}
+	memset(e, 0, sizeof(*e));
+	e->used = true;
+	e->by_gid = by_gid;
+	e->lid = lid;
+	if (gid)
+		memcpy(e->gid, gid, 16);
+	e->found = found;
+	if (found)
+		e->rec = *rec;
+	e->expires_ns = now + (found ? SIB_SA_POSITIVE_TTL_NS : SIB_SA_NEGATIVE_TTL_NS);
+}
+
+void sib_sa_flush_cache(struct sib_hca *hca)
+{
+	pthread_mutex_lock(&hca->sa.lock);
+	for (unsigned i = 0; i < SIB_SA_CACHE_SIZE; i++)
+		hca->sa.cache[i].used = false;
+	pthread_mutex_unlock(&hca->sa.lock);
+}
+
+void sib_sa_client_rx(struct sib_hca *hca, unsigned port_num, const uint8_t *mad)
+{
+	struct sib_sa_client *sa = &hca->sa;
+	struct ib_sa_mad m;
+
+	(void)port_num;
+	ib_sa_mad_decode(&m, mad);
+	if (ib_mad_method(&m.hdr) != IB_MAD_METHOD_GET_RESP ||
+	    m.hdr.AttributeID != SIB_SA_ATTR_ENDPOINT_RECORD)
+		return;
+	pthread_mutex_lock(&sa->lock);
+	for (struct sib_sa_query *q = sa->queries; q; q = q->next) {
+		if (q->tid != m.hdr.TransactionID || q->done)
+			continue;
+		q->status = m.hdr.Status;
+		if (!q->status && sib_endpoint_record_decode(&q->rec, m.SubnAdmData))
+			q->status = IB_SA_STATUS_NO_RECORDS; /* unusable address family */
+		q->done = true;
+		pthread_cond_broadcast(&sa->cond);
+		break;
+	}
+	pthread_mutex_unlock(&sa->lock);
+}
+
+static int send_query(struct sib_hca *hca, unsigned port_num, uint64_t tid, bool by_gid,
+		      uint16_t lid, const uint8_t *gid)
+{
+	struct sib_port_mgmt *pm = &hca->mgmt[port_num - 1];
+	struct sib_endpoint_record rec;
+	struct sib_endpoint sm_ep;
+	struct sib_mad_addr a;
+	uint8_t mad[IB_MAD_BYTES];
+	struct ib_sa_mad m;
+	uint16_t my_lid, sm_lid;
+
+	pthread_mutex_lock(&hca->lock);
+	sm_ep = pm->sm_ep;
+	my_lid = hca->ports[port_num - 1].LID;
+	sm_lid = hca->ports[port_num - 1].SMLID;
+	pthread_mutex_unlock(&hca->lock);
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.BaseVersion = IB_MAD_BASE_VERSION;
+	m.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_ADM;
+	m.hdr.ClassVersion = IB_SA_CLASS_VERSION;
+	ib_mad_set_method(&m.hdr, IB_MAD_METHOD_GET);
+	m.hdr.TransactionID = tid;
+	m.hdr.AttributeID = SIB_SA_ATTR_ENDPOINT_RECORD;
+	m.ComponentMask = by_gid ? SIB_EPR_COMP_GID : SIB_EPR_COMP_LID;
+	memset(&rec, 0, sizeof(rec));
+	rec.LID = lid;
+	if (gid)
+		memcpy(rec.GID, gid, 16);
+	sib_endpoint_record_encode(&rec, m.SubnAdmData);
+	ib_sa_mad_encode(&m, mad);
+	sib_mad_addr_init(&a, SIB_QP1, sm_lid, my_lid);
+	sib_link_count(&hca->sa.sent, 1);
+	return sib_mgmt_send(pm->link, &a, mad, &sm_ep);
+}
+
+static int resolve(struct sib_hca *hca, unsigned port_num, bool by_gid, uint16_t lid,
+		   const uint8_t *gid, struct sib_endpoint_record *out)
+{
+	struct sib_sa_client *sa = &hca->sa;
+	struct sib_port *port = sib_hca_port(hca, port_num);
+	struct sib_sa_cache_entry *e;
+	struct sib_sa_query q;
+	bool self, active;
+	int rc = -ETIMEDOUT;
+
+	if (!port)
+		return -EINVAL;
+	if (!by_gid && (lid == 0 || lid > SIB_LID_UNICAST_MAX))
+		return -EINVAL;
+	pthread_mutex_lock(&hca->lock);
+	active = port->state == SIB_PORT_ACTIVE;
+	self = by_gid ? !memcmp(gid, port->GID[0], 16) : lid == port->LID;
+	if (self && hca->mgmt[port_num - 1].link) {
+		/* Our own port: no need to ask anyone (loopback QPs). */
+		out->LID = port->LID;
+		memcpy(out->GID, port->GID[0], 16);
+		out->ep = hca->mgmt[port_num - 1].link->local;
+	}
+	pthread_mutex_unlock(&hca->lock);
+	if (self)
+		return 0;
+	if (!active || !hca->mgmt[port_num - 1].link || hca->mgmt[port_num - 1].sm_none)
+		return -ENETDOWN;
+	if (sib_progress_on_thread(hca))
+		return -EDEADLK;
+
+	pthread_mutex_lock(&sa->lock);
+	e = cache_find(sa, by_gid, lid, gid, sib_link_now_ns());
+	if (e) {
+		sa->hits++;
+		rc = e->found ? 0 : -ENOENT;
+		if (e->found)
+			*out = e->rec;
+		pthread_mutex_unlock(&sa->lock);
+		return rc;
+	}
+	memset(&q, 0, sizeof(q));
+	q.tid = sib_mad_new_tid();
+	q.next = sa->queries;
+	sa->queries = &q;
+	pthread_mutex_unlock(&sa->lock);
+
+	for (unsigned attempt = 0; attempt < SIB_SA_TRIES && !q.done; attempt++) {
+		uint64_t deadline = sib_link_now_ns() + SIB_SA_TIMEOUT_MS * 1000000ull;
+
+		/* Same TID on every retry: a late answer to an earlier try
+		 * still counts (IBA 13.4.6.4). */
+		send_query(hca, port_num, q.tid, by_gid, lid, gid);
+		pthread_mutex_lock(&sa->lock);
+		while (!q.done) {
+			uint64_t now = sib_link_now_ns(), until = deadline;
+			struct timespec ts;
+
+			if (now >= deadline)
+				break;
+			if (!hca->progress.running) {
+				/* No progress thread (tests): drive the HCA
+				 * ourselves, a millisecond at a time. */
+				pthread_mutex_unlock(&sa->lock);
+				sib_progress_poll(hca);
+				pthread_mutex_lock(&sa->lock);
+				if (q.done)
+					break;
+				until = now + 1000000ull < deadline ? now + 1000000ull : deadline;
+			}
+			ts.tv_sec = (time_t)(until / 1000000000ull);
+			ts.tv_nsec = (long)(until % 1000000000ull);
+			pthread_cond_timedwait(&sa->cond, &sa->lock, &ts);
+		}
+		pthread_mutex_unlock(&sa->lock);
+	}
+
+	pthread_mutex_lock(&sa->lock);
+	for (struct sib_sa_query **pp = &sa->queries; *pp; pp = &(*pp)->next) {
+		if (*pp == &q) {
+			*pp = q.next;
+			break;
+		}
+	}
+	if (!q.done) {
+		sa->timeouts++;
+		rc = -ETIMEDOUT;
+	} else if (q.status == 0) {
+		*out = q.rec;
+		cache_put(sa, by_gid, lid, gid, true, &q.rec, sib_link_now_ns());
+		rc = 0;
+	} else {
+		/* NO_RECORDS and anything else the SA refuses: no such port. */
+		cache_put(sa, by_gid, lid, gid, false, NULL, sib_link_now_ns());
+		rc = -ENOENT;
+	}
+	pthread_mutex_unlock(&sa->lock);
+	if (rc == -ETIMEDOUT)
+		sib_warn("SA query for %s %u got no answer from the SM within %u ms; is softib-sm "
+			 "still running (SOFTIB_SM)?",
+			 by_gid ? "a GID of LID" : "LID", lid, SIB_SA_TIMEOUT_MS * SIB_SA_TRIES);
+	return rc;
+}
+
+int sib_sa_resolve_lid(struct sib_hca *hca, unsigned port_num, uint16_t lid,
+		       struct sib_endpoint *out)
+{
+	struct sib_endpoint_record rec;
+	int rc = resolve(hca, port_num, false, lid, NULL, &rec);
+
+	if (!rc)
+		*out = rec.ep;
+	return rc;
+}
+
+int sib_sa_resolve_gid(struct sib_hca *hca, unsigned port_num, const uint8_t gid[16],
+		       struct sib_endpoint *out, uint16_t *lid_out)
+{
+	struct sib_endpoint_record rec;
+	int rc;
+
+	if (!gid)
+		return -EINVAL;
+	rc = resolve(hca, port_num, true, 0, gid, &rec);
+	if (!rc) {
+		*out = rec.ep;
+		if (lid_out)
+			*lid_out = rec.LID;
+	}
+	return rc;
+}

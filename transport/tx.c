@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Building packets straight into link buffers: headers from the QP's path
+ * (LRH, GRH when the address vector is global, BTH with the QP's P_Key),
+ * payload gathered from the SGEs' host addresses into the buffer, then
+ * sealed (ICRC, VCRC) and committed.  No packet is built twice or copied.
+ * Also the one SGE copy routine every role uses, with its memreg checks.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "transport/log.h"
+#include "transport/qp_impl.h"
+
+unsigned sib_qp_mtu(const struct sib_qp *qp)
+{
+	unsigned mtu = sib_mtu_bytes(qp->attr.path_mtu);
+	unsigned link_mtu = sib_engine_link(qp->eng)->mtu;
+
+	if (qp->type == SIB_QPT_UD || !mtu)
+		mtu = link_mtu; /* UD: the port's MTU (IBA 9.8.2) */
+	if (link_mtu && mtu > link_mtu)
+		mtu = link_mtu;
+	return mtu ? mtu : 256;
+}
+
+void sib_tx_headers(struct sib_qp *qp, const struct sib_av *av, struct ib_packet *pkt)
+{
+	struct sib_port *port = sib_engine_port(qp->eng);
+	uint16_t pkey = SIB_PKEY_DEFAULT;
+
+	memset(pkt, 0, sizeof(*pkt));
+	sib_port_pkey(port, qp->attr.pkey_index, &pkey);
+	/* One data VL: SL maps to VL0 (the SL2VL table of a one-VL port, IBA 7.6.6). */
+	pkt->lrh.VL = 0;
+	pkt->lrh.SL = av->SL & 0xf;
+	pkt->lrh.DLID = av->DLID;
+	pkt->lrh.SLID = port->LID | av->src_path_bits;
+	if (av->is_global) {
+		pkt->lrh.LNH = IB_LNH_IBA_GLOBAL;
+		pkt->has_grh = true;
+		pkt->grh.TClass = av->traffic_class;
+		pkt->grh.FlowLabel = av->flow_label & 0xfffff;
+		pkt->grh.HopLmt = av->hop_limit;
+		sib_port_gid(port, av->sgid_index, pkt->grh.SGID.raw);
+		memcpy(pkt->grh.DGID.raw, av->DGID, 16);
+	} else {
+		pkt->lrh.LNH = IB_LNH_IBA_LOCAL;
+	}
+	pkt->bth.P_Key = pkey;
+	pkt->bth.DestQP = qp->attr.dest_qp_num & SIB_QPN_MASK;
+}
+
+uint8_t *sib_tx_alloc(struct sib_qp *qp, struct ib_packet *pkt, uint32_t payload_len,
+		      uint8_t **payload, size_t *hdr_len)
+{
+	struct sib_link *link = sib_engine_link(qp->eng);
+	size_t cap;
+	uint8_t *buf = sib_link_tx_alloc(link, &cap);
+
+	if (!buf)
+		return NULL;
+	*hdr_len = ib_packet_encode_headers(pkt, payload_len, buf, cap);
+	if (!*hdr_len || ib_packet_len(*hdr_len, payload_len) > cap) {
+		sib_link_tx_abort(link, buf);
+		return NULL;
+	}
+	*payload = buf + *hdr_len;
+	return buf;
+}
+
+void sib_tx_commit(struct sib_qp *qp, uint8_t *buf, size_t hdr_len, uint32_t payload_len,
+		   const struct sib_endpoint *dst)
+{
+	struct sib_link *link = sib_engine_link(qp->eng);
+	size_t len = ib_packet_seal(buf, hdr_len, payload_len);
+
+	sib_link_tx_commit(link, buf, len, dst);
+}
+
+int sib_tx_send_hdr(struct sib_qp *qp, struct ib_packet *pkt, const struct sib_endpoint *dst)
+{
+	uint8_t *payload;
+	size_t hdr_len;
+	uint8_t *buf = sib_tx_alloc(qp, pkt, 0, &payload, &hdr_len);
+
+	if (!buf)
+		return -ENOBUFS;
+	sib_tx_commit(qp, buf, hdr_len, 0, dst);
+	return 0;
+}
+
+enum memreg_verdict sib_sge_copy(struct sib_qp *qp, uint32_t pd, const struct sib_sge *sge,
+				 uint32_t num_sge, uint64_t off, uint8_t *buf, uint32_t len,
+				 bool to_sge, struct memreg_request *bad,
+				 struct memreg_grant *grant)
+{
+	struct memreg_table *t = sib_engine_memreg(qp->eng);
+	struct memreg_grant g;
+	uint32_t i = 0;
+
+	/* Skip to the SGE holding byte off. */
+	while (i < num_sge && off >= sge[i].length) {
+		off -= sge[i].length;
+		i++;
+	}
+	while (len) {
+		if (i >= num_sge) {
+			if (bad)
+				*bad = (struct memreg_request){ .key = 0, .len = len };
+			return MEMREG_OUT_OF_BOUNDS;
+		}
+		uint32_t n = sge[i].length - (uint32_t)off;
+
+		if (n > len)
+			n = len;
+		struct memreg_request req = {
+			.key = sge[i].lkey,
+			.remote = false,
+			.pd = pd,
+			.qpn = qp->qp_num,
+			.va = sge[i].addr + off,
+			.len = n,
+			.access = to_sge ? MEMREG_ACCESS_LOCAL_WRITE : 0,
+		};
+		enum memreg_verdict v = memreg_check(t, &req, &g);
+
+		if (v != MEMREG_OK) {
+			if (bad)
+				*bad = req;
+			if (grant)
+				*grant = g;
+			return v;
+		}
+		if (to_sge)
+			memcpy(g.host, buf, n);
+		else
+			memcpy(buf, g.host, n);
+		memreg_release(t, &g);
+		buf += n;
+		len -= n;
+		off = 0;
+		i++;
+	}
+	return MEMREG_OK;
+}
+
+void sib_log_access(struct sib_qp *qp, const char *what, const struct memreg_request *req,
+		    enum memreg_verdict v, const struct memreg_grant *g)
+{
+	char line[200];
+
+	if (!sib_log_on(SIB_LOG_WARN))
+		return;
+	if (v == MEMREG_OUT_OF_BOUNDS && req->key == 0)
+		snprintf(line, sizeof(line), "message longer than the scatter list (%llu bytes over)",
+			 (unsigned long long)req->len);
+	else
+		memreg_explain(req, v, g, line, sizeof(line));
+	sib_warn("%s on QP 0x%06x: %s", what, qp->qp_num, line);
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Unreliable Datagram (IBA Vol 1 9.8.2): one SEND Only packet per WQE, at
+ * most one path MTU, with a DETH naming the Q_Key and the source QP.  The
+ * receiver places the 40-byte GRH area first in every receive buffer
+ * (IBA 11.4.1.1: filled with the GRH when the packet had one, IBV_WC_GRH)
+ * and the payload after it.  No ACKs; a datagram finding no receive WQE is
+ * dropped.
+ */
+#include <string.h>
+
+#include "transport/log.h"
+#include "transport/qp_impl.h"
+#include "transport/req_common.h"
+
+static int ud_send_one(struct sib_qp *qp, const struct sib_send_wqe *w)
+{
+	bool imm = w->opcode == SIB_WR_SEND_WITH_IMM;
+	struct ib_packet pkt;
+	uint8_t *buf, *payload;
+	size_t hdr_len;
+	uint32_t n = (uint32_t)w->length;
+
+	sib_tx_headers(qp, &w->ud.av, &pkt);
+	pkt.bth.OpCode = IB_OPCODE(IB_TRANSPORT_UD, imm ? IB_OP_SEND_ONLY_IMM : IB_OP_SEND_ONLY);
+	pkt.bth.DestQP = w->ud.remote_qpn & SIB_QPN_MASK;
+	pkt.bth.PSN = qp->req.psn;
+	pkt.bth.SE = (w->send_flags & SIB_SEND_SOLICITED) != 0;
+	/* IBA 10.2.5 / C10-15: a WR Q_Key with the high bit set means "use the QP's". */
+	pkt.deth.Q_Key = (w->ud.remote_qkey & 0x80000000u) ? qp->attr.qkey : w->ud.remote_qkey;
+	pkt.deth.SrcQP = qp->qp_num;
+	if (imm)
+		pkt.immdt.ImmDt = __builtin_bswap32(w->imm_data);
+	buf = sib_tx_alloc(qp, &pkt, n, &payload, &hdr_len);
+	if (!buf)
+		return -1;
+	if (w->send_flags & SIB_SEND_INLINE) {
+		memcpy(payload, w->inline_data, n);
+	} else if (n) {
+		struct memreg_request bad;
+		struct memreg_grant g;
+		enum memreg_verdict v = sib_sge_copy(qp, qp->pd, w->sge, w->num_sge, 0, payload, n,
+						     false, &bad, &g);
+
+		if (v != MEMREG_OK) {
+			sib_link_tx_abort(sib_engine_link(qp->eng), buf);
+			sib_log_access(qp, "UD send SGE", &bad, v, &g);
+			return SIB_WC_LOC_PROT_ERR;
+		}
+	}
+	sib_tx_commit(qp, buf, hdr_len, n, &w->ud.dest);
+	qp->req.psn = psn_add(qp->req.psn, 1);
+	return 0;
+}
+
+void sib_ud_req_run(struct sib_qp *qp)
+{
+	unsigned mtu = sib_qp_mtu(qp);
+
+	qp->req.tx_blocked = false;
+	while (qp->sq.count) {
+		struct sib_send_wqe *w = sq_wqe(qp, 0);
+		int rc;
+
+		if (w->length > mtu) {
+			sib_warn("post_send on UD QP 0x%06x: %llu bytes exceed the path MTU %u "
+				 "(IBA 9.8.2: one packet per datagram)",
+				 qp->qp_num, (unsigned long long)w->length, mtu);
+			rc = SIB_WC_LOC_LEN_ERR;
+		} else {
+			rc = ud_send_one(qp, w);
+		}
+		if (rc < 0) {
+			qp->req.tx_blocked = true;
+			sib_engine_want_tick(qp->eng, sib_engine_now(qp->eng));
+			return;
+		}
+		if (rc > 0) {
+			/* IBA 10.8.3.1: UD send errors move the QP to SQE. */
+			sib_qp_complete_send_locked(qp, w, (enum sib_wc_status)rc);
+			sib_wq_pop(&qp->sq);
+			qp->attr.qp_state = SIB_QPS_SQE;
+			while (qp->sq.count) {
+				sib_qp_complete_send_locked(qp, sq_wqe(qp, 0), SIB_WC_WR_FLUSH_ERR);
+				sib_wq_pop(&qp->sq);
+			}
+			return;
+		}
+		if (qp->sq_sig_all || (w->send_flags & SIB_SEND_SIGNALED))
+			sib_qp_complete_send_locked(qp, w, SIB_WC_SUCCESS);
+		sib_wq_pop(&qp->sq);
+	}
+}
+
+void sib_ud_resp_rx(struct sib_qp *qp, const struct ib_packet *pkt)
+{
+	struct sib_resp *r = &qp->resp;
+	uint8_t grh[IB_GRH_BYTES];
+	struct memreg_request bad;
+	struct memreg_grant g;
+	enum memreg_verdict v = MEMREG_OK;
+
+	if (!(pkt->op->flags & IB_OPF_SEND) || !(pkt->op->flags & IB_OPF_ONLY))
+		return;
+	if (!sib_recv_take(qp)) {
+		sib_engine_count(qp->eng, &sib_engine_ctrs(qp->eng)->rx_ud_no_wqe);
+		return;
+	}
+	if (pkt->has_grh) {
+		ib_grh_encode(&pkt->grh, grh);
+		v = sib_sge_copy(qp, qp->pd, r->sge, r->wqe.num_sge, 0, grh, IB_GRH_BYTES, true,
+				 &bad, &g);
+	} else if (r->wqe.length < IB_GRH_BYTES) {
+		v = MEMREG_OUT_OF_BOUNDS;
+		bad = (struct memreg_request){ .key = 0, .len = IB_GRH_BYTES - r->wqe.length };
+	}
+	if (v == MEMREG_OK && pkt->payload_len)
+		v = sib_sge_copy(qp, qp->pd, r->sge, r->wqe.num_sge, IB_GRH_BYTES,
+				 (uint8_t *)pkt->payload, pkt->payload_len, true, &bad, &g);
+
+	struct sib_cqe c = {
+		.status = SIB_WC_SUCCESS,
+		.opcode = SIB_WC_RECV,
+		.byte_len = IB_GRH_BYTES + pkt->payload_len,
+		.src_qp = pkt->deth.SrcQP,
+		.slid = pkt->lrh.SLID,
+		.sl = pkt->lrh.SL,
+		.wc_flags = pkt->has_grh ? SIB_WC_GRH : 0,
+	};
+
+	if (v != MEMREG_OK) {
+		sib_log_access(qp, "incoming UD SEND", &bad, v, &g);
+		c.status = v == MEMREG_OUT_OF_BOUNDS && !bad.key ? SIB_WC_LOC_LEN_ERR
+								 : SIB_WC_LOC_PROT_ERR;
+		c.byte_len = 0;
+	}
+	if (pkt->op->flags & IB_OPF_IMM) {
+		c.wc_flags |= SIB_WC_WITH_IMM;
+		c.imm_data = __builtin_bswap32(pkt->immdt.ImmDt);
+	}
+	r->have_wqe = false;
+	sib_recv_complete(qp, &r->wqe, &c, pkt->bth.SE);
+}
