@@ -91,29 +91,4 @@ uint32_t sib_qp_rq_count(struct sib_qp *qp);
 /* The data path reports a fatal error on the QP: it enters ERR and flushes. */
 void sib_qp_set_error(struct sib_qp *qp);
 
-/*
- * For the requester, responder and completer (next issue).  They take the
- * QP's lock around a step and use the *_locked calls inside it.
- */
-void sib_qp_lock(struct sib_qp *qp);
-void sib_qp_unlock(struct sib_qp *qp);
-/* The QP context as it is now (state, PSNs, path, Q_Key ...). */
-const struct sib_qp_attr *sib_qp_attr_locked(struct sib_qp *qp);
-/* The i-th outstanding send WQE, oldest first; NULL past the end. */
-struct sib_send_wqe *sib_qp_sq_at_locked(struct sib_qp *qp, uint32_t i);
-/*
- * The oldest send WQE is done: pop it and write its completion when it was
- * signaled (or sq_sig_all) or failed.  A failure also moves the QP to ERR
- * (RC, XRC) or SQE (UC, UD) and flushes the rest (IBA 10.8.3.1).
- */
-void sib_qp_sq_complete_locked(struct sib_qp *qp, enum sib_wc_status status, uint32_t byte_len);
-/*
- * The responder takes the next receive WQE: from the QP's receive queue or
- * from its SRQ.  Copies it to *out with its SGEs in sge (room for
- * SIB_MAX_SGE).  false when there is none (RNR).
- */
-bool sib_qp_rq_take_locked(struct sib_qp *qp, struct sib_recv_wqe *out, struct sib_sge *sge);
-/* Write a receive completion to the QP's receive CQ. */
-void sib_qp_recv_complete_locked(struct sib_qp *qp, const struct sib_cqe *cqe, bool solicited);
-
 #endif

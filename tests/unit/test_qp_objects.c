@@ -482,65 +482,6 @@ static void xrcd_shares_by_file_and_refuses_close_while_used(void **state)
 	assert_int_equal(sib_xrcd_close(c), 0);
 }
 
-static void data_path_completes_in_order_and_errors_move_the_state(void **state)
-{
-	struct fixture *f = *state;
-	struct sib_qp *qp = new_qp(f, SIB_QPT_UC, small);
-	struct sib_send_wqe w = { .opcode = SIB_WR_RDMA_WRITE, .num_sge = 1 };
-	struct sib_sge sge = { .addr = 0x1000, .length = 8, .lkey = 1 }, got_sge[SIB_MAX_SGE];
-	struct sib_recv_wqe got;
-	struct sib_cqe out[8];
-	char why[128];
-	struct sib_qp_attr a = { .qp_state = SIB_QPS_INIT, .port_num = 1 };
-
-	assert_int_equal(sib_qp_modify(qp, &a, SIB_QP_STATE | SIB_QP_PKEY_INDEX | SIB_QP_PORT |
-						       SIB_QP_ACCESS_FLAGS, &lim, why, sizeof(why)),
-			 0);
-	assert_int_equal(sib_qp_post_recv(qp, 42, &sge, 1, why, sizeof(why)), 0);
-	a.qp_state = SIB_QPS_RTR;
-	a.path_mtu = SIB_MTU_1024;
-	assert_int_equal(sib_qp_modify(qp, &a, SIB_QP_STATE | SIB_QP_AV | SIB_QP_PATH_MTU |
-						       SIB_QP_DEST_QPN | SIB_QP_RQ_PSN,
-				       &lim, why, sizeof(why)),
-			 0);
-	a.qp_state = SIB_QPS_RTS;
-	assert_int_equal(sib_qp_modify(qp, &a, SIB_QP_STATE | SIB_QP_SQ_PSN, &lim, why, sizeof(why)),
-			 0);
-	for (uint64_t i = 0; i < 3; i++) {
-		w.wr_id = i;
-		w.send_flags = i == 1 ? 0 : SIB_SEND_SIGNALED;
-		assert_int_equal(sib_qp_post_send(qp, &w, &sge, why, sizeof(why)), 0);
-	}
-	sib_qp_lock(qp);
-	assert_int_equal(sib_qp_attr_locked(qp)->qp_state, SIB_QPS_RTS);
-	assert_int_equal(sib_qp_sq_at_locked(qp, 2)->wr_id, 2);
-	assert_null(sib_qp_sq_at_locked(qp, 3));
-	assert_true(sib_qp_rq_take_locked(qp, &got, got_sge));
-	assert_int_equal(got.wr_id, 42);
-	assert_int_equal(got.sge[0].addr, 0x1000);
-	assert_false(sib_qp_rq_take_locked(qp, &got, got_sge));
-	struct sib_cqe rc = { .wr_id = 42, .opcode = SIB_WC_RECV, .byte_len = 8 };
-
-	sib_qp_recv_complete_locked(qp, &rc, false);
-	sib_qp_sq_complete_locked(qp, SIB_WC_SUCCESS, 8); /* signaled: a CQE */
-	sib_qp_sq_complete_locked(qp, SIB_WC_SUCCESS, 8); /* unsignaled: none */
-	sib_qp_sq_complete_locked(qp, SIB_WC_REM_ACCESS_ERR, 0);
-	assert_int_equal(sib_qp_attr_locked(qp)->qp_state, SIB_QPS_SQE); /* UC: SQE */
-	sib_qp_unlock(qp);
-	assert_int_equal(sib_cq_poll(f->scq, out, 8), 2);
-	assert_int_equal(out[0].wr_id, 0);
-	assert_int_equal(out[0].byte_len, 8);
-	assert_int_equal(out[0].opcode, SIB_WC_RDMA_WRITE);
-	assert_int_equal(out[1].wr_id, 2);
-	assert_int_equal(out[1].status, SIB_WC_REM_ACCESS_ERR);
-	assert_int_equal(sib_cq_poll(f->rcq, out, 8), 1);
-	assert_int_equal(out[0].wr_id, 42);
-	/* SQE -> RTS recovers a UC QP */
-	a.qp_state = SIB_QPS_RTS;
-	assert_int_equal(sib_qp_modify(qp, &a, SIB_QP_STATE, &lim, why, sizeof(why)), 0);
-	sib_qp_destroy(qp);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -562,8 +503,6 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(xrcd_shares_by_file_and_refuses_close_while_used,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(
-			data_path_completes_in_order_and_errors_move_the_state, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
