@@ -211,8 +211,14 @@ static struct verbs_context *softib_alloc_context(struct ibv_device *ibdev, int 
 	int fds[2], err;
 
 	(void)private_data;
-	/* cmd_fd is -1 for a device without sysfs and must stay so: a real fd
-	 * would make libibverbs' write() fallback "succeed" with garbage. */
+	/* libibverbs passes -1 (no sysfs, no uverbs device), but programs
+	 * dup() ctx->cmd_fd to share a context (pyverbs test_shared_pd), so
+	 * give it a descriptor that dup()s yet refuses every command: an
+	 * O_PATH fd fails write() and ioctl() with EBADF exactly as -1 does,
+	 * and is no character device, so ibv_import_device refuses it with
+	 * EOPNOTSUPP (interpose.c).  verbs_uninit_context closes it. */
+	if (cmd_fd < 0)
+		cmd_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	sctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*sctx),
 					     (struct verbs_context *)offsetof(struct softib_context,
 									      vctx),
