@@ -312,6 +312,22 @@ static int softib_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int att
 		sib_warn("modify_qp on QP 0x%06x: attr is NULL", qp->qp_num);
 		return EINVAL;
 	}
+	/* The kernel refuses a GRH whose source GID slot is empty; an index
+	 * beyond the table is the state machine's to refuse. */
+	if (port && (attr_mask & IBV_QP_AV) && attr->ah_attr.is_global &&
+	    attr->ah_attr.grh.sgid_index < SIB_GID_TBL_LEN &&
+	    !sib_port_gid_valid(port, attr->ah_attr.grh.sgid_index)) {
+		sib_warn("modify_qp on QP 0x%06x: ah_attr.grh.sgid_index %u names an empty GID table entry",
+			 qp->qp_num, attr->ah_attr.grh.sgid_index);
+		return EINVAL;
+	}
+	if (port && (attr_mask & IBV_QP_ALT_PATH) && attr->alt_ah_attr.is_global &&
+	    attr->alt_ah_attr.grh.sgid_index < SIB_GID_TBL_LEN &&
+	    !sib_port_gid_valid(port, attr->alt_ah_attr.grh.sgid_index)) {
+		sib_warn("modify_qp on QP 0x%06x: alt_ah_attr.grh.sgid_index %u names an empty GID table entry",
+			 qp->qp_num, attr->alt_ah_attr.grh.sgid_index);
+		return EINVAL;
+	}
 	attr_to_sib(&s, attr);
 	err = sib_qp_modify(to_sqp(qp)->qp, &s, (uint32_t)attr_mask, &lim, why, sizeof(why));
 	if (err) {

@@ -95,17 +95,27 @@ static void gid_and_pkey_rules(struct ibv_context *ctx)
 	int rc;
 
 	errno = 0;
+	rc = ibv_query_gid(ctx, 1, 8, &gid);
+	CHECK(rc == -1 && errno == EINVAL, "query_gid(index 8) = %d errno %d", rc, errno);
+	expect_log("query_gid index 8", "GID index 8 is outside the GID table");
+
+	/* An empty slot reads as zeros through query_gid and as ENODATA
+	 * through query_gid_ex, as libibverbs reports a kernel's empty slot. */
+	memset(&gid, 0xa5, sizeof(gid));
 	rc = ibv_query_gid(ctx, 1, 1, &gid);
-	CHECK(rc == -1 && errno == EINVAL, "query_gid(index 1) = %d errno %d", rc, errno);
-	expect_log("query_gid index 1", "GID index 1 is outside the GID table");
+	CHECK(rc == 0 && gid.global.subnet_prefix == 0 && gid.global.interface_id == 0,
+	      "query_gid(empty index 1) = %d", rc);
+	rc = ibv_query_gid_ex(ctx, 1, 1, &entries[0], 0);
+	CHECK(rc == ENODATA, "query_gid_ex(empty index 1) = %d, want ENODATA", rc);
+	expect_no_log("query_gid of an empty slot");
 
 	rc = ibv_query_gid(ctx, 1, 0, &gid);
 	CHECK(rc == 0 && gid.raw[0] == 0xfe && gid.raw[1] == 0x80, "query_gid(0) = %d", rc);
 	expect_no_log("query_gid(0)");
 
-	rc = ibv_query_gid_ex(ctx, 1, 5, &entries[0], 0);
-	CHECK(rc == EINVAL, "query_gid_ex(index 5) = %d", rc);
-	expect_log("query_gid_ex index 5", "GID index 5 is outside");
+	rc = ibv_query_gid_ex(ctx, 1, 9, &entries[0], 0);
+	CHECK(rc == EINVAL, "query_gid_ex(index 9) = %d", rc);
+	expect_log("query_gid_ex index 9", "GID index 9 is outside");
 
 	n = ibv_query_gid_table(ctx, entries, 0, 0);
 	CHECK(n == -EINVAL, "query_gid_table(0 entries) = %zd", n);
@@ -147,11 +157,17 @@ static void ah_and_pd_rules(struct ibv_context *ctx)
 
 	attr.port_num = 1;
 	attr.is_global = 1;
+	attr.grh.sgid_index = 8;
+	errno = 0;
+	ah = ibv_create_ah(pd, &attr);
+	CHECK(!ah && errno == EINVAL, "create_ah(sgid_index 8) errno %d", errno);
+	expect_log("create_ah with sgid_index 8", "sgid_index 8 is outside the GID table");
+
 	attr.grh.sgid_index = 3;
 	errno = 0;
 	ah = ibv_create_ah(pd, &attr);
 	CHECK(!ah && errno == EINVAL, "create_ah(sgid_index 3) errno %d", errno);
-	expect_log("create_ah with sgid_index 3", "sgid_index 3 is outside the GID table");
+	expect_log("create_ah with sgid_index 3", "sgid_index 3 names an empty GID table entry");
 
 	attr.grh.sgid_index = 0;
 	ah = ibv_create_ah(pd, &attr);
