@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "provider/softib.h"
@@ -191,11 +192,36 @@ static void softib_async_event(struct ibv_context *ctx, struct ibv_async_event *
 	(void)event;
 }
 
+/* The clock completion timestamps count (hca_core_clock 1 GHz: CLOCK_MONOTONIC
+ * ns, transport/cq.c), in cycles in tv_nsec with tv_sec 0 as hardware
+ * providers report it, so it compares with ibv_wc_read_completion_ts. */
+static int softib_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	if (!values)
+		return EINVAL;
+	if (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK) {
+		sib_warn("query_rt_values_ex on %s: unknown comp_mask bits 0x%x", SOFTIB_DEV_NAME,
+			 values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK);
+		return EINVAL;
+	}
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		values->raw_clock.tv_sec = 0;
+		values->raw_clock.tv_nsec = (long)((uint64_t)ts.tv_sec * 1000000000u +
+						   (uint64_t)ts.tv_nsec);
+	}
+	return 0;
+}
+
 const struct verbs_context_ops softib_device_ops = {
 	.async_event = softib_async_event,
 	.free_context = softib_free_context,
 	.query_device_ex = softib_query_device_ex,
 	.query_port = softib_query_port,
+	.query_rt_values = softib_query_rt_values,
 };
 
 #define SOFTIB_OPS_ENTRY(area) &softib_##area##_ops,

@@ -9,9 +9,11 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -245,6 +247,31 @@ static void channels_and_async_fd(struct ibv_context *ctx)
 	expect_no_log("channels and async fd");
 }
 
+/* The raw clock counts the cycles completion timestamps count: at 1 GHz
+ * (hca_core_clock) the nanoseconds of CLOCK_MONOTONIC. */
+static void raw_clock_counts_completion_cycles(struct ibv_context *ctx)
+{
+	struct ibv_device_attr_ex dx;
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	struct timespec before, after;
+	int rc;
+
+	CHECK(ibv_query_device_ex(ctx, NULL, &dx) == 0 && dx.hca_core_clock == 1000000,
+	      "hca_core_clock %" PRIu64 " kHz", dx.hca_core_clock);
+	clock_gettime(CLOCK_MONOTONIC, &before);
+	rc = ibv_query_rt_values_ex(ctx, &v);
+	clock_gettime(CLOCK_MONOTONIC, &after);
+	uint64_t lo = (uint64_t)before.tv_sec * 1000000000u + (uint64_t)before.tv_nsec;
+	uint64_t hi = (uint64_t)after.tv_sec * 1000000000u + (uint64_t)after.tv_nsec;
+
+	CHECK(rc == 0 && v.comp_mask == IBV_VALUES_MASK_RAW_CLOCK && v.raw_clock.tv_sec == 0 &&
+		      (uint64_t)v.raw_clock.tv_nsec >= lo && (uint64_t)v.raw_clock.tv_nsec <= hi,
+	      "query_rt_values_ex = %d, raw clock %ld", rc, (long)v.raw_clock.tv_nsec);
+	v.comp_mask = 2;
+	CHECK(ibv_query_rt_values_ex(ctx, &v) == EINVAL, "query_rt_values_ex(comp_mask 2)");
+	expect_log("query_rt_values_ex with comp_mask 2", "unknown comp_mask bits 0x2");
+}
+
 int main(void)
 {
 	const char *log_path = getenv("SOFTIB_LOG_FILE");
@@ -271,6 +298,7 @@ int main(void)
 	ah_and_pd_rules(ctx);
 	ah_from_wc_uses_the_gid_table(ctx);
 	channels_and_async_fd(ctx);
+	raw_clock_counts_completion_cycles(ctx);
 	CHECK(ibv_close_device(ctx) == 0, "close_device");
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;
