@@ -23,8 +23,15 @@ else
   run=(env LD_PRELOAD="$B/libsoftib.so")
 fi
 case "$B" in
-  *build-san*) # the interpreter is not built with ASan: preload its runtime too
-    echo "skip: pyverbs runs against the normal build only (python3 is not ASan-built)"; exit 77 ;;
+  *build-san*) # the interpreter is not built with ASan: preload the sanitizer
+    # runtimes ahead of libsoftib.so; Python's own leaks are not ours.
+    asan=$(${CC:-cc} -print-file-name=libasan.so)
+    ubsan=$(${CC:-cc} -print-file-name=libubsan.so)
+    if [ ! -e "$asan" ] || [ ! -e "$ubsan" ]; then
+      echo "skip: no libasan.so/libubsan.so to preload into python3"; exit 77
+    fi
+    run=(env ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
+         UBSAN_OPTIONS=print_stacktrace=1 LD_PRELOAD="$asan $ubsan $B/libsoftib.so") ;;
 esac
 [ $# -gt 0 ] || set -- --all
 exec "${run[@]}" /usr/bin/python3 "$top/tests/pyverbs_runner.py" "$@"
