@@ -247,6 +247,58 @@ static void channels_and_async_fd(struct ibv_context *ctx)
 	expect_no_log("channels and async fd");
 }
 
+/* A parent domain protects as its PD does and holds it; CQs may name one. */
+static void parent_domain_rules(struct ibv_context *ctx)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_parent_domain_init_attr pa = { .pd = pd };
+	struct ibv_cq_init_attr_ex ca = { .cqe = 4, .wc_flags = IBV_WC_STANDARD_FLAGS,
+					  .comp_mask = IBV_CQ_INIT_ATTR_MASK_PD };
+	struct ibv_pd *parent, *nested;
+	struct ibv_cq_ex *cq;
+	struct ibv_mr *mr;
+	static char buf[64];
+
+	CHECK(pd != NULL, "alloc_pd");
+	if (!pd)
+		return;
+	parent = ibv_alloc_parent_domain(ctx, &pa);
+	CHECK(parent && parent != pd && parent->context == ctx, "alloc_parent_domain errno %d",
+	      errno);
+	expect_no_log("alloc_parent_domain");
+	if (!parent)
+		return;
+	pa.pd = parent;
+	errno = 0;
+	nested = ibv_alloc_parent_domain(ctx, &pa);
+	CHECK(!nested && errno == EINVAL, "parent domain of a parent domain errno %d", errno);
+	expect_log("nested parent domain", "pd must be a protection domain");
+
+	ca.parent_domain = pd;
+	errno = 0;
+	cq = ibv_create_cq_ex(ctx, &ca);
+	CHECK(!cq && errno == EINVAL, "create_cq_ex(parent_domain = a PD) errno %d", errno);
+	expect_log("create_cq_ex on a PD", "parent_domain must be a parent domain");
+	ca.parent_domain = parent;
+	cq = ibv_create_cq_ex(ctx, &ca);
+	CHECK(cq != NULL, "create_cq_ex(parent domain) errno %d", errno);
+	mr = ibv_reg_mr(parent, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr && mr->pd == parent, "reg_mr on a parent domain errno %d", errno);
+	expect_no_log("CQ and MR on a parent domain");
+
+	CHECK(ibv_dealloc_pd(pd) == EBUSY, "dealloc_pd under a parent domain");
+	expect_log("dealloc_pd under a parent domain", "still use it");
+	CHECK(ibv_dealloc_pd(parent) == EBUSY, "dealloc parent domain with a CQ and an MR");
+	expect_log("dealloc parent domain in use", "still use it");
+	if (mr)
+		CHECK(ibv_dereg_mr(mr) == 0, "dereg_mr");
+	if (cq)
+		CHECK(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)) == 0, "destroy_cq");
+	CHECK(ibv_dealloc_pd(parent) == 0, "dealloc parent domain");
+	CHECK(ibv_dealloc_pd(pd) == 0, "dealloc_pd after its parent domain");
+	expect_no_log("parent domain teardown");
+}
+
 /* The raw clock counts the cycles completion timestamps count: at 1 GHz
  * (hca_core_clock) the nanoseconds of CLOCK_MONOTONIC. */
 static void raw_clock_counts_completion_cycles(struct ibv_context *ctx)
@@ -299,6 +351,7 @@ int main(void)
 	ah_from_wc_uses_the_gid_table(ctx);
 	channels_and_async_fd(ctx);
 	raw_clock_counts_completion_cycles(ctx);
+	parent_domain_rules(ctx);
 	CHECK(ibv_close_device(ctx) == 0, "close_device");
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;
