@@ -18,6 +18,7 @@ struct sib_engine {
 	struct sib_link *link;
 	struct memreg_table *memreg;
 	struct sib_numtab *qpns;
+	struct sib_numtab *srqns;
 	struct sib_port *port;
 	sib_resolve_fn resolve;
 	void *resolve_arg;
@@ -51,6 +52,7 @@ int sib_engine_create(const struct sib_engine_init *in, struct sib_engine **out)
 	eng->link = in->link;
 	eng->memreg = in->memreg;
 	eng->qpns = in->qpns;
+	eng->srqns = in->srqns;
 	eng->port = in->port;
 	eng->resolve = in->resolve;
 	eng->resolve_arg = in->resolve_arg;
@@ -96,6 +98,17 @@ struct sib_port *sib_engine_port(struct sib_engine *eng)
 struct sib_numtab *sib_engine_qpns(struct sib_engine *eng)
 {
 	return eng->qpns;
+}
+
+struct sib_numtab *sib_engine_srqns(struct sib_engine *eng)
+{
+	return eng->srqns;
+}
+
+void sib_engine_quiesce(struct sib_engine *eng)
+{
+	pthread_rwlock_wrlock(&eng->qps_lock);
+	pthread_rwlock_unlock(&eng->qps_lock);
 }
 
 void sib_engine_rx_lock(struct sib_engine *eng)
