@@ -10,8 +10,8 @@
  * Status, opcode and flag values equal IBV_WC_* so the provider passes
  * them through.  Every function may be called from any thread.
  */
-#ifndef SOFTIB_TRANSPORT_CQ_H
-#define SOFTIB_TRANSPORT_CQ_H
+#ifndef SIB_TRANSPORT_CQ_H
+#define SIB_TRANSPORT_CQ_H
 
 #include <pthread.h>
 #include <stdbool.h>
