@@ -6,7 +6,8 @@
 #   send and receive QPs): polling, with completion events, and one server
 #   whose single XRC SRQ serves three clients at once;
 #   perftest -c XRC: ib_send_bw (every size, -a), ib_write_bw, ib_read_bw,
-#   ib_atomic_bw, ib_send_lat, ib_write_lat, ib_read_lat, ib_atomic_lat.
+#   ib_atomic_bw, ib_send_lat, ib_write_lat, ib_read_lat, ib_atomic_lat;
+#   four XRC QPs into one SRQ (-q 4), and ibv_post_send instead of ibv_wr_*.
 # Every process must exit 0; xsrq_pingpong prints "success" on both sides
 # of a pair, perftest clients print a result row.
 . "$(dirname "$0")/lib.sh"
@@ -95,7 +96,9 @@ xsrq xsrq_pingpong -n 200
 xsrq xsrq_pingpong_events -n 100 -s 8192 -e
 xsrq_clients xsrq_pingpong_3_clients 3
 perf xrc_send_bw_all ib_send_bw -a -n 10
+perf xrc_send_bw_4qp ib_send_bw -q 4 -n "$ITERS"
 perf xrc_write_bw    ib_write_bw -n "$ITERS"
+perf xrc_write_bw_post_send ib_write_bw --use_old_post_send -n "$ITERS"
 perf xrc_read_bw     ib_read_bw -n "$ITERS"
 perf xrc_atomic_bw   ib_atomic_bw -n "$ITERS"
 perf xrc_send_lat    ib_send_lat -n "$ITERS"
