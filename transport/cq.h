@@ -95,7 +95,7 @@ struct sib_cq_init {
 	sib_cq_comp_hook hook;
 };
 
-/* 0 and *out, or EINVAL (cqe 0 or above SIB_MAX_CQE), ENOMEM. */
+/* 0 and *out, or EINVAL (cqe 0 or above SIB_MAX_CQE), ENOMEM (memory, or max_cq CQs exist). */
 int sib_cq_create(const struct sib_cq_init *init, struct sib_cq **out);
 /* 0, or EBUSY while a QP or SRQ still uses the CQ. */
 int sib_cq_destroy(struct sib_cq *cq);
