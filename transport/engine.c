@@ -204,6 +204,34 @@ static void req_run(struct sib_qp *qp)
  * poster's thread, outside the QP lock, because the SA answer arrives on
  * the progress thread.
  */
+/*
+ * Another connected QP of this engine that already reaches the same LID
+ * (from the SA or from the peer's own packets): an XRC initiator whose
+ * target QP on the same node has heard from the peer, for example, while
+ * the SA's "no such port" from before the peer came up is still cached.
+ */
+static bool dest_of_sibling(struct sib_engine *eng, struct sib_qp *self, uint16_t dlid,
+			    struct sib_endpoint *out)
+{
+	bool found = false;
+
+	if (!dlid)
+		return false;
+	pthread_rwlock_rdlock(&eng->qps_lock);
+	for (struct sib_qp *qp = eng->qps; qp && !found; qp = qp->eng_next) {
+		if (qp == self || qp->type == SIB_QPT_UD)
+			continue;
+		pthread_mutex_lock(&qp->lock);
+		if (qp->dest_valid && qp->attr.ah_attr.DLID == dlid) {
+			*out = qp->dest;
+			found = true;
+		}
+		pthread_mutex_unlock(&qp->lock);
+	}
+	pthread_rwlock_unlock(&eng->qps_lock);
+	return found;
+}
+
 static void resolve_late(struct sib_qp *qp)
 {
 	struct sib_endpoint dest;
@@ -215,7 +243,8 @@ static void resolve_late(struct sib_qp *qp)
 	       (qp->attr.qp_state == SIB_QPS_RTR || qp->attr.qp_state == SIB_QPS_RTS);
 	av = qp->attr.ah_attr;
 	pthread_mutex_unlock(&qp->lock);
-	if (!need || sib_engine_resolve(qp->eng, &av, &dest))
+	if (!need || (!dest_of_sibling(qp->eng, qp, av.DLID, &dest) &&
+		      sib_engine_resolve(qp->eng, &av, &dest)))
 		return;
 	pthread_mutex_lock(&qp->lock);
 	if (!qp->dest_valid) {
