@@ -99,7 +99,7 @@ static struct {
 	uint64_t seed;
 	unsigned timeout;
 	unsigned watchdog;
-} cfg = { .bytes = 64ull << 20, .nqp = 4, .seed = 1, .timeout = 12, .watchdog = 600 };
+} cfg = { .bytes = 64ull << 20, .nqp = 4, .seed = 1, .timeout = 14, .watchdog = 600 };
 
 static struct qstate qs[MAX_QPS];
 static struct setup me, peer;
