@@ -63,6 +63,9 @@ TARGETS    += $(SM_CMD)
 endif
 TARGETS    += $(EX_BINS)
 
+# Keep objects of programs linked from one object (examples, tests) between runs.
+.SECONDARY:
+
 .PHONY: all deps test check soak unit integration san fuzz fuzz-short bench clean install abi-check
 all: $(TARGETS) $(if $(TOOLS_SRC),tools/softib)
 

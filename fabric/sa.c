@@ -17,6 +17,17 @@
 #include "transport/log.h"
 #include "wire/sa.h"
 
+/*
+ * A port is reachable once the SM has told it ACTIVE: the port counts itself
+ * ACTIVE (and programs start sending) as soon as that Set arrives, before
+ * its GetResp reaches the SM, so waiting for the GetResp would answer "no
+ * such port" for a port that is already up.
+ */
+static bool port_reachable(const struct sib_sm_port *p)
+{
+	return p->state == SIB_SMP_SET_ACTIVE || p->state == SIB_SMP_ACTIVE;
+}
+
 static struct sib_sm_port *port_by_gid(struct sib_sm *sm, const uint8_t *gid)
 {
 	static const uint8_t prefix[8] = { 0xfe, 0x80 };
@@ -97,7 +108,7 @@ static void path_record(struct sib_sm *sm, const struct sib_mad_addr *a,
 		src = NULL;
 	if ((cm & IB_PR_COMP_P_KEY) && (q.P_Key & 0x7fff) != 0x7fff)
 		ok = false;
-	if (!src || !dst || dst->state != SIB_SMP_ACTIVE || src->state != SIB_SMP_ACTIVE)
+	if (!src || !dst || !port_reachable(dst) || !port_reachable(src))
 		ok = false;
 	if (!ok) {
 		if (method == IB_MAD_METHOD_GET)
@@ -150,7 +161,7 @@ static void endpoint_record(struct sib_sm *sm, const struct sib_mad_addr *a,
 			g = NULL;
 		p = g;
 	}
-	if (!p || p->state != SIB_SMP_ACTIVE) {
+	if (!p || !port_reachable(p)) {
 		respond(sm, a, from, m, IB_MAD_METHOD_GET_RESP, IB_SA_STATUS_NO_RECORDS, NULL, 0, 0);
 		return;
 	}

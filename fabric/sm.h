@@ -20,8 +20,8 @@
  * Time is whatever the caller passes to sib_sm_step(): the engine reads no
  * clock, so tests can run sweeps without waiting.
  */
-#ifndef SOFTIB_FABRIC_SM_H
-#define SOFTIB_FABRIC_SM_H
+#ifndef SIB_FABRIC_SM_H
+#define SIB_FABRIC_SM_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -33,8 +33,8 @@
  * rdma-unit-test expect a bad R_Key to fail even at length 0, and a
  * zero-length access outside the region to succeed).
  */
-#ifndef SOFTIB_MEMREG_MEMREG_H
-#define SOFTIB_MEMREG_MEMREG_H
+#ifndef SIB_MEMREG_MEMREG_H
+#define SIB_MEMREG_MEMREG_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,8 +5,8 @@
  * next owner of the index gets a different key) until the table is destroyed,
  * which also keeps a held slot's memory valid whatever happens to its key.
  */
-#ifndef SOFTIB_MEMREG_TABLE_H
-#define SOFTIB_MEMREG_TABLE_H
+#ifndef SIB_MEMREG_TABLE_H
+#define SIB_MEMREG_TABLE_H
 
 #include <pthread.h>
 #include <stdbool.h>

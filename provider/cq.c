@@ -75,6 +75,8 @@ static struct softib_cq *cq_alloc(struct ibv_context *ctx, unsigned cqe, bool ti
 
 	err = sib_cq_create(&ci, &scq->cq);
 	if (err) {
+		if (err == ENOMEM)
+			sib_warn("create_cq: out of memory, or max_cq (%u) CQs exist", SIB_MAX_CQ);
 		free(scq);
 		errno = err;
 		return NULL;

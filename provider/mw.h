@@ -6,8 +6,8 @@
  * the rule; the caller completes the WR with IBV_WC_SUCCESS or, on a
  * refusal, IBV_WC_MW_BIND_ERR (bind) / IBV_WC_LOC_PROT_ERR (invalidate).
  */
-#ifndef SOFTIB_PROVIDER_MW_H
-#define SOFTIB_PROVIDER_MW_H
+#ifndef SIB_PROVIDER_MW_H
+#define SIB_PROVIDER_MW_H
 
 #include <stdint.h>
 

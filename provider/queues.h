@@ -4,8 +4,8 @@
  * application sees, wrapped around the transport object that does the work.
  * Shared by cq.c, qp.c, srq.c, xrcd.c, post.c and wr.c.
  */
-#ifndef SOFTIB_PROVIDER_QUEUES_H
-#define SOFTIB_PROVIDER_QUEUES_H
+#ifndef SIB_PROVIDER_QUEUES_H
+#define SIB_PROVIDER_QUEUES_H
 
 #include <pthread.h>
 #include <stdbool.h>

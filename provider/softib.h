@@ -12,8 +12,8 @@
  * Errors: a verb that rejects its arguments returns the errno libibverbs
  * documents and logs one sib_warn line naming the rule (DESIGN.md 7).
  */
-#ifndef SOFTIB_PROVIDER_SOFTIB_H
-#define SOFTIB_PROVIDER_SOFTIB_H
+#ifndef SIB_PROVIDER_SOFTIB_H
+#define SIB_PROVIDER_SOFTIB_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -10,8 +10,8 @@
  * them fails, the installed headers are not the ABI this file describes:
  * do not "fix" the assert, port the declarations.
  */
-#ifndef SOFTIB_PROVIDER_VERBS_ABI_H
-#define SOFTIB_PROVIDER_VERBS_ABI_H
+#ifndef SIB_PROVIDER_VERBS_ABI_H
+#define SIB_PROVIDER_VERBS_ABI_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -3,8 +3,8 @@
  * `softib run`: start a program with libsoftib.so preloaded, so that
  * softib0 is visible to it through the system libibverbs.
  */
-#ifndef SOFTIB_TOOLS_RUN_H
-#define SOFTIB_TOOLS_RUN_H
+#ifndef SIB_TOOLS_RUN_H
+#define SIB_TOOLS_RUN_H
 
 #include <stddef.h>
 

@@ -5,8 +5,8 @@
  * argv[0] == "NAME"; it returns the exit status.  To add one: declare it
  * here and add one line to the table in tools/softib.c.
  */
-#ifndef SOFTIB_TOOLS_SOFTIB_H
-#define SOFTIB_TOOLS_SOFTIB_H
+#ifndef SIB_TOOLS_SOFTIB_H
+#define SIB_TOOLS_SOFTIB_H
 
 #ifndef SOFTIB_VERSION
 #define SOFTIB_VERSION "0.1.0"

@@ -5,8 +5,8 @@
  * disagree.  They are sized for what the engine can honour in memory, not
  * copied from a hardware datasheet.
  */
-#ifndef SOFTIB_TRANSPORT_CAPS_H
-#define SOFTIB_TRANSPORT_CAPS_H
+#ifndef SIB_TRANSPORT_CAPS_H
+#define SIB_TRANSPORT_CAPS_H
 
 #define SIB_VENDOR_ID 0x5e1b0d      /* not 0x02c9 (mlx) or 0x1d0f (EFA): no vendor paths */
 #define SIB_VENDOR_PART_ID 0x5131   /* not a ConnectX/BlueField/EFA part number */

@@ -24,6 +24,9 @@ struct sib_cq {
 	sib_cq_comp_hook hook;
 };
 
+/* One HCA per process (DESIGN.md 3): CQs in existence, against max_cq. */
+static unsigned cq_count;
+
 static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
@@ -38,9 +41,15 @@ int sib_cq_create(const struct sib_cq_init *init, struct sib_cq **out)
 
 	if (!init->cqe || init->cqe > SIB_MAX_CQE)
 		return EINVAL;
-	cq = calloc(1, sizeof(*cq));
-	if (!cq)
+	if (__atomic_add_fetch(&cq_count, 1, __ATOMIC_RELAXED) > SIB_MAX_CQ) {
+		__atomic_sub_fetch(&cq_count, 1, __ATOMIC_RELAXED);
 		return ENOMEM;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		__atomic_sub_fetch(&cq_count, 1, __ATOMIC_RELAXED);
+		return ENOMEM;
+	}
 	pthread_mutex_init(&cq->lock, NULL);
 	cq->cqe = init->cqe;
 	cq->timestamps = init->timestamps;
@@ -62,6 +71,7 @@ int sib_cq_destroy(struct sib_cq *cq)
 	pthread_mutex_destroy(&cq->lock);
 	free(cq->ring);
 	free(cq);
+	__atomic_sub_fetch(&cq_count, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 

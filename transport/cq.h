@@ -10,8 +10,8 @@
  * Status, opcode and flag values equal IBV_WC_* so the provider passes
  * them through.  Every function may be called from any thread.
  */
-#ifndef SOFTIB_TRANSPORT_CQ_H
-#define SOFTIB_TRANSPORT_CQ_H
+#ifndef SIB_TRANSPORT_CQ_H
+#define SIB_TRANSPORT_CQ_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -95,7 +95,7 @@ struct sib_cq_init {
 	sib_cq_comp_hook hook;
 };
 
-/* 0 and *out, or EINVAL (cqe 0 or above SIB_MAX_CQE), ENOMEM. */
+/* 0 and *out, or EINVAL (cqe 0 or above SIB_MAX_CQE), ENOMEM (memory, or max_cq CQs exist). */
 int sib_cq_create(const struct sib_cq_init *init, struct sib_cq **out);
 /* 0, or EBUSY while a QP or SRQ still uses the CQ. */
 int sib_cq_destroy(struct sib_cq *cq);

@@ -184,10 +184,40 @@ static void req_run(struct sib_qp *qp)
 	}
 }
 
+/*
+ * A connected QP whose destination was unknown when it moved to RTR (the
+ * SA had not heard of the peer yet) looks again before it sends: without
+ * this one failed lookup would doom the QP to RETRY_EXC_ERR.  Runs on the
+ * poster's thread, outside the QP lock, because the SA answer arrives on
+ * the progress thread.
+ */
+static void resolve_late(struct sib_qp *qp)
+{
+	struct sib_endpoint dest;
+	struct sib_av av;
+	bool need;
+
+	pthread_mutex_lock(&qp->lock);
+	need = !qp->dest_valid && qp->type != SIB_QPT_UD &&
+	       (qp->attr.qp_state == SIB_QPS_RTR || qp->attr.qp_state == SIB_QPS_RTS);
+	av = qp->attr.ah_attr;
+	pthread_mutex_unlock(&qp->lock);
+	if (!need || sib_engine_resolve(qp->eng, &av, &dest))
+		return;
+	pthread_mutex_lock(&qp->lock);
+	if (!qp->dest_valid) {
+		qp->dest = dest;
+		qp->dest_valid = true;
+	}
+	pthread_mutex_unlock(&qp->lock);
+}
+
 void sib_qp_kick(struct sib_qp *qp)
 {
 	if (!qp->eng)
 		return;
+	if (!__atomic_load_n(&qp->dest_valid, __ATOMIC_RELAXED))
+		resolve_late(qp);
 	pthread_mutex_lock(&qp->lock);
 	req_run(qp);
 	pthread_mutex_unlock(&qp->lock);

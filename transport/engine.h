@@ -21,8 +21,8 @@
  * lock guards its transport state; the engine's QP lock (a rwlock) keeps a
  * QP alive while rx or tick uses it.
  */
-#ifndef SOFTIB_TRANSPORT_ENGINE_H
-#define SOFTIB_TRANSPORT_ENGINE_H
+#ifndef SIB_TRANSPORT_ENGINE_H
+#define SIB_TRANSPORT_ENGINE_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  * the sink it attached when it created the object.  The transport knows
  * nothing about libibverbs: the provider maps these to IBV_EVENT_*.
  */
-#ifndef SOFTIB_TRANSPORT_EVENTS_H
-#define SOFTIB_TRANSPORT_EVENTS_H
+#ifndef SIB_TRANSPORT_EVENTS_H
+#define SIB_TRANSPORT_EVENTS_H
 
 enum sib_event {
 	SIB_EV_CQ_ERR,

@@ -9,8 +9,8 @@
  * place below and its set-up/tear-down in sib_hca_create()/sib_hca_destroy()
  * in hca.c.
  */
-#ifndef SOFTIB_TRANSPORT_HCA_H
-#define SOFTIB_TRANSPORT_HCA_H
+#ifndef SIB_TRANSPORT_HCA_H
+#define SIB_TRANSPORT_HCA_H
 
 #include <pthread.h>
 #include <stdint.h>

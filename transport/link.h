@@ -58,8 +58,8 @@
  *   - sib_link_close only once nothing else uses the link.
  * The send and receive sides never take each other's lock.
  */
-#ifndef SOFTIB_TRANSPORT_LINK_H
-#define SOFTIB_TRANSPORT_LINK_H
+#ifndef SIB_TRANSPORT_LINK_H
+#define SIB_TRANSPORT_LINK_H
 
 #include <stdbool.h>
 #include <stddef.h>

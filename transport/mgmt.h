@@ -9,8 +9,8 @@
  * Every management packet is a UD SEND Only: LRH, BTH (DestQP 0 or 1),
  * DETH (SrcQP, Q_Key), the 256-byte MAD, ICRC, VCRC (IBA 13.5.1, 13.5.4).
  */
-#ifndef SOFTIB_TRANSPORT_MGMT_H
-#define SOFTIB_TRANSPORT_MGMT_H
+#ifndef SIB_TRANSPORT_MGMT_H
+#define SIB_TRANSPORT_MGMT_H
 
 #include <stdbool.h>
 #include <stddef.h>

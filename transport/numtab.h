@@ -5,8 +5,8 @@
  * receive path needs.  Numbers below `first` are reserved (QP0 and QP1 are
  * the HCA's own).  Thread safe.
  */
-#ifndef SOFTIB_TRANSPORT_NUMTAB_H
-#define SOFTIB_TRANSPORT_NUMTAB_H
+#ifndef SIB_TRANSPORT_NUMTAB_H
+#define SIB_TRANSPORT_NUMTAB_H
 
 #include <stdint.h>
 

@@ -4,8 +4,8 @@
  * tables, MTU, counters (IBA Vol 1 14.2.5.6 PortInfo).  Pure bookkeeping:
  * no I/O here; the link and the subnet management agent drive it.
  */
-#ifndef SOFTIB_TRANSPORT_PORT_H
-#define SOFTIB_TRANSPORT_PORT_H
+#ifndef SIB_TRANSPORT_PORT_H
+#define SIB_TRANSPORT_PORT_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -14,8 +14,8 @@
  * and waits up to SIB_PORT_BRINGUP_NS in all for ACTIVE.  If that fails the
  * port stays INIT with LID 0 and a warning says what to check.
  */
-#ifndef SOFTIB_TRANSPORT_PORT_UP_H
-#define SOFTIB_TRANSPORT_PORT_UP_H
+#ifndef SIB_TRANSPORT_PORT_UP_H
+#define SIB_TRANSPORT_PORT_UP_H
 
 #include <stdbool.h>
 #include <stdint.h>

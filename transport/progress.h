@@ -18,8 +18,8 @@
  * thread, so it must not use the parent's HCA; its first sib_hca_get()
  * builds a fresh HCA with a new node GUID (hca.c registers pthread_atfork).
  */
-#ifndef SOFTIB_TRANSPORT_PROGRESS_H
-#define SOFTIB_TRANSPORT_PROGRESS_H
+#ifndef SIB_TRANSPORT_PROGRESS_H
+#define SIB_TRANSPORT_PROGRESS_H
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -98,6 +98,7 @@ int sib_qp_create(struct sib_qp_init *in, struct sib_qp **out, char *why, size_t
 		if (!has_rq(in->type))
 			in->recv_cq = NULL;
 	}
+	snprintf(why, why_len, "out of memory");
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return ENOMEM;
@@ -378,7 +379,7 @@ int sib_qp_modify(struct sib_qp *qp, const struct sib_qp_attr *attr, uint32_t ma
 			resolved = true;
 		else
 			sib_warn("modify_qp on QP 0x%06x: DLID 0x%04x is unknown to the subnet (%d); "
-				 "sends will retry the lookup",
+				 "the first post_send will look again",
 				 qp->qp_num, attr->ah_attr.DLID, err);
 	}
 	pthread_mutex_lock(&qp->lock);

@@ -11,8 +11,8 @@
  * Functions that reject something return an errno and write the reason to
  * why (never NULL: pass a buffer) for the caller's log line.
  */
-#ifndef SOFTIB_TRANSPORT_QP_H
-#define SOFTIB_TRANSPORT_QP_H
+#ifndef SIB_TRANSPORT_QP_H
+#define SIB_TRANSPORT_QP_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -6,8 +6,8 @@
  *
  * Everything here is guarded by qp->lock unless said otherwise.
  */
-#ifndef SOFTIB_TRANSPORT_QP_IMPL_H
-#define SOFTIB_TRANSPORT_QP_IMPL_H
+#ifndef SIB_TRANSPORT_QP_IMPL_H
+#define SIB_TRANSPORT_QP_IMPL_H
 
 #include <pthread.h>
 

@@ -9,8 +9,8 @@
  * Enum values equal the libibverbs ones (IBV_QPS_*, IBV_QP_*, IBV_MTU_*) so
  * the provider passes them through; it static_asserts the equality.
  */
-#ifndef SOFTIB_TRANSPORT_QP_STATE_H
-#define SOFTIB_TRANSPORT_QP_STATE_H
+#ifndef SIB_TRANSPORT_QP_STATE_H
+#define SIB_TRANSPORT_QP_STATE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -112,7 +112,6 @@ void sib_engine_rx(struct sib_engine *eng, const struct ib_packet *pkt,
 	struct sib_engine_counters *c = sib_engine_ctrs(eng);
 	struct sib_qp *qp;
 
-	(void)from;
 	if (!pkt->op)
 		return;
 	sib_engine_rx_lock(eng);
@@ -124,6 +123,13 @@ void sib_engine_rx(struct sib_engine *eng, const struct ib_packet *pkt,
 	}
 	pthread_mutex_lock(&qp->lock);
 	if (checks_pass(eng, qp, pkt)) {
+		/* A connected QP whose peer the SA could not place yet learns
+		 * it from the peer's first packet (its SLID was checked above),
+		 * so that its ACKs and responses have somewhere to go. */
+		if (!qp->dest_valid && qp->type != SIB_QPT_UD && from) {
+			qp->dest = *from;
+			__atomic_store_n(&qp->dest_valid, true, __ATOMIC_RELEASE);
+		}
 		switch (qp->type) {
 		case SIB_QPT_RC:
 		case SIB_QPT_XRC_SEND:

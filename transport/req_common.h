@@ -4,8 +4,8 @@
  * segmentation of SEND / RDMA WRITE into packets, the local checks a WQE
  * passes before its first packet, and the RC timers.
  */
-#ifndef SOFTIB_TRANSPORT_REQ_COMMON_H
-#define SOFTIB_TRANSPORT_REQ_COMMON_H
+#ifndef SIB_TRANSPORT_REQ_COMMON_H
+#define SIB_TRANSPORT_REQ_COMMON_H
 
 #include "transport/qp_impl.h"
 

@@ -11,8 +11,8 @@
  * negative one ("no such port") for SIB_SA_NEGATIVE_TTL_NS.  A query waits
  * SIB_SA_TIMEOUT_MS for each of SIB_SA_TRIES attempts.
  */
-#ifndef SOFTIB_TRANSPORT_SA_CLIENT_H
-#define SOFTIB_TRANSPORT_SA_CLIENT_H
+#ifndef SIB_TRANSPORT_SA_CLIENT_H
+#define SIB_TRANSPORT_SA_CLIENT_H
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -11,8 +11,8 @@
  * Responses (R bit), and directed-route SMPs that would need forwarding
  * (a CA forwards nothing, IBA 14.2.2.2), are dropped.
  */
-#ifndef SOFTIB_TRANSPORT_SMA_H
-#define SOFTIB_TRANSPORT_SMA_H
+#ifndef SIB_TRANSPORT_SMA_H
+#define SIB_TRANSPORT_SMA_H
 
 #include <stdbool.h>
 #include <stdint.h>

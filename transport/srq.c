@@ -24,6 +24,9 @@ struct sib_srq {
 	void *user;
 };
 
+/* One HCA per process (DESIGN.md 3): SRQs in existence, against max_srq. */
+static unsigned srq_count;
+
 int sib_srq_create(struct sib_srq_init *init, struct sib_srq **out, char *why, size_t why_len)
 {
 	struct sib_srq *srq;
@@ -43,11 +46,16 @@ int sib_srq_create(struct sib_srq_init *init, struct sib_srq **out, char *why, s
 			 init->max_wr);
 		return EINVAL;
 	}
-	srq = calloc(1, sizeof(*srq));
-	if (!srq)
+	if (__atomic_add_fetch(&srq_count, 1, __ATOMIC_RELAXED) > SIB_MAX_SRQ) {
+		__atomic_sub_fetch(&srq_count, 1, __ATOMIC_RELAXED);
+		snprintf(why, why_len, "max_srq (%u) SRQs exist", SIB_MAX_SRQ);
 		return ENOMEM;
-	if (sib_wq_init(&srq->rq, init->max_wr, init->max_sge, 0, false)) {
+	}
+	srq = calloc(1, sizeof(*srq));
+	if (!srq || sib_wq_init(&srq->rq, init->max_wr, init->max_sge, 0, false)) {
+		snprintf(why, why_len, "out of memory for %u WQEs", init->max_wr);
 		free(srq);
+		__atomic_sub_fetch(&srq_count, 1, __ATOMIC_RELAXED);
 		return ENOMEM;
 	}
 	pthread_mutex_init(&srq->lock, NULL);
@@ -61,6 +69,7 @@ int sib_srq_create(struct sib_srq_init *init, struct sib_srq **out, char *why, s
 			snprintf(why, why_len, "no XRC SRQ number left");
 			sib_wq_fini(&srq->rq);
 			free(srq);
+			__atomic_sub_fetch(&srq_count, 1, __ATOMIC_RELAXED);
 			return ENOMEM;
 		}
 		srq->srqns = init->srqns;
@@ -89,6 +98,7 @@ int sib_srq_destroy(struct sib_srq *srq)
 	sib_wq_fini(&srq->rq);
 	pthread_mutex_destroy(&srq->lock);
 	free(srq);
+	__atomic_sub_fetch(&srq_count, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 

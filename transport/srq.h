@@ -4,8 +4,8 @@
  * limit (10.2.9.3) is armed by a modify; when the number of WQEs falls below
  * it, SIB_EV_SRQ_LIMIT_REACHED is raised once and the limit disarms.
  */
-#ifndef SOFTIB_TRANSPORT_SRQ_H
-#define SOFTIB_TRANSPORT_SRQ_H
+#ifndef SIB_TRANSPORT_SRQ_H
+#define SIB_TRANSPORT_SRQ_H
 
 #include <stdbool.h>
 #include <stddef.h>

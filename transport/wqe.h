@@ -8,8 +8,8 @@
  *
  * Opcode and flag values equal IBV_WR_* / IBV_SEND_*.
  */
-#ifndef SOFTIB_TRANSPORT_WQE_H
-#define SOFTIB_TRANSPORT_WQE_H
+#ifndef SIB_TRANSPORT_WQE_H
+#define SIB_TRANSPORT_WQE_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -6,8 +6,8 @@
  * SRQs and XRC target QPs hold the domain; closing it while they exist fails
  * with EBUSY.
  */
-#ifndef SOFTIB_TRANSPORT_XRCD_H
-#define SOFTIB_TRANSPORT_XRCD_H
+#ifndef SIB_TRANSPORT_XRCD_H
+#define SIB_TRANSPORT_XRCD_H
 
 #include <stdbool.h>
 #include <stdint.h>

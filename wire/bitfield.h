@@ -5,8 +5,8 @@
  * most significant bit first.  Fields may straddle bytes and be up to 64
  * bits wide.  Pure helpers for every table-driven layout in wire/.
  */
-#ifndef SOFTIB_WIRE_BITFIELD_H
-#define SOFTIB_WIRE_BITFIELD_H
+#ifndef SIB_WIRE_BITFIELD_H
+#define SIB_WIRE_BITFIELD_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -9,8 +9,8 @@
  * has already loaded.  No I/O, no allocation.  The reader never reads outside
  * [buf, buf + len), whatever the file contains.
  */
-#ifndef SOFTIB_WIRE_CAPTURE_H
-#define SOFTIB_WIRE_CAPTURE_H
+#ifndef SIB_WIRE_CAPTURE_H
+#define SIB_WIRE_CAPTURE_H
 
 #include <stdbool.h>
 #include <stddef.h>

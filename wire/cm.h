@@ -4,8 +4,8 @@
  * RTU, DREQ, DREP.  Each layout covers the 232 bytes of MAD data after the
  * common header (MAD byte 24), as IBA's message tables count offsets.
  */
-#ifndef SOFTIB_WIRE_CM_H
-#define SOFTIB_WIRE_CM_H
+#ifndef SIB_WIRE_CM_H
+#define SIB_WIRE_CM_H
 
 #include <stdint.h>
 

@@ -6,8 +6,8 @@
  * variant fields masked to ones.  VCRC: CRC-16, polynomial 0x100B, over
  * LRH..ICRC unmasked.  Both are stored least significant byte first.
  */
-#ifndef SOFTIB_WIRE_CRC_H
-#define SOFTIB_WIRE_CRC_H
+#ifndef SIB_WIRE_CRC_H
+#define SIB_WIRE_CRC_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -7,8 +7,8 @@
  * The *_update functions work on the raw CRC register: no inversion on the
  * way in or out (ib_crc16 does init 0xFFFF / xorout 0xFFFF around them).
  */
-#ifndef SOFTIB_WIRE_CRC_IMPL_H
-#define SOFTIB_WIRE_CRC_IMPL_H
+#ifndef SIB_WIRE_CRC_IMPL_H
+#define SIB_WIRE_CRC_IMPL_H
 
 #include <stdbool.h>
 #include <stddef.h>

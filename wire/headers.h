@@ -9,8 +9,8 @@
  * Everything here is pure: no I/O, no allocation.  Encoders write exactly
  * IB_*_BYTES bytes; decoders read exactly that many.  Callers check lengths.
  */
-#ifndef SOFTIB_WIRE_HEADERS_H
-#define SOFTIB_WIRE_HEADERS_H
+#ifndef SIB_WIRE_HEADERS_H
+#define SIB_WIRE_HEADERS_H
 
 #include <stddef.h>
 #include <stdint.h>

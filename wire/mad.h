@@ -9,8 +9,8 @@
  * follow wire/headers.h: IBA names, one table per layout, encode and decode
  * generated from it.  Pure: no I/O, no allocation.
  */
-#ifndef SOFTIB_WIRE_MAD_H
-#define SOFTIB_WIRE_MAD_H
+#ifndef SIB_WIRE_MAD_H
+#define SIB_WIRE_MAD_H
 
 #include <stdbool.h>
 #include <stdint.h>

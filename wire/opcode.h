@@ -5,8 +5,8 @@
  * what kind of packet it is.  Every code path that needs to know where a
  * header is asks this table; nothing switches on opcodes to find one.
  */
-#ifndef SOFTIB_WIRE_OPCODE_H
-#define SOFTIB_WIRE_OPCODE_H
+#ifndef SIB_WIRE_OPCODE_H
+#define SIB_WIRE_OPCODE_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -6,8 +6,8 @@
  * A packet here is what an IB wire carries: LRH first, VCRC last.  The
  * decoder never reads outside [buf, buf + len), whatever the bytes say.
  */
-#ifndef SOFTIB_WIRE_PACKET_H
-#define SOFTIB_WIRE_PACKET_H
+#ifndef SIB_WIRE_PACKET_H
+#define SIB_WIRE_PACKET_H
 
 #include <stdbool.h>
 #include <stddef.h>

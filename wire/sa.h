@@ -5,8 +5,8 @@
  * MCMemberRecord, ServiceRecord.  Record layouts are relative to SubnAdmData
  * (MAD byte 56).
  */
-#ifndef SOFTIB_WIRE_SA_H
-#define SOFTIB_WIRE_SA_H
+#ifndef SIB_WIRE_SA_H
+#define SIB_WIRE_SA_H
 
 #include <stdint.h>
 

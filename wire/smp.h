@@ -5,8 +5,8 @@
  * MAD byte 64 in both the LID-routed and the directed-route form; attribute
  * layouts are relative to it.
  */
-#ifndef SOFTIB_WIRE_SMP_H
-#define SOFTIB_WIRE_SMP_H
+#ifndef SIB_WIRE_SMP_H
+#define SIB_WIRE_SMP_H
 
 #include <stdint.h>
 

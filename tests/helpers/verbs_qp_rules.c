@@ -7,10 +7,12 @@
  * first wrong result, 77 when softib0 is not visible.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -208,6 +210,78 @@ int main(void)
 		ibv_destroy_qp(q2);
 		ibv_destroy_cq(ccq);
 		ibv_destroy_comp_channel(ch);
+	}
+
+	/* SRQ: limit above max_wr fails; arming and query. */
+	struct ibv_srq_init_attr sia = { .attr = { .max_wr = 8, .max_sge = 1, .srq_limit = 9 } };
+
+	errno = 0;
+	CHECK("srq_limit_above_max_wr", !ibv_create_srq(pd, &sia) && errno == EINVAL);
+	sia.attr.srq_limit = 0;
+	struct ibv_srq *srq = ibv_create_srq(pd, &sia);
+	struct ibv_srq_attr sa = { .srq_limit = 4 };
+
+	CHECK("srq_arm", srq && !ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT) &&
+				 !ibv_query_srq(srq, &sa) && sa.srq_limit == 4 && sa.max_wr == 8);
+	uint32_t num;
+
+	CHECK("srq_num_basic", srq && ibv_get_srq_num(srq, &num) == EINVAL);
+	if (srq)
+		ibv_destroy_srq(srq);
+
+	/* XRC domains shared through a file (ibv_open_xrcd(3)). */
+	char path[] = "/tmp/softib-xrcd-XXXXXX";
+	int fd = mkstemp(path);
+	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+					 .fd = fd, .oflags = 0 };
+
+	errno = 0;
+	CHECK("xrcd_missing_without_creat", fd >= 0 && !ibv_open_xrcd(ctx, &xa) && errno == EAGAIN);
+	xa.oflags = O_CREAT;
+	struct ibv_xrcd *x1 = ibv_open_xrcd(ctx, &xa);
+	xa.oflags = 0;
+	struct ibv_xrcd *x2 = ibv_open_xrcd(ctx, &xa);
+	xa.oflags = O_CREAT | O_EXCL;
+	errno = 0;
+	CHECK("xrcd_shared", x1 && x2 && !ibv_open_xrcd(ctx, &xa) && errno == EINVAL);
+	struct ibv_srq_init_attr_ex xsa = {
+		.attr = { .max_wr = 16, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
+			     IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC, .pd = pd, .xrcd = x1, .cq = cq,
+	};
+	struct ibv_srq *xsrq = x1 ? ibv_create_srq_ex(ctx, &xsa) : NULL;
+
+	CHECK("xrc_srq", xsrq && !ibv_get_srq_num(xsrq, &num) && num != 0);
+	CHECK("xrcd_close_shared_then_busy", x2 && !ibv_close_xrcd(x2) && ibv_close_xrcd(x1) == EBUSY);
+	CHECK("xrcd_close_after_srq", xsrq && !ibv_destroy_srq(xsrq) && !ibv_close_xrcd(x1));
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+
+	/* The ibv_qp_ex API: unsupported send ops are EOPNOTSUPP; wr_complete in RESET EINVAL. */
+	struct ibv_qp_init_attr_ex qx = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .pd = pd,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_ATOMIC_WRITE,
+	};
+
+	errno = 0;
+	CHECK("qp_ex_atomic_write_unsupported", !ibv_create_qp_ex(ctx, &qx) && errno == EOPNOTSUPP);
+	qx.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE;
+	struct ibv_qp *eqp = ibv_create_qp_ex(ctx, &qx);
+	struct ibv_qp_ex *qpx = eqp ? ibv_qp_to_qp_ex(eqp) : NULL;
+
+	CHECK("qp_ex", qpx && qpx->wr_send && qpx->wr_rdma_write && !qpx->wr_rdma_read);
+	if (qpx) {
+		ibv_wr_start(qpx);
+		qpx->wr_id = 5;
+		ibv_wr_send(qpx);
+		ibv_wr_set_sge(qpx, 0, (uintptr_t)buf, 8);
+		CHECK("wr_complete_in_reset", ibv_wr_complete(qpx) == EINVAL);
+		ibv_destroy_qp(eqp);
 	}
 
 	CHECK("destroy", !ibv_destroy_qp(rc) && !ibv_destroy_qp(ud) && !ibv_destroy_cq(cq) &&

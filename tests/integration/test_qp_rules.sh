@@ -37,5 +37,11 @@ expect '^softib: post_recv on QP 0x[0-9a-f]{6}: QP is in RESET$'
 expect '^softib: post_send on QP 0x[0-9a-f]{6}: QP is in INIT, must be RTS$'
 expect '^softib: post_recv on QP 0x[0-9a-f]{6}: num_sge 2 exceeds max_recv_sge 1$'
 expect '^softib: post_recv on QP 0x[0-9a-f]{6}: receive queue is full \(4 WQEs\)$'
+expect '^softib: create_srq: srq_limit 9 exceeds max_wr 8$'
+expect '^softib: open_xrcd: no XRC domain for this file yet and no O_CREAT$'
+expect '^softib: open_xrcd: O_EXCL, but the file already has an XRC domain$'
+expect '^softib: close_xrcd: XRC SRQs or XRC_RECV QPs still use the domain$'
+expect '^softib: create_qp_ex: send_ops_flags 0x1000 are not supported$'
+expect '^softib: wr_complete on QP 0x[0-9a-f]{6}: QP is in RESET, must be RTS$'
 if [ $fail -ne 0 ]; then echo "--- stderr:"; cat "$err"; fi
 exit $fail

@@ -5,8 +5,8 @@
  * and a pump that moves packets until the wire is quiet.  No threads.
  * A filter can drop chosen packets on their way in.
  */
-#ifndef SOFTIB_TESTS_ENGINE_WORLD_H
-#define SOFTIB_TESTS_ENGINE_WORLD_H
+#ifndef SIB_TESTS_ENGINE_WORLD_H
+#define SIB_TESTS_ENGINE_WORLD_H
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,8 +5,8 @@
  * each record a 16-byte ERF header and then the IB packet from the LRH on.
  * The real capture reader lives elsewhere; this is just enough to find MADs.
  */
-#ifndef SOFTIB_TESTS_MAD_CAPTURE_H
-#define SOFTIB_TESTS_MAD_CAPTURE_H
+#ifndef SIB_TESTS_MAD_CAPTURE_H
+#define SIB_TESTS_MAD_CAPTURE_H
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# The programs in examples/ run under `softib run`, exit 0 and print what
+# their comments promise.
+. "$(dirname "$0")/lib.sh"
+
+sib_init examples
+sib_need timeout
+sib_need_sm
+EX=$B/examples
+for e in rc_send_recv rdma_write_read ud_send; do
+	[ -x "$EX/$e" ] || sib_fail "$EX/$e is not built (make builds examples/*.c)"
+done
+
+failed=()
+
+# run_example NAME REGEX...: NAME must exit 0 and print a line matching
+# each REGEX.
+run_example()
+{
+	local name=$1 re ok=1
+
+	shift
+	if ! sib_run "$name" 30 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- "$EX/$name"; then
+		echo "FAIL: $name: $(sib_status_text "${SIB_RC[$name]}")"
+		ok=0
+	fi
+	for re in "$@" "^$name: OK\$"; do
+		[ $ok -eq 1 ] || break
+		sib_expect "$(sib_out "$name")" "$re" "$name" || ok=0
+	done
+	if [ $ok -eq 1 ]; then
+		echo "ok: $name"
+	else
+		sib_show "$name"
+		failed+=("$name")
+	fi
+}
+
+run_example rc_send_recv \
+	'^rc_send_recv: A: SEND complete$' \
+	'^rc_send_recv: B: received 32 bytes: "Hello from QP A to QP B over RC"$'
+run_example rdma_write_read \
+	'^rdma_write_read: RDMA WRITE placed 65536 bytes in B.s memory' \
+	'^rdma_write_read: RDMA READ brought back 65536 bytes starting "changed by B"$'
+run_example ud_send \
+	'^ud_send: B received 296 bytes \(40 of GRH area \+ 256 of payload\) from QP 0x[0-9a-f]{6} at LID 0x[0-9a-f]{4}, GRH absent: "datagram addressed by LID"$' \
+	'^ud_send: B received 296 bytes \(40 of GRH area \+ 256 of payload\) from QP 0x[0-9a-f]{6} at LID 0x[0-9a-f]{4}, GRH present: "datagram addressed by GID"$'
+
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "FAIL: examples: ${failed[*]}"
+	exit 1
+fi
+echo "examples: all passed"

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# Two "hosts": two network namespaces joined by a veth pair, 10.77.0.1/24
+# and 10.77.0.2/24 (private addresses that exist only inside the two
+# namespaces; no packet leaves them).  softib-sm --listen runs in the first;
+# every port on both sides points SOFTIB_SM at it and binds its own veth
+# address with SOFTIB_ADDR.  ibv_rc_pingpong and ib_write_bw then run with
+# the server in one namespace and the client in the other.  The veth MTU of
+# 1500 gives an active MTU of 1024 (man softib-link).
+#
+# Needs root (namespaces) and ip(8); skips otherwise.  The namespaces, and
+# everything still running in them, go away on exit.
+. "$(dirname "$0")/lib.sh"
+
+sib_init two_hosts
+[ "$(id -u)" = 0 ] || sib_skip "needs root to create network namespaces"
+sib_need ip ibv_rc_pingpong ib_write_bw ss timeout
+sib_need_sm
+SM=$(dirname "$SOFTIB")/softib-sm
+
+A=sibA$$ B_NS=sibB$$
+ADDR_A=10.77.0.1 ADDR_B=10.77.0.2
+
+if ! err=$(ip netns add "$A" 2>&1); then
+	sib_skip "cannot create a network namespace here: $err"
+fi
+SIB_NETNS+=("$A")
+ip netns add "$B_NS" || sib_fail "ip netns add $B_NS failed"
+SIB_NETNS+=("$B_NS")
+# Created inside the namespaces: deleting them deletes the pair.
+ip link add sibv$$a netns "$A" type veth peer name sibv$$b netns "$B_NS" ||
+	sib_fail "cannot create a veth pair"
+ip -n "$A" addr add $ADDR_A/24 dev sibv$$a &&
+	ip -n "$B_NS" addr add $ADDR_B/24 dev sibv$$b &&
+	ip -n "$A" link set lo up && ip -n "$B_NS" link set lo up &&
+	ip -n "$A" link set sibv$$a up && ip -n "$B_NS" link set sibv$$b up ||
+	sib_fail "cannot configure the veth pair"
+
+# The subnet manager, serving both namespaces from A's address.
+SM_PORT=$(sib_free_port udp) || exit 1
+sib_start_ns "$A" sm 240 "$SM" --listen $ADDR_A:$SM_PORT
+for ((i = 0; i < 100; i++)); do
+	[ -n "$(ip netns exec "$A" ss -Huln "sport = :$SM_PORT")" ] && break
+	kill -0 "${SIB_PID[sm]}" 2>/dev/null || sib_fail "softib-sm --listen $ADDR_A:$SM_PORT exited"
+	sleep 0.1
+done
+[ $i -lt 100 ] || sib_fail "softib-sm did not bind $ADDR_A:$SM_PORT within 10 s"
+
+SIB_SERVER_WRAP=(ip netns exec "$A" env SOFTIB_SM=$ADDR_A:$SM_PORT SOFTIB_ADDR=$ADDR_A)
+SIB_CLIENT_WRAP=(ip netns exec "$B_NS" env SOFTIB_SM=$ADDR_A:$SM_PORT SOFTIB_ADDR=$ADDR_B)
+SIB_SERVER_NETNS=$A
+failed=()
+
+# The active MTU follows the interface the port binds: 1500 gives 1024.
+if sib_run devinfo 30 "${SIB_CLIENT_WRAP[@]}" "$SOFTIB" run -- ibv_devinfo -d softib0 &&
+	sib_expect "$(sib_out devinfo)" 'active_mtu:[[:space:]]+1024 ' "active MTU over a 1500-byte veth"; then
+	echo "ok: active_mtu 1024 over the veth"
+else
+	sib_show devinfo
+	failed+=(active_mtu)
+fi
+
+port=$(sib_free_port tcp) || exit 1
+if sib_pair rc_pingpong 60 "$port" $ADDR_A ibv_rc_pingpong -d softib0 -i 1 -n 100 &&
+	sib_expect "$(sib_out rc_pingpong.server)" '^[0-9]+ bytes in [0-9.]+ seconds' "server throughput" &&
+	sib_expect "$(sib_out rc_pingpong.client)" '^[0-9]+ bytes in [0-9.]+ seconds' "client throughput"; then
+	echo "ok: ibv_rc_pingpong across namespaces"
+else
+	failed+=(rc_pingpong)
+fi
+
+port=$(sib_free_port tcp) || exit 1
+if sib_pair write_bw 90 "$port" $ADDR_A ib_write_bw -d softib0 -i 1 -F -n 100 &&
+	sib_expect "$(sib_out write_bw.client)" '^ #bytes +#iterations +BW peak' "client table header" &&
+	sib_expect "$(sib_out write_bw.client)" '^ 65536 +100 +[0-9]+\.[0-9]+' "client table row"; then
+	echo "ok: ib_write_bw across namespaces"
+else
+	failed+=(write_bw)
+fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "FAIL: two_hosts: ${failed[*]}"
+	sib_show sm
+	exit 1
+fi
+echo "two_hosts: all cases passed"
