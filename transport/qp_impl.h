@@ -36,7 +36,7 @@ struct sib_req_wqe {
 	uint32_t first_psn;
 	uint32_t last_psn;
 	uint32_t rsp_psn;    /* read: PSN of the next response expected */
-	bool rd_counted;     /* counted in req.rd_atomic */
+	uint32_t asked;	     /* read: responses asked for (from first_psn); atomic: 1 once sent */
 };
 
 /* The requester (rc_requester.c, uc.c, ud.c) and completer (rc_completer.c). */
@@ -45,7 +45,11 @@ struct sib_req {
 	uint32_t una_psn;     /* oldest PSN not yet acknowledged */
 	uint32_t cur;	      /* send-queue index (from head) being transmitted */
 	uint64_t cur_off;     /* bytes of that WQE already sent */
-	uint32_t rd_atomic;   /* reads / atomics outstanding */
+	uint32_t cwnd;	      /* PSNs in flight allowed now; 0 = the full window */
+	uint32_t psn_hi;      /* go-back-N rewound psn from here (if psn_hi_valid) */
+	bool psn_hi_valid;
+	uint32_t gap_psn;     /* read: a missing response was asked for again from here */
+	bool gap_asked;
 	uint8_t retry_left;   /* retry_cnt left for this episode */
 	uint8_t rnr_left;     /* rnr_retry left (7 = forever) */
 	bool rnr_wait;	      /* holding until rnr_deadline */
