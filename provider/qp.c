@@ -312,6 +312,13 @@ static int softib_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int att
 		sib_warn("modify_qp on QP 0x%06x: attr is NULL", qp->qp_num);
 		return EINVAL;
 	}
+	/* The kernel's uverbs drops the attributes an XRC QP has no use for
+	 * before its checks (modify_qp_mask): an initiator has no responder
+	 * side, a target no requester side.  perftest -c XRC relies on it. */
+	if (qp->qp_type == IBV_QPT_XRC_SEND)
+		attr_mask &= ~(IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	else if (qp->qp_type == IBV_QPT_XRC_RECV)
+		attr_mask &= ~(IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY);
 	attr_to_sib(&s, attr);
 	err = sib_qp_modify(to_sqp(qp)->qp, &s, (uint32_t)attr_mask, &lim, why, sizeof(why));
 	if (err) {

@@ -67,6 +67,7 @@ struct sib_rd_res {
 	uint32_t first_psn, last_psn;
 	uint64_t va;
 	uint32_t rkey;
+	uint32_t pd; /* whose R_Keys (XRC: the XRC SRQ's PD) */
 	uint32_t len;
 	uint64_t orig; /* atomic: the value before the operation */
 	/* a read response being transmitted */
@@ -94,6 +95,11 @@ struct sib_resp {
 	struct sib_rd_res *res; /* max_dest_rd_atomic entries */
 	uint32_t res_len;
 	uint32_t res_next;   /* round robin */
+	/* XRC target (IBA 9.8.4): the XRC SRQ named by the packet being
+	 * processed (valid during one rx only), and the number of the SRQ the
+	 * receive WQE in progress came from. */
+	struct sib_srq *xrc_srq;
+	uint32_t wqe_srqn;
 };
 
 struct sib_qp {
@@ -136,6 +142,7 @@ struct sib_port *sib_engine_port(struct sib_engine *eng);
 void sib_engine_count(struct sib_engine *eng, uint64_t *counter);
 struct sib_engine_counters *sib_engine_ctrs(struct sib_engine *eng);
 struct sib_numtab *sib_engine_qpns(struct sib_engine *eng);
+struct sib_numtab *sib_engine_srqns(struct sib_engine *eng);
 /* A timer or waiting output needs a tick by engine time when. */
 void sib_engine_want_tick(struct sib_engine *eng, uint64_t when);
 /* Keeps every QP of the engine alive (shared): rx and tick. */
@@ -177,8 +184,11 @@ void sib_log_access(struct sib_qp *qp, const char *what, const struct memreg_req
 /* Completions on the receive side. */
 void sib_recv_complete(struct sib_qp *qp, const struct sib_recv_wqe *w, struct sib_cqe *c,
 		       bool solicited);
-/* Take a receive WQE from the RQ or SRQ into qp->resp.wqe / sge. */
+/* Take a receive WQE from the RQ or SRQ (XRC: resp.xrc_srq) into qp->resp.wqe / sge. */
 bool sib_recv_take(struct sib_qp *qp);
+/* Where receive completions go: the recv CQ, or for an XRC target the CQ of
+ * the XRC SRQ of the WQE in progress (NULL if that SRQ is gone). */
+struct sib_cq *sib_recv_cq(struct sib_qp *qp);
 
 /* rc_requester.c / rc_completer.c / rc_responder.c / uc.c / ud.c */
 void sib_rc_req_run(struct sib_qp *qp);

@@ -193,6 +193,8 @@ int sib_req_send_segment(struct sib_qp *qp, const struct sib_send_wqe *w, uint8_
 		pkt.immdt.ImmDt = __builtin_bswap32(w->imm_data); /* posted in network order */
 	if (info->headers & IB_HDRBIT(IB_HDR_IETH))
 		pkt.ieth.R_Key = w->invalidate_rkey;
+	if (info->headers & IB_HDRBIT(IB_HDR_XRCETH))
+		pkt.xrceth.XRCSRQ = w->xrc_remote_srqn & SIB_QPN_MASK;
 	buf = sib_tx_alloc(qp, &pkt, n, &payload, &hdr_len);
 	if (!buf)
 		return -1;
@@ -214,13 +216,28 @@ int sib_req_send_segment(struct sib_qp *qp, const struct sib_send_wqe *w, uint8_
 	return 0;
 }
 
+/* RC, or XRC for an XRC initiator (IBA 9.2: the opcode's high bits). */
+static uint8_t req_transport(const struct sib_qp *qp)
+{
+	return qp->type == SIB_QPT_XRC_SEND ? IB_TRANSPORT_XRC : IB_TRANSPORT_RC;
+}
+
+/* XRC requests name the target's XRC SRQ in every packet (IBA 9.2.4 / A14). */
+static void set_xrceth(const struct sib_qp *qp, const struct sib_send_wqe *w,
+		       struct ib_packet *pkt)
+{
+	if (qp->type == SIB_QPT_XRC_SEND)
+		pkt->xrceth.XRCSRQ = w->xrc_remote_srqn & SIB_QPN_MASK;
+}
+
 static int send_read_request(struct sib_qp *qp, const struct sib_send_wqe *w,
 			     const struct sib_req_wqe *r, uint64_t off, uint32_t len, unsigned mtu)
 {
 	struct ib_packet pkt;
 
 	sib_tx_headers(qp, &qp->attr.ah_attr, &pkt);
-	pkt.bth.OpCode = IB_OPCODE(IB_TRANSPORT_RC, IB_OP_READ_REQUEST);
+	pkt.bth.OpCode = IB_OPCODE(req_transport(qp), IB_OP_READ_REQUEST);
+	set_xrceth(qp, w, &pkt);
 	pkt.bth.PSN = psn_add(r->first_psn, (uint32_t)(off / mtu));
 	pkt.bth.A = 1;
 	pkt.reth.VA = w->rdma.remote_addr + off;
@@ -235,7 +252,8 @@ static int send_atomic(struct sib_qp *qp, const struct sib_send_wqe *w, const st
 	bool cas = w->opcode == SIB_WR_ATOMIC_CMP_AND_SWP;
 
 	sib_tx_headers(qp, &qp->attr.ah_attr, &pkt);
-	pkt.bth.OpCode = IB_OPCODE(IB_TRANSPORT_RC, cas ? IB_OP_CMP_SWAP : IB_OP_FETCH_ADD);
+	pkt.bth.OpCode = IB_OPCODE(req_transport(qp), cas ? IB_OP_CMP_SWAP : IB_OP_FETCH_ADD);
+	set_xrceth(qp, w, &pkt);
 	pkt.bth.PSN = r->first_psn;
 	pkt.bth.A = 1;
 	pkt.atomiceth.VA = w->atomic.remote_addr;
@@ -295,7 +313,7 @@ void sib_rc_req_run(struct sib_qp *qp)
 {
 	struct sib_req *q = &qp->req;
 	unsigned mtu = sib_qp_mtu(qp);
-	uint8_t transport = qp->type == SIB_QPT_XRC_SEND ? IB_TRANSPORT_XRC : IB_TRANSPORT_RC;
+	uint8_t transport = req_transport(qp);
 	uint32_t max_rd = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
 
 	if (q->rnr_wait)

@@ -22,6 +22,7 @@ struct node {
 	struct sib_link *link;
 	struct memreg_table *mr;
 	struct sib_numtab *qpns;
+	struct sib_numtab *srqns; /* XRC SRQ numbers */
 	struct sib_port port;
 	struct sib_engine *eng;
 	struct sib_cq *scq, *rcq;
@@ -87,12 +88,15 @@ static inline void world_node_init(struct world *w, int i, uint16_t lid,
 	assert_non_null(n->mr);
 	n->qpns = sib_numtab_create(2, 1024);
 	assert_non_null(n->qpns);
+	n->srqns = sib_numtab_create(1, 1024);
+	assert_non_null(n->srqns);
 	sib_port_init(&n->port, 1, 0x0200000000000010ull + (uint64_t)i * 0x10);
 	sib_port_set_lid(&n->port, lid, 1);
 	struct sib_engine_init ei = {
 		.link = n->link,
 		.memreg = n->mr,
 		.qpns = n->qpns,
+		.srqns = n->srqns,
 		.port = &n->port,
 		.resolve = world_resolve,
 		.resolve_arg = w,
@@ -139,6 +143,7 @@ static inline void world_free(struct world *w)
 		sib_engine_destroy(n->eng);
 		memreg_table_destroy(n->mr);
 		sib_numtab_destroy(n->qpns);
+		sib_numtab_destroy(n->srqns);
 		sib_link_close(n->link);
 	}
 	sib_mem_hub_free(w->hub);
