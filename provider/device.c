@@ -94,7 +94,10 @@ static void fill_device_attr(struct softib_context *sctx, struct ibv_device_attr
 	a->max_qp_rd_atom = SIB_MAX_QP_RD_ATOM;
 	a->max_res_rd_atom = SIB_MAX_QP_RD_ATOM * SIB_MAX_QP;
 	a->max_qp_init_rd_atom = SIB_MAX_QP_INIT_RD_ATOM;
-	a->atomic_cap = IBV_ATOMIC_HCA; /* atomics are atomic across this HCA's users */
+	/* The responder runs atomics as CPU atomics on host memory, so they are
+	 * atomic with the target's own CPU too (tests/helpers/rc_errors.c
+	 * atomic_glob, stress_rc.c): IBA 11.2.1.2 ATOMIC_GLOB. */
+	a->atomic_cap = IBV_ATOMIC_GLOB;
 	a->max_mw = SIB_MAX_MW;
 	a->max_ah = SIB_MAX_AH;
 	a->max_srq = SIB_MAX_SRQ;

@@ -193,7 +193,7 @@ static inline uint8_t pat_byte(uint64_t key, uint64_t off)
 	return (uint8_t)(pat_mix(key ^ (off >> 3) * 0xd6e8feb86659fd93ull) >> (8 * (off & 7)));
 }
 
-static void pat_fill(uint8_t *p, uint64_t len, uint64_t key, uint64_t start)
+static inline void pat_fill(uint8_t *p, uint64_t len, uint64_t key, uint64_t start)
 {
 	uint64_t i = 0;
 
@@ -209,7 +209,7 @@ static void pat_fill(uint8_t *p, uint64_t len, uint64_t key, uint64_t start)
 }
 
 /* -1 when p holds the pattern, else the offset of the first wrong byte. */
-static int64_t pat_check(const uint8_t *p, uint64_t len, uint64_t key, uint64_t start)
+static inline int64_t pat_check(const uint8_t *p, uint64_t len, uint64_t key, uint64_t start)
 {
 	uint64_t i = 0;
 
@@ -232,7 +232,7 @@ static int64_t pat_check(const uint8_t *p, uint64_t len, uint64_t key, uint64_t 
 /* ------------------------------------------------------------ waiting */
 
 /* Sleeps on the channel (its CQs armed) until an event or ms pass. */
-static void pair_wait_cq(struct ibv_comp_channel *ch, int ms)
+static inline void pair_wait_cq(struct ibv_comp_channel *ch, int ms)
 {
 	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
 	struct ibv_cq *ev_cq;
@@ -247,7 +247,7 @@ static void pair_wait_cq(struct ibv_comp_channel *ch, int ms)
 typedef int (*pair_stats_fn)(struct ibv_context *, uint8_t, struct sib_port_stats *);
 
 /* The port's link counters through libsoftib.so (as `softib info` reads them). */
-static bool pair_port_stats(struct ibv_context *ctx, struct sib_port_stats *st)
+static inline bool pair_port_stats(struct ibv_context *ctx, struct sib_port_stats *st)
 {
 	pair_stats_fn fn = (pair_stats_fn)dlvsym(RTLD_DEFAULT, "softib_query_port_stats",
 						 "SOFTIB_PRIVATE_1");
