@@ -5,6 +5,7 @@
 #   make test    deps, then unit + integration tests, then again under
 #                AddressSanitizer/UBSan, then a short fuzz run
 #   make bench   throughput and latency figures (never asserted)
+#   make soak    the fault-injection stress tests, longer (tests/integration/test_stress.sh)
 #   make fuzz    libFuzzer on the packet decoder (FUZZ_TIME seconds)
 #
 # Sources are discovered by directory: adding wire/foo.c or tests/unit/test_foo.c
@@ -65,7 +66,7 @@ TARGETS    += $(EX_BINS)
 # Keep objects of programs linked from one object (examples, tests) between runs.
 .SECONDARY:
 
-.PHONY: all deps test check unit integration san fuzz fuzz-short bench clean install abi-check
+.PHONY: all deps test check soak unit integration san fuzz fuzz-short bench clean install abi-check
 all: $(TARGETS) $(if $(TOOLS_SRC),tools/softib)
 
 # ---------------------------------------------------------------- packages
@@ -73,7 +74,7 @@ all: $(TARGETS) $(if $(TOOLS_SRC),tools/softib)
 DEB_PKGS := gcc make pkg-config clang libclang-rt-14-dev \
             libibverbs-dev ibverbs-utils rdma-core perftest python3-pyverbs \
             liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev \
-            tshark iproute2 ucx-utils
+            zlib1g-dev tshark iproute2 procps ucx-utils
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -148,6 +149,13 @@ integration: $(TARGETS) tools/softib
 	@B=$(B) tests/run-integration.sh
 
 check: unit integration
+
+# Longer fault-injection runs than make test: 1 GiB per seed, ten seeds.
+soak: $(TARGETS) tools/softib
+	@export B=$$(realpath $(B)) SOFTIB_TOP=$$PWD SOFTIB_SOAK=1; export SOFTIB=$$B/softib; \
+	export SOFTIB_SM=$${SOFTIB_SM:-127.0.0.1:$$((30000 + RANDOM % 20000))}; \
+	bash tests/integration/test_stress.sh; rc=$$?; \
+	for p in $$(pgrep -f -- "softib-sm --daemon --listen $$SOFTIB_SM\$$" 2>/dev/null); do kill $$p; done; exit $$rc
 
 san:
 	$(MAKE) SAN=1 check

@@ -84,10 +84,16 @@ unsigned sib_sm_known_ports(const struct sib_sm *sm)
 	return n;
 }
 
+/*
+ * Any port holding the LID, as sib_sm_port_by_guid: the SA decides what is
+ * reachable (sa.c port_reachable).  Only ACTIVE here made the SA answer "no
+ * such LID" for a port told ACTIVE whose GetResp was still on its way,
+ * though the port already counted itself ACTIVE and its peer had its LID.
+ */
 struct sib_sm_port *sib_sm_port_by_lid(struct sib_sm *sm, uint16_t lid)
 {
 	for (unsigned i = 0; i < sm->nports && lid; i++)
-		if (sm->ports[i].state == SIB_SMP_ACTIVE && sm->ports[i].lid == lid)
+		if (sm->ports[i].state != SIB_SMP_FREE && sm->ports[i].lid == lid)
 			return &sm->ports[i];
 	return NULL;
 }

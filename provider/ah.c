@@ -49,6 +49,13 @@ static int check_av(struct softib_context *sctx, const struct ibv_ah_attr *attr)
 				 SOFTIB_DEV_NAME, attr->grh.sgid_index, SIB_GID_TBL_LEN);
 			return EINVAL;
 		}
+		/* The kernel refuses a GRH whose source GID slot is empty. */
+		if (!sib_port_gid_valid(sib_hca_port(sctx->hca, attr->port_num),
+					attr->grh.sgid_index)) {
+			sib_warn("create_ah on %s: sgid_index %u names an empty GID table entry",
+				 SOFTIB_DEV_NAME, attr->grh.sgid_index);
+			return EINVAL;
+		}
 		if (attr->grh.flow_label > FLOW_LABEL_MAX) {
 			sib_warn("create_ah on %s: flow_label 0x%x does not fit 20 bits",
 				 SOFTIB_DEV_NAME, attr->grh.flow_label);

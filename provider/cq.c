@@ -195,6 +195,8 @@ static int softib_destroy_cq(struct ibv_cq *cq)
 		sib_warn("destroy_cq: the CQ is still used by a QP or SRQ");
 		return err;
 	}
+	if (scq->parent_domain)
+		softib_pd_put(scq->parent_domain);
 	free(scq);
 	return 0;
 }
@@ -311,9 +313,11 @@ static struct ibv_cq_ex *softib_create_cq_ex(struct ibv_context *ctx,
 		errno = EINVAL;
 		return NULL;
 	}
-	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
-		sib_warn("create_cq_ex: parent domains are not supported");
-		errno = EOPNOTSUPP;
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain || attr->parent_domain->context != ctx ||
+	     !to_spd(attr->parent_domain)->protection_domain)) {
+		sib_warn("create_cq_ex: parent_domain must be a parent domain of this context");
+		errno = EINVAL;
 		return NULL;
 	}
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
@@ -340,6 +344,10 @@ static struct ibv_cq_ex *softib_create_cq_ex(struct ibv_context *ctx,
 	if (!scq)
 		return NULL;
 	scq->wc_flags = attr->wc_flags;
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		scq->parent_domain = attr->parent_domain;
+		softib_pd_get(scq->parent_domain);
+	}
 	cqx = &scq->vcq.cq_ex;
 	cqx->start_poll = cqx_start_poll;
 	cqx->next_poll = cqx_next_poll;

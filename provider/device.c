@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "provider/softib.h"
@@ -93,7 +94,10 @@ static void fill_device_attr(struct softib_context *sctx, struct ibv_device_attr
 	a->max_qp_rd_atom = SIB_MAX_QP_RD_ATOM;
 	a->max_res_rd_atom = SIB_MAX_QP_RD_ATOM * SIB_MAX_QP;
 	a->max_qp_init_rd_atom = SIB_MAX_QP_INIT_RD_ATOM;
-	a->atomic_cap = IBV_ATOMIC_HCA; /* atomics are atomic across this HCA's users */
+	/* The responder runs atomics as CPU atomics on host memory, so they are
+	 * atomic with the target's own CPU too (tests/helpers/rc_errors.c
+	 * atomic_glob, stress_rc.c): IBA 11.2.1.2 ATOMIC_GLOB. */
+	a->atomic_cap = IBV_ATOMIC_GLOB;
 	a->max_mw = SIB_MAX_MW;
 	a->max_ah = SIB_MAX_AH;
 	a->max_srq = SIB_MAX_SRQ;
@@ -191,11 +195,36 @@ static void softib_async_event(struct ibv_context *ctx, struct ibv_async_event *
 	(void)event;
 }
 
+/* The clock completion timestamps count (hca_core_clock 1 GHz: CLOCK_MONOTONIC
+ * ns, transport/cq.c), in cycles in tv_nsec with tv_sec 0 as hardware
+ * providers report it, so it compares with ibv_wc_read_completion_ts. */
+static int softib_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex *values)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	if (!values)
+		return EINVAL;
+	if (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK) {
+		sib_warn("query_rt_values_ex on %s: unknown comp_mask bits 0x%x", SOFTIB_DEV_NAME,
+			 values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK);
+		return EINVAL;
+	}
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		values->raw_clock.tv_sec = 0;
+		values->raw_clock.tv_nsec = (long)((uint64_t)ts.tv_sec * 1000000000u +
+						   (uint64_t)ts.tv_nsec);
+	}
+	return 0;
+}
+
 const struct verbs_context_ops softib_device_ops = {
 	.async_event = softib_async_event,
 	.free_context = softib_free_context,
 	.query_device_ex = softib_query_device_ex,
 	.query_port = softib_query_port,
+	.query_rt_values = softib_query_rt_values,
 };
 
 #define SOFTIB_OPS_ENTRY(area) &softib_##area##_ops,
@@ -211,8 +240,14 @@ static struct verbs_context *softib_alloc_context(struct ibv_device *ibdev, int 
 	int fds[2], err;
 
 	(void)private_data;
-	/* cmd_fd is -1 for a device without sysfs and must stay so: a real fd
-	 * would make libibverbs' write() fallback "succeed" with garbage. */
+	/* libibverbs passes -1 (no sysfs, no uverbs device), but programs
+	 * dup() ctx->cmd_fd to share a context (pyverbs test_shared_pd), so
+	 * give it a descriptor that dup()s yet refuses every command: an
+	 * O_PATH fd fails write() and ioctl() with EBADF exactly as -1 does,
+	 * and is no character device, so ibv_import_device refuses it with
+	 * EOPNOTSUPP (interpose.c).  verbs_uninit_context closes it. */
+	if (cmd_fd < 0)
+		cmd_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	sctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*sctx),
 					     (struct verbs_context *)offsetof(struct softib_context,
 									      vctx),

@@ -369,7 +369,8 @@ struct ibv_context *ibv_import_device(int cmd_fd)
 	struct ibv_context *ctx;
 	struct stat st;
 
-	/* softib contexts have cmd_fd -1 and nothing to share it through. */
+	/* A softib context's cmd_fd is an O_PATH placeholder (device.c) with
+	 * no kernel object behind it to share the context's objects through. */
 	if (cmd_fd < 0 || fstat(cmd_fd, &st) || !S_ISCHR(st.st_mode)) {
 		sib_warn("import_device: fd %d is not a uverbs command fd; %s contexts cannot be imported",
 			 cmd_fd, SOFTIB_DEV_NAME);

@@ -40,21 +40,76 @@ static struct ibv_pd *softib_alloc_pd(struct ibv_context *ctx)
 	return &spd->ibv_pd;
 }
 
+/*
+ * A parent domain: a PD that MRs, MWs, QPs, SRQs, AHs and CQs (create_cq_ex
+ * with IBV_CQ_INIT_ATTR_MASK_PD) accept wherever a PD goes, protecting as
+ * its protection domain does.  softib keeps its queues in its own memory,
+ * which no device reads by DMA, so the allocators are accepted and never
+ * called (they are the provider's to use or not, ibv_alloc_parent_domain(3)).
+ * softib has no thread domains (alloc_td is not provided), so td is NULL.
+ */
+static struct ibv_pd *softib_alloc_parent_domain(struct ibv_context *ctx,
+						 struct ibv_parent_domain_init_attr *attr)
+{
+	const uint32_t known = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			       IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+	struct softib_pd *spd;
+
+	if (!attr || !attr->pd || attr->pd->context != ctx ||
+	    to_spd(attr->pd)->protection_domain) {
+		sib_warn("alloc_parent_domain: pd must be a protection domain of this context");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->comp_mask & ~known) {
+		sib_warn("alloc_parent_domain: unknown comp_mask bits 0x%x", attr->comp_mask & ~known);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->td) {
+		sib_warn("alloc_parent_domain: softib has no thread domains; td must be NULL");
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	    (!attr->alloc || !attr->free)) {
+		sib_warn("alloc_parent_domain: ALLOCATORS needs both alloc and free");
+		errno = EINVAL;
+		return NULL;
+	}
+	spd = calloc(1, sizeof(*spd));
+	if (!spd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	spd->pdn = to_spd(attr->pd)->pdn;
+	spd->ibv_pd.context = ctx;
+	spd->ibv_pd.handle = spd->pdn;
+	atomic_init(&spd->users, 0);
+	spd->protection_domain = attr->pd;
+	softib_pd_get(attr->pd);
+	return &spd->ibv_pd;
+}
+
 static int softib_dealloc_pd(struct ibv_pd *pd)
 {
 	struct softib_pd *spd = to_spd(pd);
 	int users = atomic_load(&spd->users);
 
 	if (users) {
-		sib_warn("dealloc_pd on PD 0x%06x: %d object(s) (MR, MW, QP, SRQ, AH) still use it",
-			 spd->pdn, users);
+		sib_warn("dealloc_pd on %sPD 0x%06x: %d object(s) (MR, MW, QP, SRQ, AH%s) still use it",
+			 spd->protection_domain ? "the parent domain of " : "", spd->pdn, users,
+			 spd->protection_domain ? ", CQ" : ", parent domain");
 		return EBUSY;
 	}
+	if (spd->protection_domain)
+		softib_pd_put(spd->protection_domain);
 	free(spd);
 	return 0;
 }
 
 const struct verbs_context_ops softib_pd_ops = {
 	.alloc_pd = softib_alloc_pd,
+	.alloc_parent_domain = softib_alloc_parent_domain,
 	.dealloc_pd = softib_dealloc_pd,
 };

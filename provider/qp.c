@@ -294,6 +294,19 @@ static void attr_to_sib(struct sib_qp_attr *s, const struct ibv_qp_attr *a)
 	s->rate_limit = a->rate_limit;
 }
 
+/* The kernel refuses a GRH whose source GID slot is empty; an index beyond
+ * the table is the state machine's to refuse. */
+static bool sgid_empty(struct ibv_qp *qp, struct sib_port *port, const struct ibv_ah_attr *ah,
+		       int given, const char *name)
+{
+	if (!given || !port || !ah->is_global || ah->grh.sgid_index >= SIB_GID_TBL_LEN ||
+	    sib_port_gid_valid(port, ah->grh.sgid_index))
+		return false;
+	sib_warn("modify_qp on QP 0x%06x: %s.grh.sgid_index %u names an empty GID table entry",
+		 qp->qp_num, name, ah->grh.sgid_index);
+	return true;
+}
+
 static int softib_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct softib_context *sctx = to_sctx(qp->context);
@@ -308,10 +321,21 @@ static int softib_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int att
 	char why[160];
 	int err;
 
+	if (attr && (sgid_empty(qp, port, &attr->ah_attr, attr_mask & IBV_QP_AV, "ah_attr") ||
+		     sgid_empty(qp, port, &attr->alt_ah_attr, attr_mask & IBV_QP_ALT_PATH,
+				"alt_ah_attr")))
+		return EINVAL;
 	if (!attr) {
 		sib_warn("modify_qp on QP 0x%06x: attr is NULL", qp->qp_num);
 		return EINVAL;
 	}
+	/* The kernel's uverbs drops the attributes an XRC QP has no use for
+	 * before its checks (modify_qp_mask): an initiator has no responder
+	 * side, a target no requester side.  perftest -c XRC relies on it. */
+	if (qp->qp_type == IBV_QPT_XRC_SEND)
+		attr_mask &= ~(IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	else if (qp->qp_type == IBV_QPT_XRC_RECV)
+		attr_mask &= ~(IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY);
 	attr_to_sib(&s, attr);
 	err = sib_qp_modify(to_sqp(qp)->qp, &s, (uint32_t)attr_mask, &lim, why, sizeof(why));
 	if (err) {

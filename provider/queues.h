@@ -22,6 +22,7 @@ struct softib_cq {
 	struct sib_cq *cq;
 	uint64_t wc_flags;  /* ibv_cq_ex: the fields the application may read */
 	struct sib_cqe cur; /* ibv_cq_ex: the entry start_poll/next_poll took */
+	struct ibv_pd *parent_domain; /* create_cq_ex's, referenced; or NULL */
 };
 
 /* One work request being built between wr_start and wr_complete. */

@@ -105,6 +105,10 @@ struct softib_pd {
 	struct ibv_pd ibv_pd;
 	uint32_t pdn;     /* unique in the HCA, never 0; also ibv_pd.handle */
 	atomic_int users; /* objects using this PD */
+	/* A parent domain (ibv_alloc_parent_domain) carries the pdn of the
+	 * protection domain it holds a reference on, so every check by PD
+	 * number treats the two alike; NULL for a protection domain. */
+	struct ibv_pd *protection_domain;
 };
 
 static inline struct softib_pd *to_spd(struct ibv_pd *pd)

@@ -53,6 +53,7 @@ static struct ibv_srq *create_common(struct ibv_context *ctx, struct ibv_pd *pd,
 		.xrcd = type == IBV_SRQT_XRC ? to_sxrcd(a->xrcd)->x : NULL,
 		.cq = type == IBV_SRQT_XRC ? to_scq(a->cq)->cq : NULL,
 		.srqns = sctx->hca->srqns,
+		.engine = sctx->hca->engine,
 		.sink = &sctx->sink,
 		.user = srq,
 	};

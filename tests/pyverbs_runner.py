@@ -13,11 +13,17 @@ Tests listed in the deferral file (tests/pyverbs-deferred.txt: a test id such
 as test_mr.MWTest.test_mw_type1 or a class id such as test_mr.MWTest, then
 the reason) are not run; a deferral naming no existing test is an error.
 
+A test may skip only if the expected-skips file (tests/pyverbs-skips.txt: a
+test, class or module id, wildcards allowed, then the feature softib0 does
+not advertise) lists it; any other skip counts as a failure, so that a verb
+which starts failing with EOPNOTSUPP cannot pass as a skip.
+
 Run it with /usr/bin/python3 (the interpreter that has pyverbs) under
 `softib run`.  Exit status 0 iff no test failed or errored.
 """
 
 import argparse
+import fnmatch
 import gzip
 import os
 import shutil
@@ -42,6 +48,8 @@ def parse_args():
                    help='print every test as it finishes')
     p.add_argument('--deferred', default=os.path.join(HERE, 'pyverbs-deferred.txt'),
                    help='deferral list (default: %(default)s)')
+    p.add_argument('--skips', default=os.path.join(HERE, 'pyverbs-skips.txt'),
+                   help='tests allowed to skip (default: %(default)s)')
     p.add_argument('--suite', default=SUITE_DIR, help='pyverbs tests (default: %(default)s)')
     p.add_argument('--dev', default='softib0', help="device to test ('' = the first listed)")
     return p.parse_args()
@@ -60,10 +68,12 @@ def unpack_suite(src, dst):
     return tests
 
 
-def read_deferrals(path):
-    """[(id, reason, line number)] from the deferral file."""
+def read_deferrals(path, must_exist=False):
+    """[(id, reason, line number)] from the deferral (or expected-skips) file."""
     out = []
     if not os.path.exists(path):
+        if must_exist:
+            raise SystemExit('pyverbs runner: %s not found' % path)
         return out
     with open(path) as f:
         for n, line in enumerate(f, 1):
@@ -75,6 +85,11 @@ def read_deferrals(path):
                 raise SystemExit('%s:%d: a deferral needs a test id and a reason' % (path, n))
             out.append((parts[0].removeprefix('tests.'), parts[1].strip(), n))
     return out
+
+
+def id_matches(tid, pattern):
+    """True when pattern names tid, its class or its module (wildcards allowed)."""
+    return fnmatch.fnmatchcase(tid, pattern) or fnmatch.fnmatchcase(tid, pattern + '.*')
 
 
 def short_id(test):
@@ -96,9 +111,10 @@ def flatten(suite):
 class CountingResult(unittest.TestResult):
     """Counts outcomes per module and keeps every reason and traceback."""
 
-    def __init__(self, verbose):
+    def __init__(self, verbose, allowed_skips):
         super().__init__()
         self.verbose = verbose
+        self.allowed_skips = allowed_skips  # [(pattern, feature, line)]
         self.per = {}      # module -> {'passed', 'failed', 'errors', 'skipped'}
         self.notes = {}    # module -> [text]
 
@@ -132,7 +148,13 @@ class CountingResult(unittest.TestResult):
 
     def addSkip(self, test, reason):
         super().addSkip(test, reason)
-        self._bump(test, 'skipped', 'skip %s: %s' % (short_id(test), reason))
+        tid = short_id(test)
+        feature = next((f for pat, f, _ in self.allowed_skips if id_matches(tid, pat)), None)
+        if feature:
+            self._bump(test, 'skipped', 'skip %s: %s [not advertised: %s]' % (tid, reason, feature))
+        else:
+            self._bump(test, 'failed', 'FAIL %s: unexpected skip (not in the expected-skips '
+                       'file): %s' % (tid, reason))
 
     def addExpectedFailure(self, test, err):
         super().addExpectedFailure(test, err)
@@ -179,15 +201,17 @@ def run(args, tmp):
     args_parser.parser.parse_args()
     import tests  # noqa: F401  (loads every module of the suite, as run_tests.py does)
 
-    if args.all:
-        modules = sorted(f[:-3] for f in os.listdir(tests_dir)
+    all_modules = sorted(f[:-3] for f in os.listdir(tests_dir)
                          if f.startswith('test_') and f.endswith('.py'))
+    if args.all:
+        modules = all_modules
     elif args.modules:
         modules = [m for arg in args.modules for m in arg.split(',') if m]
     else:
         modules = list(ISSUE3_MODULES)
 
     deferrals = read_deferrals(args.deferred)
+    allowed_skips = read_deferrals(args.skips, must_exist=True)
     loader = unittest.TestLoader()
     loaded = {}
 
@@ -206,13 +230,20 @@ def run(args, tmp):
             raise SystemExit('%s:%d: deferral of %s, which is not a test of the suite'
                              % (args.deferred, n, d_id))
 
+    # Every expected skip must name tests of the suite too.
+    for pat, _, n in allowed_skips:
+        mods = [m for m in all_modules if fnmatch.fnmatchcase(m, module_of(pat))]
+        if not any(id_matches(short_id(t), pat) for m in mods for t in load(m)):
+            raise SystemExit('%s:%d: expected skip %s names no test of the suite'
+                             % (args.skips, n, pat))
+
     def deferral_of(tid):
         for d_id, reason, _ in deferrals:
             if tid == d_id or tid.startswith(d_id + '.'):
                 return reason
         return None
 
-    result = CountingResult(args.verbose)
+    result = CountingResult(args.verbose, allowed_skips)
     deferred = {}
     for mod in modules:
         suite = unittest.TestSuite()

@@ -223,42 +223,10 @@ static bool print_crcs(const uint8_t *pkt, size_t len)
 
 /* ---------------------------------------------------------------- -v */
 
-static const void *hdr_struct(const struct ib_packet *p, enum ib_hdr h)
-{
-	switch (h) {
-	case IB_HDR_LRH:
-		return &p->lrh;
-	case IB_HDR_GRH:
-		return &p->grh;
-	case IB_HDR_BTH:
-		return &p->bth;
-	case IB_HDR_RDETH:
-		return &p->rdeth;
-	case IB_HDR_DETH:
-		return &p->deth;
-	case IB_HDR_XRCETH:
-		return &p->xrceth;
-	case IB_HDR_RETH:
-		return &p->reth;
-	case IB_HDR_ATOMICETH:
-		return &p->atomiceth;
-	case IB_HDR_AETH:
-		return &p->aeth;
-	case IB_HDR_ATOMICACKETH:
-		return &p->atomicacketh;
-	case IB_HDR_IMMDT:
-		return &p->immdt;
-	case IB_HDR_IETH:
-		return &p->ieth;
-	default:
-		return NULL;
-	}
-}
-
 static void print_header_fields(const struct ib_packet *p, enum ib_hdr h)
 {
 	const struct ib_header_desc *desc = ib_header_desc(h);
-	const uint8_t *st = hdr_struct(p, h);
+	const uint8_t *st = ib_packet_header(p, h);
 	char gid[INET6_ADDRSTRLEN];
 
 	if (!desc || !st)

@@ -33,7 +33,10 @@
 #define SIB_MAX_QP_INIT_RD_ATOM 16  /* initiator depth (max_rd_atomic) */
 #define SIB_MAX_XRCD (1 << 16)
 #define SIB_MAX_PKEYS 1             /* the P_Key table: index 0 = 0xffff, full member default */
-#define SIB_GID_TBL_LEN 1           /* GID[0] = fe80::<port GUID> */
+/* GID[0] = fe80::<port GUID>; 1..7 are alias GUID slots (GUIDCap, IBA
+ * 14.2.5.5) that no SM fills here, so they stay empty, as on hardware whose
+ * table is larger than what is in use (pyverbs probes an empty index). */
+#define SIB_GID_TBL_LEN 8
 #define SIB_MAX_MSG_SZ (1u << 31)
 #define SIB_MAX_MR_SIZE (1ull << 46)
 #define SIB_LOCAL_CA_ACK_DELAY 15

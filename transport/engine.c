@@ -18,6 +18,7 @@ struct sib_engine {
 	struct sib_link *link;
 	struct memreg_table *memreg;
 	struct sib_numtab *qpns;
+	struct sib_numtab *srqns;
 	struct sib_port *port;
 	sib_resolve_fn resolve;
 	void *resolve_arg;
@@ -51,6 +52,7 @@ int sib_engine_create(const struct sib_engine_init *in, struct sib_engine **out)
 	eng->link = in->link;
 	eng->memreg = in->memreg;
 	eng->qpns = in->qpns;
+	eng->srqns = in->srqns;
 	eng->port = in->port;
 	eng->resolve = in->resolve;
 	eng->resolve_arg = in->resolve_arg;
@@ -96,6 +98,17 @@ struct sib_port *sib_engine_port(struct sib_engine *eng)
 struct sib_numtab *sib_engine_qpns(struct sib_engine *eng)
 {
 	return eng->qpns;
+}
+
+struct sib_numtab *sib_engine_srqns(struct sib_engine *eng)
+{
+	return eng->srqns;
+}
+
+void sib_engine_quiesce(struct sib_engine *eng)
+{
+	pthread_rwlock_wrlock(&eng->qps_lock);
+	pthread_rwlock_unlock(&eng->qps_lock);
 }
 
 void sib_engine_rx_lock(struct sib_engine *eng)
@@ -191,6 +204,34 @@ static void req_run(struct sib_qp *qp)
  * poster's thread, outside the QP lock, because the SA answer arrives on
  * the progress thread.
  */
+/*
+ * Another connected QP of this engine that already reaches the same LID
+ * (from the SA or from the peer's own packets): an XRC initiator whose
+ * target QP on the same node has heard from the peer, for example, while
+ * the SA's "no such port" from before the peer came up is still cached.
+ */
+static bool dest_of_sibling(struct sib_engine *eng, struct sib_qp *self, uint16_t dlid,
+			    struct sib_endpoint *out)
+{
+	bool found = false;
+
+	if (!dlid)
+		return false;
+	pthread_rwlock_rdlock(&eng->qps_lock);
+	for (struct sib_qp *qp = eng->qps; qp && !found; qp = qp->eng_next) {
+		if (qp == self || qp->type == SIB_QPT_UD)
+			continue;
+		pthread_mutex_lock(&qp->lock);
+		if (qp->dest_valid && qp->attr.ah_attr.DLID == dlid) {
+			*out = qp->dest;
+			found = true;
+		}
+		pthread_mutex_unlock(&qp->lock);
+	}
+	pthread_rwlock_unlock(&eng->qps_lock);
+	return found;
+}
+
 static void resolve_late(struct sib_qp *qp)
 {
 	struct sib_endpoint dest;
@@ -202,7 +243,8 @@ static void resolve_late(struct sib_qp *qp)
 	       (qp->attr.qp_state == SIB_QPS_RTR || qp->attr.qp_state == SIB_QPS_RTS);
 	av = qp->attr.ah_attr;
 	pthread_mutex_unlock(&qp->lock);
-	if (!need || sib_engine_resolve(qp->eng, &av, &dest))
+	if (!need || (!dest_of_sibling(qp->eng, qp, av.DLID, &dest) &&
+		      sib_engine_resolve(qp->eng, &av, &dest)))
 		return;
 	pthread_mutex_lock(&qp->lock);
 	if (!qp->dest_valid) {

@@ -54,6 +54,7 @@ struct sib_engine_init {
 	struct sib_link *link;
 	struct memreg_table *memreg;
 	struct sib_numtab *qpns; /* QP number -> struct sib_qp * */
+	struct sib_numtab *srqns; /* XRC SRQ number -> struct sib_srq *; NULL: no XRC */
 	struct sib_port *port;	 /* LID, GID and P_Key tables of the port */
 	sib_resolve_fn resolve;
 	void *resolve_arg;
@@ -115,6 +116,13 @@ uint64_t sib_engine_next_deadline(struct sib_engine *eng);
  */
 int sib_hca_engine_init(struct sib_hca *hca);
 void sib_hca_engine_fini(struct sib_hca *hca);
+
+/*
+ * Returns once no rx or tick that started before the call still runs: an
+ * object the data path finds by number (an XRC SRQ) may be freed after its
+ * number left the table and this returned.
+ */
+void sib_engine_quiesce(struct sib_engine *eng);
 
 /* Transmit what the QP's send queue allows now (after a post). */
 void sib_qp_kick(struct sib_qp *qp);

@@ -51,6 +51,7 @@ int sib_hca_engine_init(struct sib_hca *hca)
 		.link = hca->mgmt[0].link,
 		.memreg = hca->memreg,
 		.qpns = hca->qpns,
+		.srqns = hca->srqns,
 		.port = &hca->ports[0],
 		.resolve = engine_resolve,
 		.resolve_arg = hca,

@@ -49,6 +49,13 @@ int sib_port_gid(const struct sib_port *port, unsigned index, uint8_t gid[16])
 	return 0;
 }
 
+bool sib_port_gid_valid(const struct sib_port *port, unsigned index)
+{
+	static const uint8_t empty[16];
+
+	return index < SIB_GID_TBL_LEN && memcmp(port->GID[index], empty, 16) != 0;
+}
+
 int sib_port_pkey(const struct sib_port *port, unsigned index, uint16_t *pkey)
 {
 	if (index >= SIB_MAX_PKEYS)

@@ -75,8 +75,11 @@ bool sib_port_set_lid(struct sib_port *port, uint16_t lid, uint16_t sm_lid);
  */
 uint16_t sib_port_local_lid(pid_t pid);
 
-/* GID/P_Key table reads; -1 when index is outside the table. */
+/* GID/P_Key table reads; -1 when index is outside the table.  An empty GID
+ * slot reads as all zeros. */
 int sib_port_gid(const struct sib_port *port, unsigned index, uint8_t gid[16]);
+/* True when index is inside the GID table and the slot holds a GID. */
+bool sib_port_gid_valid(const struct sib_port *port, unsigned index);
 int sib_port_pkey(const struct sib_port *port, unsigned index, uint16_t *pkey);
 
 /* MTU encoding to bytes (0 for an invalid encoding). */

@@ -306,8 +306,10 @@ void sib_qp_enter_error_locked(struct sib_qp *qp)
 			.opcode = SIB_WC_RECV,
 			.qp_num = qp->qp_num,
 		};
+		struct sib_cq *cq = sib_recv_cq(qp);
 
-		sib_cq_push(qp->recv_cq, &c, false);
+		if (cq)
+			sib_cq_push(cq, &c, false);
 		qp->resp.have_wqe = false;
 	}
 	sib_qp_dp_reset(qp);

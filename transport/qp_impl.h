@@ -36,7 +36,7 @@ struct sib_req_wqe {
 	uint32_t first_psn;
 	uint32_t last_psn;
 	uint32_t rsp_psn;    /* read: PSN of the next response expected */
-	bool rd_counted;     /* counted in req.rd_atomic */
+	uint32_t asked;	     /* read: responses asked for (from first_psn); atomic: 1 once sent */
 };
 
 /* The requester (rc_requester.c, uc.c, ud.c) and completer (rc_completer.c). */
@@ -45,7 +45,11 @@ struct sib_req {
 	uint32_t una_psn;     /* oldest PSN not yet acknowledged */
 	uint32_t cur;	      /* send-queue index (from head) being transmitted */
 	uint64_t cur_off;     /* bytes of that WQE already sent */
-	uint32_t rd_atomic;   /* reads / atomics outstanding */
+	uint32_t cwnd;	      /* PSNs in flight allowed now; 0 = the full window */
+	uint32_t psn_hi;      /* go-back-N rewound psn from here (if psn_hi_valid) */
+	bool psn_hi_valid;
+	uint32_t gap_psn;     /* read: a missing response was asked for again from here */
+	bool gap_asked;
 	uint8_t retry_left;   /* retry_cnt left for this episode */
 	uint8_t rnr_left;     /* rnr_retry left (7 = forever) */
 	bool rnr_wait;	      /* holding until rnr_deadline */
@@ -63,6 +67,7 @@ struct sib_rd_res {
 	uint32_t first_psn, last_psn;
 	uint64_t va;
 	uint32_t rkey;
+	uint32_t pd; /* whose R_Keys (XRC: the XRC SRQ's PD) */
 	uint32_t len;
 	uint64_t orig; /* atomic: the value before the operation */
 	/* a read response being transmitted */
@@ -90,6 +95,11 @@ struct sib_resp {
 	struct sib_rd_res *res; /* max_dest_rd_atomic entries */
 	uint32_t res_len;
 	uint32_t res_next;   /* round robin */
+	/* XRC target (IBA 9.8.4): the XRC SRQ named by the packet being
+	 * processed (valid during one rx only), and the number of the SRQ the
+	 * receive WQE in progress came from. */
+	struct sib_srq *xrc_srq;
+	uint32_t wqe_srqn;
 };
 
 struct sib_qp {
@@ -132,6 +142,7 @@ struct sib_port *sib_engine_port(struct sib_engine *eng);
 void sib_engine_count(struct sib_engine *eng, uint64_t *counter);
 struct sib_engine_counters *sib_engine_ctrs(struct sib_engine *eng);
 struct sib_numtab *sib_engine_qpns(struct sib_engine *eng);
+struct sib_numtab *sib_engine_srqns(struct sib_engine *eng);
 /* A timer or waiting output needs a tick by engine time when. */
 void sib_engine_want_tick(struct sib_engine *eng, uint64_t when);
 /* Keeps every QP of the engine alive (shared): rx and tick. */
@@ -173,8 +184,11 @@ void sib_log_access(struct sib_qp *qp, const char *what, const struct memreg_req
 /* Completions on the receive side. */
 void sib_recv_complete(struct sib_qp *qp, const struct sib_recv_wqe *w, struct sib_cqe *c,
 		       bool solicited);
-/* Take a receive WQE from the RQ or SRQ into qp->resp.wqe / sge. */
+/* Take a receive WQE from the RQ or SRQ (XRC: resp.xrc_srq) into qp->resp.wqe / sge. */
 bool sib_recv_take(struct sib_qp *qp);
+/* Where receive completions go: the recv CQ, or for an XRC target the CQ of
+ * the XRC SRQ of the WQE in progress (NULL if that SRQ is gone). */
+struct sib_cq *sib_recv_cq(struct sib_qp *qp);
 
 /* rc_requester.c / rc_completer.c / rc_responder.c / uc.c / ud.c */
 void sib_rc_req_run(struct sib_qp *qp);

@@ -34,6 +34,9 @@ void sib_rc_comp_advance(struct sib_qp *qp)
 		}
 		if (!r->done)
 			break;
+		/* A completed WQE is acknowledged, whichever answer said so. */
+		if (psn_diff(q->una_psn, r->last_psn) <= 0)
+			q->una_psn = psn_add(r->last_psn, 1);
 		if (qp->sq_sig_all || (w->send_flags & SIB_SEND_SIGNALED))
 			sib_qp_complete_send_locked(qp, w, SIB_WC_SUCCESS);
 		sib_wq_pop(&qp->sq);
@@ -50,8 +53,15 @@ static void ack_through(struct sib_qp *qp, uint32_t psn)
 	struct sib_req *q = &qp->req;
 	int32_t lost_read = -1;
 
-	if (psn_diff(psn, q->una_psn) < 0 || psn_diff(psn, q->psn) >= 0)
+	if (psn_diff(psn, q->una_psn) < 0 || psn_diff(psn, sib_rc_sent_end(qp)) >= 0)
 		return; /* old, or for something never sent */
+	/* Beyond what go-back-N has sent again: the rest is acknowledged when
+	 * it is resent (its WQEs start over, and READs must be answered). */
+	if (psn_diff(psn, q->psn) >= 0)
+		psn = psn_add(q->psn, SIB_PSN_MASK);
+	if (psn_diff(psn, q->una_psn) < 0)
+		return;
+	sib_rc_window_grow(qp, (uint32_t)psn_diff(psn, q->una_psn) + 1);
 	q->una_psn = psn_add(psn, 1);
 	/* Forward progress: a new retry budget (IBA 9.7.6.1.3). */
 	q->retry_left = qp->attr.retry_cnt;
@@ -65,10 +75,13 @@ static void ack_through(struct sib_qp *qp, uint32_t psn)
 		if (!sib_wr_is_rd_atomic(w->opcode)) {
 			if (psn_diff(r->last_psn, psn) <= 0)
 				r->done = true;
-		} else if (psn_diff(r->last_psn, psn) < 0 && lost_read < 0) {
-			/* A later request was acknowledged but this READ / atomic was
-			 * not answered: its responses were lost (IBA 9.7.6.1.5). */
+		} else if (psn_diff(r->last_psn, psn) <= 0) {
+			/* Acknowledged through this READ / atomic (a later request, or
+			 * a NAK at the next PSN) but not answered: its responses were
+			 * lost (IBA 9.7.6.1.5).  It and everything after it stay
+			 * unacknowledged: the retry starts there. */
 			lost_read = (int32_t)i;
+			break;
 		}
 	}
 	if (lost_read >= 0) {
@@ -113,8 +126,12 @@ static void read_response(struct sib_qp *qp, const struct ib_packet *pkt)
 	if (psn_diff(psn, r->first_psn) < 0 || psn_diff(psn, r->last_psn) > 0)
 		return; /* not ours: a stale duplicate */
 	if (psn != r->rsp_psn) {
-		if (psn_diff(psn, r->rsp_psn) > 0) {
-			/* A response is missing: ask again from it. */
+		/* A response is missing: ask again from it, once (the responses
+		 * already on their way would each ask again otherwise; a lost
+		 * request is the ACK timer's). */
+		if (psn_diff(psn, r->rsp_psn) > 0 && !(q->gap_asked && q->gap_psn == r->rsp_psn)) {
+			q->gap_asked = true;
+			q->gap_psn = r->rsp_psn;
 			sib_rc_req_retry(qp, r->rsp_psn);
 			sib_rc_req_run(qp);
 		}
@@ -148,13 +165,15 @@ static void read_response(struct sib_qp *qp, const struct ib_packet *pkt)
 		}
 	}
 	r->rsp_psn = psn_add(psn, 1);
-	/* Each response in order acknowledges its own PSN too. */
-	if (psn_diff(psn, q->una_psn) >= 0)
+	/* Each response in order acknowledges its own PSN too: forward
+	 * progress, so a new retry budget (IBA 9.7.6.1.3). */
+	if (psn_diff(psn, q->una_psn) >= 0) {
+		sib_rc_window_grow(qp, (uint32_t)psn_diff(psn, q->una_psn) + 1);
 		q->una_psn = psn_add(psn, 1);
+	}
+	q->retry_left = qp->attr.retry_cnt;
 	if (last) {
 		r->done = true;
-		if (q->rd_atomic)
-			q->rd_atomic--;
 		if (psn_diff(q->una_psn, psn) <= 0)
 			q->una_psn = psn_add(psn, 1);
 		q->retry_left = qp->attr.retry_cnt;
@@ -189,8 +208,6 @@ static void atomic_ack(struct sib_qp *qp, const struct ib_packet *pkt)
 		return;
 	}
 	r->done = true;
-	if (q->rd_atomic)
-		q->rd_atomic--;
 	if (psn_diff(q->una_psn, r->first_psn) <= 0)
 		q->una_psn = psn_add(r->first_psn, 1);
 	sib_rc_arm_rto(qp, true);
@@ -239,7 +256,7 @@ static void acknowledge(struct sib_qp *qp, const struct ib_packet *pkt)
 		ack_through(qp, psn);
 		break;
 	case IB_AETH_RNR_NAK:
-		if (psn_diff(psn, q->una_psn) < 0 || psn_diff(psn, q->psn) >= 0)
+		if (psn_diff(psn, q->una_psn) < 0 || psn_diff(psn, sib_rc_sent_end(qp)) >= 0)
 			return;
 		ack_through(qp, psn_add(psn, SIB_PSN_MASK));
 		sib_rc_comp_advance(qp);
@@ -252,20 +269,22 @@ static void acknowledge(struct sib_qp *qp, const struct ib_packet *pkt)
 		}
 		if (q->rnr_left != 7)
 			q->rnr_left--;
-		sib_rc_req_retry(qp, psn);
+		/* From psn, or from an earlier READ / atomic whose answer was lost. */
+		sib_rc_req_retry(qp, q->una_psn);
 		q->rnr_wait = true;
 		q->rnr_deadline = sib_engine_now(qp->eng) + sib_rnr_timer_ns(val);
 		q->rto_deadline = 0;
 		sib_engine_want_tick(qp->eng, q->rnr_deadline);
 		return;
 	case IB_AETH_NAK:
-		if (psn_diff(psn, q->una_psn) < 0 || psn_diff(psn, q->psn) >= 0)
+		if (psn_diff(psn, q->una_psn) < 0 || psn_diff(psn, sib_rc_sent_end(qp)) >= 0)
 			return;
 		ack_through(qp, psn_add(psn, SIB_PSN_MASK));
 		sib_rc_comp_advance(qp);
 		if (val == IB_NAK_PSN_SEQ_ERR) {
-			/* IBA 9.7.5.2.1: resend from the PSN the responder expects. */
-			sib_rc_req_retry(qp, psn);
+			/* IBA 9.7.5.2.1: resend from the PSN the responder expects,
+			 * or from an earlier READ / atomic whose answer was lost. */
+			sib_rc_req_retry(qp, q->una_psn);
 			break;
 		}
 		sib_rc_req_fail_head(qp, nak_status(val), nak_rule(val));

@@ -19,8 +19,51 @@
  * chunks of responses outstanding over all READs: each chunk is an ordinary READ request for the next
  * part (as a retry would be, IBA 9.7.6.1.5), so the responder never sends
  * more than the receiving socket can hold.
+ *
+ * Each chunk takes a responder resource (IBA 9.7.5.1.4), so max_rd_atomic
+ * counts chunks, and a READ asked for again never crosses a chunk boundary:
+ * the duplicate finds the resource of its chunk.  Otherwise the responder
+ * could forget a READ whose responses were lost, and the requester would
+ * ask for it forever.
  */
-enum { REQ_WINDOW = 256, REQ_ACK_EVERY = 16, READ_CHUNK = 64 };
+enum { REQ_WINDOW = 256, REQ_ACK_EVERY = 16, READ_CHUNK = 64, REQ_WINDOW_MIN = 4 };
+
+/*
+ * The window actually used: REQ_WINDOW, halved at each go-back-N restart
+ * and cut to REQ_WINDOW_MIN at a timeout, grown again by what is
+ * acknowledged.  Go-back-N resends the whole window after one loss, so
+ * without this, a lossy path fills the peer's socket with retransmissions
+ * and loses even more (congestion collapse: retry_cnt exhausted under a
+ * few percent of loss).
+ */
+static uint32_t req_window(const struct sib_req *q)
+{
+	return q->cwnd ? q->cwnd : REQ_WINDOW;
+}
+
+void sib_rc_window_grow(struct sib_qp *qp, uint32_t acked)
+{
+	struct sib_req *q = &qp->req;
+	uint32_t w = req_window(q) + acked;
+
+	q->cwnd = w > REQ_WINDOW ? REQ_WINDOW : w;
+}
+
+uint32_t sib_rc_sent_end(const struct sib_qp *qp)
+{
+	const struct sib_req *q = &qp->req;
+
+	if (q->psn_hi_valid && psn_diff(q->psn_hi, q->psn) > 0)
+		return q->psn_hi;
+	return q->psn;
+}
+
+static void window_shrink(struct sib_req *q, bool timeout)
+{
+	uint32_t w = timeout ? REQ_WINDOW_MIN : req_window(q) / 2;
+
+	q->cwnd = w < REQ_WINDOW_MIN ? REQ_WINDOW_MIN : w;
+}
 
 bool sib_wr_is_rd_atomic(enum sib_wr_opcode op)
 {
@@ -151,6 +194,8 @@ int sib_req_send_segment(struct sib_qp *qp, const struct sib_send_wqe *w, uint8_
 		pkt.immdt.ImmDt = __builtin_bswap32(w->imm_data); /* posted in network order */
 	if (info->headers & IB_HDRBIT(IB_HDR_IETH))
 		pkt.ieth.R_Key = w->invalidate_rkey;
+	if (info->headers & IB_HDRBIT(IB_HDR_XRCETH))
+		pkt.xrceth.XRCSRQ = w->xrc_remote_srqn & SIB_QPN_MASK;
 	buf = sib_tx_alloc(qp, &pkt, n, &payload, &hdr_len);
 	if (!buf)
 		return -1;
@@ -172,13 +217,28 @@ int sib_req_send_segment(struct sib_qp *qp, const struct sib_send_wqe *w, uint8_
 	return 0;
 }
 
+/* RC, or XRC for an XRC initiator (IBA 9.2: the opcode's high bits). */
+static uint8_t req_transport(const struct sib_qp *qp)
+{
+	return qp->type == SIB_QPT_XRC_SEND ? IB_TRANSPORT_XRC : IB_TRANSPORT_RC;
+}
+
+/* XRC requests name the target's XRC SRQ in every packet (IBA 9.2.4 / A14). */
+static void set_xrceth(const struct sib_qp *qp, const struct sib_send_wqe *w,
+		       struct ib_packet *pkt)
+{
+	if (qp->type == SIB_QPT_XRC_SEND)
+		pkt->xrceth.XRCSRQ = w->xrc_remote_srqn & SIB_QPN_MASK;
+}
+
 static int send_read_request(struct sib_qp *qp, const struct sib_send_wqe *w,
 			     const struct sib_req_wqe *r, uint64_t off, uint32_t len, unsigned mtu)
 {
 	struct ib_packet pkt;
 
 	sib_tx_headers(qp, &qp->attr.ah_attr, &pkt);
-	pkt.bth.OpCode = IB_OPCODE(IB_TRANSPORT_RC, IB_OP_READ_REQUEST);
+	pkt.bth.OpCode = IB_OPCODE(req_transport(qp), IB_OP_READ_REQUEST);
+	set_xrceth(qp, w, &pkt);
 	pkt.bth.PSN = psn_add(r->first_psn, (uint32_t)(off / mtu));
 	pkt.bth.A = 1;
 	pkt.reth.VA = w->rdma.remote_addr + off;
@@ -193,7 +253,8 @@ static int send_atomic(struct sib_qp *qp, const struct sib_send_wqe *w, const st
 	bool cas = w->opcode == SIB_WR_ATOMIC_CMP_AND_SWP;
 
 	sib_tx_headers(qp, &qp->attr.ah_attr, &pkt);
-	pkt.bth.OpCode = IB_OPCODE(IB_TRANSPORT_RC, cas ? IB_OP_CMP_SWAP : IB_OP_FETCH_ADD);
+	pkt.bth.OpCode = IB_OPCODE(req_transport(qp), cas ? IB_OP_CMP_SWAP : IB_OP_FETCH_ADD);
+	set_xrceth(qp, w, &pkt);
 	pkt.bth.PSN = r->first_psn;
 	pkt.bth.A = 1;
 	pkt.atomiceth.VA = w->atomic.remote_addr;
@@ -242,11 +303,33 @@ static bool next_follows(struct sib_qp *qp)
 	       !sq_req(qp, next)->local_err;
 }
 
+/* Responder resources the outstanding READ chunks and atomics hold. */
+static uint32_t rd_outstanding(struct sib_qp *qp)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i <= qp->req.cur && i < qp->sq.count; i++) {
+		struct sib_send_wqe *w = sq_wqe(qp, i);
+		struct sib_req_wqe *r = sq_req(qp, i);
+
+		if (!r->started || r->done || !r->asked || !sib_wr_is_rd_atomic(w->opcode))
+			continue;
+		if (w->opcode != SIB_WR_RDMA_READ) {
+			n++;
+			continue;
+		}
+		uint32_t got = (uint32_t)psn_diff(r->rsp_psn, r->first_psn);
+
+		n += (r->asked + READ_CHUNK - 1) / READ_CHUNK - got / READ_CHUNK;
+	}
+	return n;
+}
+
 void sib_rc_req_run(struct sib_qp *qp)
 {
 	struct sib_req *q = &qp->req;
 	unsigned mtu = sib_qp_mtu(qp);
-	uint8_t transport = qp->type == SIB_QPT_XRC_SEND ? IB_TRANSPORT_XRC : IB_TRANSPORT_RC;
+	uint8_t transport = req_transport(qp);
 	uint32_t max_rd = qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
 
 	if (q->rnr_wait)
@@ -261,11 +344,11 @@ void sib_rc_req_run(struct sib_qp *qp)
 			break;
 		if (!r->started) {
 			/* IBA 10.8.3.3: a fenced WQE waits for earlier READs and atomics. */
-			if ((w->send_flags & SIB_SEND_FENCE) && q->rd_atomic)
+			if ((w->send_flags & SIB_SEND_FENCE) && rd_outstanding(qp))
 				break;
-			if (rd && q->rd_atomic >= max_rd)
+			if (rd && rd_outstanding(qp) >= max_rd)
 				break; /* max_rd_atomic: initiator depth (IBA 9.7.4.1.3) */
-			if (!rd && psn_diff(q->psn, q->una_psn) >= REQ_WINDOW)
+			if (!rd && psn_diff(q->psn, q->una_psn) >= (int32_t)req_window(q))
 				break;
 			enum sib_wc_status st = sib_req_precheck(qp, w);
 
@@ -276,24 +359,30 @@ void sib_rc_req_run(struct sib_qp *qp)
 			r->first_psn = q->psn;
 			r->last_psn = psn_add(q->psn, sib_req_npkts(w, mtu) - 1);
 			r->rsp_psn = r->first_psn;
+			r->asked = 0;
 			r->started = true;
 			q->cur_off = 0;
 		}
 		if (w->opcode == SIB_WR_RDMA_READ) {
 			uint64_t chunk = (uint64_t)READ_CHUNK * mtu;
 			uint64_t left = w->length - q->cur_off;
-			uint32_t n = (uint32_t)(left > chunk ? chunk : left);
+			uint64_t to_end = chunk - q->cur_off % chunk; /* of this chunk */
+			uint32_t n = (uint32_t)(left > to_end ? to_end : left);
+			uint32_t at = (uint32_t)(q->cur_off / mtu);
+			uint32_t npk = n ? (n + mtu - 1) / mtu : 1;
 
-			if (psn_diff(q->psn, q->una_psn) >= 2 * READ_CHUNK)
-				break; /* two chunks of responses due: wait for them */
+			int32_t due = psn_diff(q->psn, q->una_psn);
+
+			if (due >= 2 * READ_CHUNK || (due > 0 && due >= (int32_t)req_window(q)))
+				break; /* two chunks (or a window) of responses due: wait */
+			if (at >= r->asked && at && rd_outstanding(qp) >= max_rd)
+				break; /* a new chunk takes a responder resource */
 			if (send_read_request(qp, w, r, q->cur_off, n, mtu)) {
 				q->tx_blocked = true;
 				break;
 			}
-			if (!r->rd_counted) {
-				r->rd_counted = true;
-				q->rd_atomic++;
-			}
+			if (at + npk > r->asked)
+				r->asked = at + npk;
 			q->cur_off += n;
 			if (q->cur_off < w->length) {
 				q->psn = psn_add(r->first_psn, (uint32_t)(q->cur_off / mtu));
@@ -306,15 +395,12 @@ void sib_rc_req_run(struct sib_qp *qp)
 				break;
 			}
 			q->psn = psn_add(r->last_psn, 1);
-			if (!r->rd_counted) {
-				r->rd_counted = true;
-				q->rd_atomic++;
-			}
+			r->asked = 1;
 		} else {
 			bool stop = false;
 
 			for (;;) {
-				if (psn_diff(q->psn, q->una_psn) >= REQ_WINDOW) {
+				if (psn_diff(q->psn, q->una_psn) >= (int32_t)req_window(q)) {
 					stop = true;
 					break;
 				}
@@ -324,7 +410,8 @@ void sib_rc_req_run(struct sib_qp *qp)
 				 * once; one ACK covers all earlier PSNs. */
 				bool last = q->cur_off + mtu >= w->length;
 				bool ackreq = q->psn % REQ_ACK_EVERY == REQ_ACK_EVERY - 1 ||
-					      psn_diff(psn_add(q->psn, 1), q->una_psn) >= REQ_WINDOW ||
+					      psn_diff(psn_add(q->psn, 1), q->una_psn) >=
+						      (int32_t)req_window(q) ||
 					      (last && !next_follows(qp));
 				int rc = sib_req_send_segment(qp, w, transport, q->psn, q->cur_off,
 							      mtu, ackreq);
@@ -375,14 +462,10 @@ void sib_rc_req_retry(struct sib_qp *qp, uint32_t from_psn)
 	struct sib_req_wqe *r = sq_req(qp, i);
 
 	sib_engine_count(qp->eng, &sib_engine_ctrs(qp->eng)->retransmits);
-	q->rd_atomic = 0;
-	for (uint32_t j = 0; j < i; j++)
-		if (sq_req(qp, j)->rd_counted && !sq_req(qp, j)->done)
-			q->rd_atomic++;
+	window_shrink(q, false);
+	/* Later WQEs go again, in order, as duplicates: no new resources. */
 	for (uint32_t j = i + 1; j <= q->cur && j < qp->sq.count; j++)
 		sq_req(qp, j)->started = false;
-	for (uint32_t j = i; j <= q->cur && j < qp->sq.count; j++)
-		sq_req(qp, j)->rd_counted = false;
 	q->cur = i;
 	if (w->opcode == SIB_WR_RDMA_READ) {
 		/* Ask again for what has not arrived (IBA 9.7.6.1.5). */
@@ -393,6 +476,8 @@ void sib_rc_req_retry(struct sib_qp *qp, uint32_t from_psn)
 	} else {
 		q->cur_off = (uint64_t)psn_diff(from_psn, r->first_psn) * mtu;
 	}
+	q->psn_hi = sib_rc_sent_end(qp);
+	q->psn_hi_valid = true;
 	q->psn = from_psn;
 }
 
@@ -457,6 +542,7 @@ void sib_rc_req_timer(struct sib_qp *qp, uint64_t now)
 			return;
 		}
 		q->retry_left--;
+		window_shrink(q, true);
 		sib_rc_req_retry(qp, q->una_psn);
 		sib_rc_req_run(qp);
 		sib_rc_arm_rto(qp, true);

@@ -5,7 +5,7 @@
  * one function per state, until DONE.  Reading it top to bottom answers
  * "what happens when a READ request arrives".
  *
- *   CHK_PSN -> CHK_OP_SEQ -> CHK_OP_VALID -> CHK_LENGTH -> CHK_RESOURCE
+ *   CHK_PSN -> CHK_XRC -> CHK_OP_SEQ -> CHK_OP_VALID -> CHK_LENGTH -> CHK_RESOURCE
  *           -> CHK_RKEY -> EXECUTE -> COMPLETE -> ACKNOWLEDGE -> DONE
  *   side exits: DUPLICATE, NAK_SEQ, RNR, ERR_INVALID, ERR_ACCESS, ERR_OP
  *
@@ -16,10 +16,13 @@
 #include <string.h>
 
 #include "transport/log.h"
+#include "transport/numtab.h"
 #include "transport/qp_impl.h"
+#include "transport/srq.h"
 
 enum resp_state {
 	RESP_CHK_PSN,
+	RESP_CHK_XRC,
 	RESP_CHK_OP_SEQ,
 	RESP_CHK_OP_VALID,
 	RESP_CHK_LENGTH,
@@ -42,6 +45,7 @@ struct resp_ctx {
 	const struct ib_packet *pkt;
 	uint32_t flags; /* the opcode's IB_OPF_* */
 	unsigned mtu;
+	uint32_t pd; /* whose keys: the QP's PD, for an XRC target its XRC SRQ's */
 	enum sib_wc_status recv_status; /* for a receive WQE ended by an error */
 	const char *why;
 };
@@ -53,12 +57,18 @@ static struct sib_resp *R(struct resp_ctx *c)
 
 /* ---------------------------------------------------------------- output */
 
+/* An XRC target answers with XRC opcodes (IBA 9.2 Table 38, 0xA0-0xB7). */
+static uint8_t resp_op(const struct sib_qp *qp, uint8_t op)
+{
+	return IB_OPCODE(qp->type == SIB_QPT_XRC_RECV ? IB_TRANSPORT_XRC : IB_TRANSPORT_RC, op);
+}
+
 static void send_ack(struct sib_qp *qp, uint32_t psn, uint8_t syndrome)
 {
 	struct ib_packet pkt;
 
 	sib_tx_headers(qp, &qp->attr.ah_attr, &pkt);
-	pkt.bth.OpCode = IB_OPCODE(IB_TRANSPORT_RC, IB_OP_ACKNOWLEDGE);
+	pkt.bth.OpCode = resp_op(qp, IB_OP_ACKNOWLEDGE);
 	pkt.bth.PSN = psn;
 	pkt.aeth.Syndrome = syndrome;
 	pkt.aeth.MSN = qp->resp.msn & SIB_PSN_MASK;
@@ -76,7 +86,7 @@ static void send_atomic_ack(struct sib_qp *qp, uint32_t psn, uint64_t orig)
 	struct ib_packet pkt;
 
 	sib_tx_headers(qp, &qp->attr.ah_attr, &pkt);
-	pkt.bth.OpCode = IB_OPCODE(IB_TRANSPORT_RC, IB_OP_ATOMIC_ACKNOWLEDGE);
+	pkt.bth.OpCode = resp_op(qp, IB_OP_ATOMIC_ACKNOWLEDGE);
 	pkt.bth.PSN = psn;
 	pkt.aeth.Syndrome = ack_syndrome();
 	pkt.aeth.MSN = qp->resp.msn & SIB_PSN_MASK;
@@ -106,7 +116,7 @@ static bool send_read_responses(struct sib_qp *qp, struct sib_rd_res *res)
 		size_t hdr_len;
 
 		sib_tx_headers(qp, &qp->attr.ah_attr, &pkt);
-		pkt.bth.OpCode = IB_OPCODE(IB_TRANSPORT_RC, op);
+		pkt.bth.OpCode = resp_op(qp, op);
 		pkt.bth.PSN = res->next_psn;
 		pkt.aeth.Syndrome = ack_syndrome();
 		pkt.aeth.MSN = qp->resp.msn & SIB_PSN_MASK;
@@ -121,7 +131,7 @@ static bool send_read_responses(struct sib_qp *qp, struct sib_rd_res *res)
 			struct memreg_request req = {
 				.key = res->rkey,
 				.remote = true,
-				.pd = qp->pd,
+				.pd = res->pd,
 				.qpn = qp->qp_num,
 				.va = res->va + res->next_off,
 				.len = n,
@@ -170,11 +180,36 @@ static enum resp_state chk_psn(struct resp_ctx *c)
 
 	if (d == 0) {
 		R(c)->nak_sent = false;
-		return RESP_CHK_OP_SEQ;
+		return RESP_CHK_XRC;
 	}
 	if (d < 0)
 		return RESP_DUPLICATE;
 	return RESP_NAK_SEQ;
+}
+
+/*
+ * An XRC target serves the XRC SRQ the XRCETH names, which must exist and
+ * belong to the target QP's XRC domain; all packets of one message name the
+ * same SRQ.  Anything else is an invalid request (IBA 9.8.4 / A14).
+ */
+static enum resp_state chk_xrc(struct resp_ctx *c)
+{
+	struct sib_resp *r = R(c);
+
+	if (c->qp->type != SIB_QPT_XRC_RECV)
+		return RESP_CHK_OP_SEQ;
+	if (!r->xrc_srq) {
+		sib_dbg("responder QP 0x%06x: XRCETH names XRC SRQ 0x%06x, not an SRQ of this "
+			"QP's XRC domain",
+			c->qp->qp_num, c->pkt->xrceth.XRCSRQ);
+		c->why = "no such XRC SRQ in the QP's XRC domain";
+		return RESP_ERR_INVALID;
+	}
+	if (r->kind == SIB_MSG_SEND && r->have_wqe && sib_srq_num(r->xrc_srq) != r->wqe_srqn) {
+		c->why = "a message's packets name different XRC SRQs";
+		return RESP_ERR_INVALID;
+	}
+	return RESP_CHK_OP_SEQ;
 }
 
 /* IBA 9.7.5.2.2 / C9-?: First/Middle/Last must follow each other in order. */
@@ -266,7 +301,7 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 {
 	const struct ib_packet *p = c->pkt;
 	uint32_t f = c->flags;
-	struct memreg_request req = { .remote = true, .pd = c->qp->pd, .qpn = c->qp->qp_num };
+	struct memreg_request req = { .remote = true, .pd = c->pd, .qpn = c->qp->qp_num };
 	struct memreg_grant g;
 	enum memreg_verdict v;
 
@@ -307,7 +342,7 @@ static enum resp_state execute_send(struct resp_ctx *c)
 	const struct ib_packet *p = c->pkt;
 	struct memreg_request bad;
 	struct memreg_grant g;
-	uint32_t pd = qp->pd;
+	uint32_t pd = c->pd;
 
 	if (c->flags & IB_OPF_FIRST)
 		r->off = 0;
@@ -358,7 +393,7 @@ static enum resp_state execute_write(struct resp_ctx *c)
 		struct memreg_request req = {
 			.key = r->rkey,
 			.remote = true,
-			.pd = qp->pd,
+			.pd = c->pd,
 			.qpn = qp->qp_num,
 			.va = r->va,
 			.len = p->payload_len,
@@ -404,6 +439,7 @@ static enum resp_state execute_read(struct resp_ctx *c)
 	res->last_psn = psn_add(p->bth.PSN, npkts - 1);
 	res->va = p->reth.VA;
 	res->rkey = p->reth.R_Key;
+	res->pd = c->pd;
 	res->len = p->reth.DMALen;
 	res->sending = true;
 	res->next_psn = res->first_psn;
@@ -424,7 +460,7 @@ static enum resp_state execute_atomic(struct resp_ctx *c)
 	struct memreg_request req = {
 		.key = p->atomiceth.R_Key,
 		.remote = true,
-		.pd = qp->pd,
+		.pd = c->pd,
 		.qpn = qp->qp_num,
 		.va = p->atomiceth.VA,
 		.len = 8,
@@ -458,6 +494,7 @@ static enum resp_state execute_atomic(struct resp_ctx *c)
 	struct sib_rd_res *res = new_res(r);
 
 	res->atomic = true;
+	res->pd = c->pd;
 	res->first_psn = res->last_psn = p->bth.PSN;
 	res->orig = orig;
 	r->epsn = psn_add(p->bth.PSN, 1);
@@ -504,7 +541,7 @@ static enum resp_state complete(struct resp_ctx *c)
 	if (c->flags & IB_OPF_INV) {
 		enum memreg_verdict v = memreg_mw_invalidate(sib_engine_memreg(qp->eng),
 							     p->ieth.R_Key, true, qp->qp_num,
-							     qp->pd);
+							     c->pd);
 
 		if (v != MEMREG_OK) {
 			sib_warn("SEND with invalidate on QP 0x%06x: R_Key 0x%06x: %s", qp->qp_num,
@@ -558,7 +595,6 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		struct memreg_request req = {
 			.key = p->reth.R_Key,
 			.remote = true,
-			.pd = qp->pd,
 			.qpn = qp->qp_num,
 			.va = p->reth.VA,
 			.len = p->reth.DMALen,
@@ -568,6 +604,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 
 		if (!res)
 			return RESP_DONE; /* too old to remember: drop */
+		req.pd = res->pd;
 		if (memreg_check(sib_engine_memreg(qp->eng), &req, &g) != MEMREG_OK)
 			return RESP_DONE;
 		memreg_release(sib_engine_memreg(qp->eng), &g);
@@ -645,6 +682,20 @@ static enum resp_state error(struct resp_ctx *c, uint8_t nak, enum sib_event ev)
 	return RESP_DONE;
 }
 
+/* The XRC SRQ an XRC request names, if it is one of the QP's domain. */
+static struct sib_srq *xrc_srq_of(struct sib_qp *qp, const struct ib_packet *pkt)
+{
+	struct sib_numtab *t = sib_engine_srqns(qp->eng);
+	struct sib_srq *srq;
+
+	if (!t || !(pkt->headers & IB_HDRBIT(IB_HDR_XRCETH)))
+		return NULL;
+	srq = sib_numtab_lookup(t, pkt->xrceth.XRCSRQ);
+	if (!srq || !sib_srq_is_xrc(srq) || sib_srq_xrcd(srq) != qp->xrcd)
+		return NULL;
+	return srq;
+}
+
 void sib_rc_resp_rx(struct sib_qp *qp, const struct ib_packet *pkt)
 {
 	struct resp_ctx c = {
@@ -652,6 +703,7 @@ void sib_rc_resp_rx(struct sib_qp *qp, const struct ib_packet *pkt)
 		.pkt = pkt,
 		.flags = pkt->op->flags,
 		.mtu = sib_qp_mtu(qp),
+		.pd = qp->pd,
 	};
 	enum resp_state s = RESP_CHK_PSN;
 
@@ -662,10 +714,18 @@ void sib_rc_resp_rx(struct sib_qp *qp, const struct ib_packet *pkt)
 	sib_rc_resp_run(qp);
 	if (reads_pending(qp))
 		return;
+	if (qp->type == SIB_QPT_XRC_RECV) {
+		qp->resp.xrc_srq = xrc_srq_of(qp, pkt);
+		if (qp->resp.xrc_srq)
+			c.pd = sib_srq_pd(qp->resp.xrc_srq);
+	}
 	while (s != RESP_DONE) {
 		switch (s) {
 		case RESP_CHK_PSN:
 			s = chk_psn(&c);
+			break;
+		case RESP_CHK_XRC:
+			s = chk_xrc(&c);
 			break;
 		case RESP_CHK_OP_SEQ:
 			s = chk_op_seq(&c);
@@ -713,4 +773,5 @@ void sib_rc_resp_rx(struct sib_qp *qp, const struct ib_packet *pkt)
 			break;
 		}
 	}
+	qp->resp.xrc_srq = NULL;
 }

@@ -15,12 +15,15 @@ static bool transport_matches(const struct sib_qp *qp, const struct ib_opcode_in
 {
 	switch (op->transport) {
 	case IB_TRANSPORT_RC:
-		return qp->type == SIB_QPT_RC ||
-		       (qp->type == SIB_QPT_XRC_SEND && (op->flags & IB_OPF_RESPONSE));
+		return qp->type == SIB_QPT_RC;
 	case IB_TRANSPORT_UC:
 		return qp->type == SIB_QPT_UC;
 	case IB_TRANSPORT_UD:
 		return qp->type == SIB_QPT_UD;
+	case IB_TRANSPORT_XRC:
+		/* An XRC initiator only requests, an XRC target only responds (IBA 9.8.4). */
+		return (op->flags & IB_OPF_RESPONSE) ? qp->type == SIB_QPT_XRC_SEND
+						     : qp->type == SIB_QPT_XRC_RECV;
 	default:
 		return false;
 	}
@@ -133,6 +136,7 @@ void sib_engine_rx(struct sib_engine *eng, const struct ib_packet *pkt,
 		switch (qp->type) {
 		case SIB_QPT_RC:
 		case SIB_QPT_XRC_SEND:
+		case SIB_QPT_XRC_RECV:
 			if (pkt->op->flags & IB_OPF_RESPONSE)
 				sib_rc_comp_rx(qp, pkt);
 			else
@@ -156,9 +160,13 @@ bool sib_recv_take(struct sib_qp *qp)
 {
 	struct sib_resp *r = &qp->resp;
 
-	if (qp->srq) {
-		if (!sib_srq_take(qp->srq, &r->wqe, r->sge))
+	struct sib_srq *srq = qp->type == SIB_QPT_XRC_RECV ? r->xrc_srq : qp->srq;
+
+	if (srq) {
+		if (!sib_srq_take(srq, &r->wqe, r->sge))
 			return false;
+		if (qp->type == SIB_QPT_XRC_RECV)
+			r->wqe_srqn = sib_srq_num(srq);
 	} else {
 		if (!qp->rq.count)
 			return false;
@@ -180,5 +188,21 @@ void sib_recv_complete(struct sib_qp *qp, const struct sib_recv_wqe *w, struct s
 	c->wr_id = w->wr_id;
 	c->qp_num = qp->qp_num;
 	c->pkey_index = qp->attr.pkey_index;
-	sib_cq_push(qp->recv_cq, c, solicited);
+	struct sib_cq *cq = sib_recv_cq(qp);
+
+	if (cq)
+		sib_cq_push(cq, c, solicited);
+}
+
+struct sib_cq *sib_recv_cq(struct sib_qp *qp)
+{
+	struct sib_srq *srq;
+
+	if (qp->type != SIB_QPT_XRC_RECV)
+		return qp->recv_cq;
+	/* XRC: the CQ of the XRC SRQ the WQE came from (IBA 9.8.4 / A14). */
+	srq = qp->resp.xrc_srq;
+	if ((!srq || sib_srq_num(srq) != qp->resp.wqe_srqn) && qp->eng && sib_engine_srqns(qp->eng))
+		srq = sib_numtab_lookup(sib_engine_srqns(qp->eng), qp->resp.wqe_srqn);
+	return srq ? sib_srq_cq(srq) : NULL;
 }

@@ -29,6 +29,10 @@ uint64_t sib_rc_rto_ns(const struct sib_qp *qp);
 void sib_rc_arm_rto(struct sib_qp *qp, bool restart);
 /* IBA 9.7.5.2.8 Table 45. */
 uint64_t sib_rnr_timer_ns(uint8_t code);
+/* One past the highest PSN ever sent: go-back-N may have rewound req.psn. */
+uint32_t sib_rc_sent_end(const struct sib_qp *qp);
+/* PSNs were acknowledged: the send window grows back (rc_requester.c). */
+void sib_rc_window_grow(struct sib_qp *qp, uint32_t acked);
 /* Completes the oldest WQE with an error (logged with why) and enters ERR. */
 void sib_rc_req_fail_head(struct sib_qp *qp, enum sib_wc_status st, const char *why);
 

@@ -170,7 +170,7 @@ static uint16_t sma_attr(struct sib_hca *hca, unsigned port_num, uint8_t method,
 	case IB_SMP_ATTR_GUID_INFO: {
 		struct ib_guid_info gi;
 
-		/* GUIDCap 1: block 0 holds the port GUID, which is read-only. */
+		/* Block 0: the port GUID, then empty alias slots; read-only. */
 		if (set)
 			return IB_MAD_STATUS_UNSUP_METHOD_ATTR;
 		if (mod != 0)

@@ -6,6 +6,7 @@
 
 #include "transport/caps.h"
 #include "transport/cq.h"
+#include "transport/engine.h"
 #include "transport/numtab.h"
 #include "transport/srq.h"
 #include "transport/xrcd.h"
@@ -20,6 +21,7 @@ struct sib_srq {
 	struct sib_xrcd *xrcd;
 	struct sib_cq *cq;
 	struct sib_numtab *srqns;
+	struct sib_engine *eng;
 	struct sib_event_sink *sink;
 	void *user;
 };
@@ -73,6 +75,7 @@ int sib_srq_create(struct sib_srq_init *init, struct sib_srq **out, char *why, s
 			return ENOMEM;
 		}
 		srq->srqns = init->srqns;
+		srq->eng = init->engine;
 		srq->xrcd = init->xrcd;
 		srq->cq = init->cq;
 		sib_xrcd_get(srq->xrcd);
@@ -91,7 +94,10 @@ int sib_srq_destroy(struct sib_srq *srq)
 	}
 	pthread_mutex_unlock(&srq->lock);
 	if (srq->xrcd) {
+		/* Out of the table first, then wait for a packet that found it. */
 		sib_numtab_free(srq->srqns, srq->srq_num);
+		if (srq->eng)
+			sib_engine_quiesce(srq->eng);
 		sib_xrcd_put(srq->xrcd);
 		sib_cq_put(srq->cq);
 	}

@@ -15,6 +15,7 @@
 #include "transport/wqe.h"
 
 struct sib_cq;
+struct sib_engine;
 struct sib_xrcd;
 struct sib_numtab;
 struct sib_srq;
@@ -28,6 +29,7 @@ struct sib_srq_init {
 	struct sib_xrcd *xrcd;
 	struct sib_cq *cq;
 	struct sib_numtab *srqns;
+	struct sib_engine *engine; /* whose data path finds it by number (may be NULL) */
 	struct sib_event_sink *sink;
 	void *user;
 };

@@ -306,3 +306,35 @@ size_t ib_packet_encode(struct ib_packet *pkt, const void *payload, uint32_t pay
 		memmove(buf + hdr_len, payload, payload_len);
 	return ib_packet_seal(buf, hdr_len, payload_len);
 }
+
+const void *ib_packet_header(const struct ib_packet *p, enum ib_hdr h)
+{
+	switch (h) {
+	case IB_HDR_LRH:
+		return &p->lrh;
+	case IB_HDR_GRH:
+		return &p->grh;
+	case IB_HDR_BTH:
+		return &p->bth;
+	case IB_HDR_RDETH:
+		return &p->rdeth;
+	case IB_HDR_DETH:
+		return &p->deth;
+	case IB_HDR_XRCETH:
+		return &p->xrceth;
+	case IB_HDR_RETH:
+		return &p->reth;
+	case IB_HDR_ATOMICETH:
+		return &p->atomiceth;
+	case IB_HDR_AETH:
+		return &p->aeth;
+	case IB_HDR_ATOMICACKETH:
+		return &p->atomicacketh;
+	case IB_HDR_IMMDT:
+		return &p->immdt;
+	case IB_HDR_IETH:
+		return &p->ieth;
+	default:
+		return NULL;
+	}
+}

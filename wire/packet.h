@@ -81,6 +81,11 @@ struct ib_packet {
  */
 enum ib_pkt_err ib_packet_decode(const uint8_t *buf, size_t len, struct ib_packet *pkt);
 
+/* The decoded struct of header h inside *p (struct ib_lrh for IB_HDR_LRH,
+ * ...), or NULL for an unknown h.  Whether it is carried is the caller's
+ * question (has_grh, headers). */
+const void *ib_packet_header(const struct ib_packet *p, enum ib_hdr h);
+
 /*
  * Building.  The caller fills lrh (VL, SL, LNH, DLID, SLID), grh when
  * LNH == IB_LNH_IBA_GLOBAL (TClass, FlowLabel, HopLmt, SGID, DGID), bth

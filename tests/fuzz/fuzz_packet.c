@@ -32,34 +32,11 @@ static void same_header(enum ib_hdr h, const void *a, const void *b)
 
 static const void *header_of(const struct ib_packet *p, enum ib_hdr h)
 {
-	switch (h) {
-	case IB_HDR_LRH:
-		return &p->lrh;
-	case IB_HDR_GRH:
-		return &p->grh;
-	case IB_HDR_BTH:
-		return &p->bth;
-	case IB_HDR_RDETH:
-		return &p->rdeth;
-	case IB_HDR_DETH:
-		return &p->deth;
-	case IB_HDR_XRCETH:
-		return &p->xrceth;
-	case IB_HDR_RETH:
-		return &p->reth;
-	case IB_HDR_ATOMICETH:
-		return &p->atomiceth;
-	case IB_HDR_AETH:
-		return &p->aeth;
-	case IB_HDR_ATOMICACKETH:
-		return &p->atomicacketh;
-	case IB_HDR_IMMDT:
-		return &p->immdt;
-	case IB_HDR_IETH:
-		return &p->ieth;
-	default:
+	const void *s = ib_packet_header(p, h);
+
+	if (!s)
 		abort();
-	}
+	return s;
 }
 
 static void check(const uint8_t *data, size_t size)

@@ -9,9 +9,11 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -95,17 +97,27 @@ static void gid_and_pkey_rules(struct ibv_context *ctx)
 	int rc;
 
 	errno = 0;
+	rc = ibv_query_gid(ctx, 1, 8, &gid);
+	CHECK(rc == -1 && errno == EINVAL, "query_gid(index 8) = %d errno %d", rc, errno);
+	expect_log("query_gid index 8", "GID index 8 is outside the GID table");
+
+	/* An empty slot reads as zeros through query_gid and as ENODATA
+	 * through query_gid_ex, as libibverbs reports a kernel's empty slot. */
+	memset(&gid, 0xa5, sizeof(gid));
 	rc = ibv_query_gid(ctx, 1, 1, &gid);
-	CHECK(rc == -1 && errno == EINVAL, "query_gid(index 1) = %d errno %d", rc, errno);
-	expect_log("query_gid index 1", "GID index 1 is outside the GID table");
+	CHECK(rc == 0 && gid.global.subnet_prefix == 0 && gid.global.interface_id == 0,
+	      "query_gid(empty index 1) = %d", rc);
+	rc = ibv_query_gid_ex(ctx, 1, 1, &entries[0], 0);
+	CHECK(rc == ENODATA, "query_gid_ex(empty index 1) = %d, want ENODATA", rc);
+	expect_no_log("query_gid of an empty slot");
 
 	rc = ibv_query_gid(ctx, 1, 0, &gid);
 	CHECK(rc == 0 && gid.raw[0] == 0xfe && gid.raw[1] == 0x80, "query_gid(0) = %d", rc);
 	expect_no_log("query_gid(0)");
 
-	rc = ibv_query_gid_ex(ctx, 1, 5, &entries[0], 0);
-	CHECK(rc == EINVAL, "query_gid_ex(index 5) = %d", rc);
-	expect_log("query_gid_ex index 5", "GID index 5 is outside");
+	rc = ibv_query_gid_ex(ctx, 1, 9, &entries[0], 0);
+	CHECK(rc == EINVAL, "query_gid_ex(index 9) = %d", rc);
+	expect_log("query_gid_ex index 9", "GID index 9 is outside");
 
 	n = ibv_query_gid_table(ctx, entries, 0, 0);
 	CHECK(n == -EINVAL, "query_gid_table(0 entries) = %zd", n);
@@ -147,11 +159,17 @@ static void ah_and_pd_rules(struct ibv_context *ctx)
 
 	attr.port_num = 1;
 	attr.is_global = 1;
+	attr.grh.sgid_index = 8;
+	errno = 0;
+	ah = ibv_create_ah(pd, &attr);
+	CHECK(!ah && errno == EINVAL, "create_ah(sgid_index 8) errno %d", errno);
+	expect_log("create_ah with sgid_index 8", "sgid_index 8 is outside the GID table");
+
 	attr.grh.sgid_index = 3;
 	errno = 0;
 	ah = ibv_create_ah(pd, &attr);
 	CHECK(!ah && errno == EINVAL, "create_ah(sgid_index 3) errno %d", errno);
-	expect_log("create_ah with sgid_index 3", "sgid_index 3 is outside the GID table");
+	expect_log("create_ah with sgid_index 3", "sgid_index 3 names an empty GID table entry");
 
 	attr.grh.sgid_index = 0;
 	ah = ibv_create_ah(pd, &attr);
@@ -229,6 +247,83 @@ static void channels_and_async_fd(struct ibv_context *ctx)
 	expect_no_log("channels and async fd");
 }
 
+/* A parent domain protects as its PD does and holds it; CQs may name one. */
+static void parent_domain_rules(struct ibv_context *ctx)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_parent_domain_init_attr pa = { .pd = pd };
+	struct ibv_cq_init_attr_ex ca = { .cqe = 4, .wc_flags = IBV_WC_STANDARD_FLAGS,
+					  .comp_mask = IBV_CQ_INIT_ATTR_MASK_PD };
+	struct ibv_pd *parent, *nested;
+	struct ibv_cq_ex *cq;
+	struct ibv_mr *mr;
+	static char buf[64];
+
+	CHECK(pd != NULL, "alloc_pd");
+	if (!pd)
+		return;
+	parent = ibv_alloc_parent_domain(ctx, &pa);
+	CHECK(parent && parent != pd && parent->context == ctx, "alloc_parent_domain errno %d",
+	      errno);
+	expect_no_log("alloc_parent_domain");
+	if (!parent)
+		return;
+	pa.pd = parent;
+	errno = 0;
+	nested = ibv_alloc_parent_domain(ctx, &pa);
+	CHECK(!nested && errno == EINVAL, "parent domain of a parent domain errno %d", errno);
+	expect_log("nested parent domain", "pd must be a protection domain");
+
+	ca.parent_domain = pd;
+	errno = 0;
+	cq = ibv_create_cq_ex(ctx, &ca);
+	CHECK(!cq && errno == EINVAL, "create_cq_ex(parent_domain = a PD) errno %d", errno);
+	expect_log("create_cq_ex on a PD", "parent_domain must be a parent domain");
+	ca.parent_domain = parent;
+	cq = ibv_create_cq_ex(ctx, &ca);
+	CHECK(cq != NULL, "create_cq_ex(parent domain) errno %d", errno);
+	mr = ibv_reg_mr(parent, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	CHECK(mr && mr->pd == parent, "reg_mr on a parent domain errno %d", errno);
+	expect_no_log("CQ and MR on a parent domain");
+
+	CHECK(ibv_dealloc_pd(pd) == EBUSY, "dealloc_pd under a parent domain");
+	expect_log("dealloc_pd under a parent domain", "still use it");
+	CHECK(ibv_dealloc_pd(parent) == EBUSY, "dealloc parent domain with a CQ and an MR");
+	expect_log("dealloc parent domain in use", "still use it");
+	if (mr)
+		CHECK(ibv_dereg_mr(mr) == 0, "dereg_mr");
+	if (cq)
+		CHECK(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)) == 0, "destroy_cq");
+	CHECK(ibv_dealloc_pd(parent) == 0, "dealloc parent domain");
+	CHECK(ibv_dealloc_pd(pd) == 0, "dealloc_pd after its parent domain");
+	expect_no_log("parent domain teardown");
+}
+
+/* The raw clock counts the cycles completion timestamps count: at 1 GHz
+ * (hca_core_clock) the nanoseconds of CLOCK_MONOTONIC. */
+static void raw_clock_counts_completion_cycles(struct ibv_context *ctx)
+{
+	struct ibv_device_attr_ex dx;
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	struct timespec before, after;
+	int rc;
+
+	CHECK(ibv_query_device_ex(ctx, NULL, &dx) == 0 && dx.hca_core_clock == 1000000,
+	      "hca_core_clock %" PRIu64 " kHz", dx.hca_core_clock);
+	clock_gettime(CLOCK_MONOTONIC, &before);
+	rc = ibv_query_rt_values_ex(ctx, &v);
+	clock_gettime(CLOCK_MONOTONIC, &after);
+	uint64_t lo = (uint64_t)before.tv_sec * 1000000000u + (uint64_t)before.tv_nsec;
+	uint64_t hi = (uint64_t)after.tv_sec * 1000000000u + (uint64_t)after.tv_nsec;
+
+	CHECK(rc == 0 && v.comp_mask == IBV_VALUES_MASK_RAW_CLOCK && v.raw_clock.tv_sec == 0 &&
+		      (uint64_t)v.raw_clock.tv_nsec >= lo && (uint64_t)v.raw_clock.tv_nsec <= hi,
+	      "query_rt_values_ex = %d, raw clock %ld", rc, (long)v.raw_clock.tv_nsec);
+	v.comp_mask = 2;
+	CHECK(ibv_query_rt_values_ex(ctx, &v) == EINVAL, "query_rt_values_ex(comp_mask 2)");
+	expect_log("query_rt_values_ex with comp_mask 2", "unknown comp_mask bits 0x2");
+}
+
 int main(void)
 {
 	const char *log_path = getenv("SOFTIB_LOG_FILE");
@@ -255,6 +350,8 @@ int main(void)
 	ah_and_pd_rules(ctx);
 	ah_from_wc_uses_the_gid_table(ctx);
 	channels_and_async_fd(ctx);
+	raw_clock_counts_completion_cycles(ctx);
+	parent_domain_rules(ctx);
 	CHECK(ibv_close_device(ctx) == 0, "close_device");
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;

@@ -138,6 +138,24 @@ int main(void)
 	a.qp_state = IBV_QPS_RTR;
 	CHECK("ud_rtr_with_av", ibv_modify_qp(ud, &a, IBV_QP_STATE | IBV_QP_AV) == EINVAL);
 
+	/* A GRH from an empty GID table slot: EINVAL, the QP stays in INIT. */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = rc->qp_num;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.dlid = 1;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.sgid_index = 2;
+	a.ah_attr.grh.hop_limit = 1;
+	CHECK("rc_rtr_empty_sgid",
+	      ibv_modify_qp(rc, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+					    IBV_QP_MIN_RNR_TIMER) == EINVAL &&
+		      rc->state == IBV_QPS_INIT);
+
 	/* post_send before RTS: EINVAL, bad_wr set. */
 	struct ibv_send_wr swr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
 				   .opcode = IBV_WR_RDMA_WRITE },

@@ -22,6 +22,7 @@ struct node {
 	struct sib_link *link;
 	struct memreg_table *mr;
 	struct sib_numtab *qpns;
+	struct sib_numtab *srqns; /* XRC SRQ numbers */
 	struct sib_port port;
 	struct sib_engine *eng;
 	struct sib_cq *scq, *rcq;
@@ -41,6 +42,9 @@ struct world {
 	drop_fn drop;
 	void *drop_arg;
 	uint8_t rnr_retry; /* for world_connect; 0 means 7 (forever) */
+	uint8_t retry_cnt; /* for world_connect; 0 means 3 */
+	bool lossy;	   /* packets may arrive damaged (faults): drop what does not decode */
+	uint64_t rx_bad;   /* ... counted here */
 };
 
 static const struct sib_qp_limits world_lim = {
@@ -66,22 +70,33 @@ static inline int world_resolve(void *arg, uint16_t dlid, const uint8_t *dgid, s
 	return -ENOENT;
 }
 
-static inline void world_node_init(struct world *w, int i, uint16_t lid)
+static inline void world_node_init(struct world *w, int i, uint16_t lid,
+				   const struct sib_fault_cfg *faults)
 {
 	struct node *n = &w->n[i];
 	struct sib_cq_init ci = { .cqe = 4096 };
 
 	assert_int_equal(sib_link_mem_open(w->hub, 4096, &n->link), 0);
+	if (faults) {
+		struct sib_fault_cfg fc = *faults;
+		struct sib_link *inner = n->link;
+
+		fc.stream = (uint64_t)i;
+		assert_int_equal(sib_link_faults_wrap(inner, &fc, &n->link), 0);
+	}
 	n->mr = memreg_table_create(64, 64);
 	assert_non_null(n->mr);
 	n->qpns = sib_numtab_create(2, 1024);
 	assert_non_null(n->qpns);
+	n->srqns = sib_numtab_create(1, 1024);
+	assert_non_null(n->srqns);
 	sib_port_init(&n->port, 1, 0x0200000000000010ull + (uint64_t)i * 0x10);
 	sib_port_set_lid(&n->port, lid, 1);
 	struct sib_engine_init ei = {
 		.link = n->link,
 		.memreg = n->mr,
 		.qpns = n->qpns,
+		.srqns = n->srqns,
 		.port = &n->port,
 		.resolve = world_resolve,
 		.resolve_arg = w,
@@ -94,7 +109,8 @@ static inline void world_node_init(struct world *w, int i, uint16_t lid)
 	n->pd = 7 + (uint32_t)i;
 }
 
-static inline struct world *world_new(void)
+/* Two nodes; with faults, each node's link applies them to what it sends. */
+static inline struct world *world_new_faulty(const struct sib_fault_cfg *faults)
 {
 	struct world *w = calloc(1, sizeof(*w));
 
@@ -102,9 +118,15 @@ static inline struct world *world_new(void)
 	w->hub = sib_mem_hub_new();
 	assert_non_null(w->hub);
 	w->now = 1000000000ull;
-	world_node_init(w, 0, 0x11);
-	world_node_init(w, 1, 0x22);
+	w->lossy = faults != NULL;
+	world_node_init(w, 0, 0x11, faults);
+	world_node_init(w, 1, 0x22, faults);
 	return w;
+}
+
+static inline struct world *world_new(void)
+{
+	return world_new_faulty(NULL);
 }
 
 static inline void world_free(struct world *w)
@@ -121,6 +143,7 @@ static inline void world_free(struct world *w)
 		sib_engine_destroy(n->eng);
 		memreg_table_destroy(n->mr);
 		sib_numtab_destroy(n->qpns);
+		sib_numtab_destroy(n->srqns);
 		sib_link_close(n->link);
 	}
 	sib_mem_hub_free(w->hub);
@@ -140,6 +163,10 @@ static inline void pump_rx(void *arg, const uint8_t *buf, size_t len, const stru
 	struct ib_packet pkt;
 
 	pc->got++;
+	if (pc->w->lossy && ib_packet_decode(buf, len, &pkt) != IB_PKT_OK) {
+		pc->w->rx_bad++;
+		return;
+	}
 	assert_int_equal(ib_packet_decode(buf, len, &pkt), IB_PKT_OK);
 	uint64_t idx = n->rx_count++;
 
@@ -269,7 +296,7 @@ static inline void world_connect(struct world *w, enum sib_mtu mtu)
 		a.qp_state = SIB_QPS_RTS;
 		a.sq_psn = 0xfffff0u + (uint32_t)(1 - i);
 		a.timeout = 14;
-		a.retry_cnt = 3;
+		a.retry_cnt = w->retry_cnt ? w->retry_cnt : 3;
 		a.rnr_retry = w->rnr_retry ? w->rnr_retry : 7;
 		a.max_rd_atomic = 4;
 		world_modify(qp, &a,

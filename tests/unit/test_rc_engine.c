@@ -489,6 +489,37 @@ static void rc_write_without_remote_write_right_is_rem_access_err(void **state)
 	world_free(w);
 }
 
+/* IBA 9.7.5.2.4 / 10.3.1: after the NAK both QPs are in ERR and all their
+ * outstanding work completes with WR_FLUSH_ERR, on both sides. */
+static void rc_access_error_flushes_outstanding_work_on_both_sides(void **state)
+{
+	struct world *w = rc_world(SIB_MTU_1024);
+	static uint8_t src[64], dst[64], rbuf[2][64];
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), ALL_ACCESS);
+	uint32_t rbk = world_reg(&w->n[1], rbuf, sizeof(rbuf), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_send_wqe bad = { .wr_id = 1, .opcode = SIB_WR_RDMA_WRITE,
+				    .send_flags = SIB_SEND_SIGNALED };
+	struct sib_send_wqe next = { .wr_id = 2, .opcode = SIB_WR_SEND,
+				     .send_flags = SIB_SEND_SIGNALED };
+
+	(void)state;
+	world_post_recv(&w->n[1], 10, rbuf[0], 64, rbk);
+	world_post_recv(&w->n[1], 11, rbuf[1], 64, rbk);
+	bad.rdma.remote_addr = (uint64_t)(uintptr_t)dst;
+	bad.rdma.rkey = rk ^ 0x100; /* a key that was never handed out */
+	world_post_send(&w->n[0], &bad, src, sizeof(src), sk);
+	world_post_send(&w->n[0], &next, src, sizeof(src), sk);
+	world_pump(w);
+	expect_cqe(w->n[0].scq, 1, SIB_WC_REM_ACCESS_ERR, 0);
+	expect_cqe(w->n[0].scq, 2, SIB_WC_WR_FLUSH_ERR, 0);
+	expect_cqe(w->n[1].rcq, 10, SIB_WC_WR_FLUSH_ERR, 0);
+	expect_cqe(w->n[1].rcq, 11, SIB_WC_WR_FLUSH_ERR, 0);
+	assert_int_equal(sib_qp_state(w->n[0].qp), SIB_QPS_ERR);
+	assert_int_equal(sib_qp_state(w->n[1].qp), SIB_QPS_ERR);
+	world_free(w);
+}
+
 static void rc_send_longer_than_the_receive_is_rem_inv_req_and_loc_len(void **state)
 {
 	struct world *w = rc_world(SIB_MTU_1024);
@@ -591,6 +622,7 @@ int main(void)
 		cmocka_unit_test(rc_bad_rkey_is_rem_access_err_and_responder_enters_error),
 		cmocka_unit_test(rc_write_outside_the_region_is_rem_access_err),
 		cmocka_unit_test(rc_write_without_remote_write_right_is_rem_access_err),
+		cmocka_unit_test(rc_access_error_flushes_outstanding_work_on_both_sides),
 		cmocka_unit_test(rc_send_longer_than_the_receive_is_rem_inv_req_and_loc_len),
 		cmocka_unit_test(rc_peer_gone_ends_in_retry_exc_err_after_retry_cnt_timeouts),
 		cmocka_unit_test(rc_srq_receive_takes_the_oldest_srq_wqe),

@@ -382,6 +382,51 @@ static void sa_endpoint_record_maps_lid_and_gid_to_the_udp_endpoint(void **state
 	sib_hca_free(h[0]);
 }
 
+/*
+ * The port counts itself ACTIVE as soon as the SM's Set arrives; until the
+ * SM sees the GetResp, a peer that already has the port's LID must still
+ * find it by LID (a miss is cached and dooms the peer's first QP).
+ */
+static void sa_finds_a_port_told_active_before_its_getresp_arrives(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_endpoint_record q, r;
+	struct ib_path_record pq;
+	struct sib_hca *h[2];
+	struct sib_link *probe;
+	struct sib_sm_port *p;
+	struct ib_sa_mad m;
+	uint8_t rec[IB_PATH_RECORD_BYTES];
+
+	h[0] = hca_port_new(f, 0x0200000000000800ull);
+	h[1] = hca_port_new(f, 0x0200000000000900ull);
+	settle(f, h, 2);
+	p = NULL;
+	for (unsigned i = 0; i < f->sm.nports; i++)
+		if (f->sm.ports[i].state != SIB_SMP_FREE && f->sm.ports[i].lid == h[1]->ports[0].LID)
+			p = &f->sm.ports[i];
+	assert_non_null(p);
+	p->state = SIB_SMP_SET_ACTIVE; /* its GetResp not yet received */
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &probe), 0);
+	memset(&q, 0, sizeof(q));
+	q.LID = h[1]->ports[0].LID;
+	sib_endpoint_record_encode(&q, rec);
+	sa_ask(f, probe, h[0]->ports[0].LID, IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD,
+	       SIB_EPR_COMP_LID, rec, SIB_ENDPOINT_RECORD_BYTES, &m);
+	assert_int_equal(m.hdr.Status, 0);
+	assert_int_equal(sib_endpoint_record_decode(&r, m.SubnAdmData), 0);
+	assert_int_equal(r.LID, h[1]->ports[0].LID);
+	memset(&pq, 0, sizeof(pq));
+	pq.DLID = h[1]->ports[0].LID;
+	ib_path_record_encode(&pq, rec);
+	sa_ask(f, probe, h[0]->ports[0].LID, IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD,
+	       IB_PR_COMP_DLID, rec, IB_PATH_RECORD_BYTES, &m);
+	assert_int_equal(m.hdr.Status, 0);
+	sib_link_close(probe);
+	sib_hca_free(h[0]);
+	sib_hca_free(h[1]);
+}
+
 /* The SM on a thread of its own, with the real clock, for blocking
  * clients. */
 struct sm_thread {
@@ -474,6 +519,7 @@ int main(void)
 		T(a_returning_guid_gets_its_lid_back),
 		T(sa_path_record_by_dlid_and_dgid),
 		T(sa_endpoint_record_maps_lid_and_gid_to_the_udp_endpoint),
+		T(sa_finds_a_port_told_active_before_its_getresp_arrives),
 		T(sa_client_resolves_and_caches),
 		T(sa_client_times_out_without_an_sm_and_refuses_inactive_ports),
 #undef T

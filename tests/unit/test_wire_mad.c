@@ -29,26 +29,7 @@ static uint64_t mask_of(unsigned bits)
 
 static uint64_t member_get(const void *s, const struct ib_field_desc *f)
 {
-	const uint8_t *m = (const uint8_t *)s + f->offset;
-	uint8_t u8;
-	uint16_t u16;
-	uint32_t u32;
-	uint64_t u64;
-
-	switch (f->size) {
-	case 1:
-		memcpy(&u8, m, 1);
-		return u8;
-	case 2:
-		memcpy(&u16, m, 2);
-		return u16;
-	case 4:
-		memcpy(&u32, m, 4);
-		return u32;
-	default:
-		memcpy(&u64, m, 8);
-		return u64;
-	}
+	return ib_member_load((const uint8_t *)s + f->offset, f->size);
 }
 
 static void member_set(void *s, const struct ib_field_desc *f, uint64_t v)

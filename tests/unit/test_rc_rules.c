@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * RC ordering rules over the in-memory link, watched on the wire: the
+ * requester never has more READ / atomic requests outstanding than
+ * max_rd_atomic (IBA 9.7.4.1.3 / 11.2.4.2), and a fenced WQE waits for the
+ * earlier READs and atomics to complete (IBA 10.8.3.3).  The two-process
+ * versions of these and of the error paths are tests/helpers/rc_errors.c.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "engine_world.h"
+
+#define ALL_ACCESS                                                                                 \
+	(MEMREG_ACCESS_LOCAL_WRITE | MEMREG_ACCESS_REMOTE_WRITE | MEMREG_ACCESS_REMOTE_READ |     \
+	 MEMREG_ACCESS_REMOTE_ATOMIC)
+
+/* What the wire showed: READ / atomic requests in flight, and the order. */
+struct watch {
+	int outstanding, max_outstanding;
+	int read_answered; /* the READ's (last) response reached the requester */
+	int send_seen_before_answer;
+};
+
+static bool watch_packets(int node, uint64_t n, const struct ib_packet *pkt, void *arg)
+{
+	struct watch *wt = arg;
+	uint32_t f = pkt->op->flags;
+
+	(void)n;
+	if (node == 1 && (f & IB_OPF_REQUEST)) {
+		if (f & (IB_OPF_READ | IB_OPF_ATOMIC)) {
+			wt->outstanding++;
+			if (wt->outstanding > wt->max_outstanding)
+				wt->max_outstanding = wt->outstanding;
+		}
+		if ((f & IB_OPF_SEND) && !wt->read_answered)
+			wt->send_seen_before_answer++;
+	}
+	if (node == 0 && (f & IB_OPF_RESPONSE) &&
+	    (((f & IB_OPF_READ) && (f & IB_OPF_LAST)) || (f & IB_OPF_ATOMIC))) {
+		wt->outstanding--;
+		wt->read_answered = 1;
+	}
+	return false;
+}
+
+static struct world *rc_world(struct watch *wt)
+{
+	struct world *w = world_new();
+
+	world_qp(w, 0, SIB_QPT_RC, 64);
+	world_qp(w, 1, SIB_QPT_RC, 64);
+	world_connect(w, SIB_MTU_1024); /* max_rd_atomic 4, max_dest_rd_atomic 4 */
+	w->drop = watch_packets;
+	w->drop_arg = wt;
+	return w;
+}
+
+static void requester_keeps_at_most_max_rd_atomic_requests_outstanding(void **state)
+{
+	struct watch wt = { 0 };
+	struct world *w = rc_world(&wt);
+	static uint8_t local[16][64], remote[4096];
+	uint32_t lk = world_reg(&w->n[0], local, sizeof(local), MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], remote, sizeof(remote), ALL_ACCESS);
+	struct sib_cqe c;
+
+	(void)state;
+	for (int i = 0; i < 16; i++) {
+		struct sib_send_wqe s = { .wr_id = (uint64_t)i, .send_flags = SIB_SEND_SIGNALED };
+
+		if (i % 3 == 2) {
+			s.opcode = SIB_WR_ATOMIC_FETCH_AND_ADD;
+			s.atomic.remote_addr = (uint64_t)(uintptr_t)&remote[2048];
+			s.atomic.rkey = rk;
+			s.atomic.compare_add = 1;
+			world_post_send(&w->n[0], &s, local[i], 8, lk);
+		} else {
+			s.opcode = SIB_WR_RDMA_READ;
+			s.rdma.remote_addr = (uint64_t)(uintptr_t)remote + 64 * (uint64_t)i;
+			s.rdma.rkey = rk;
+			world_post_send(&w->n[0], &s, local[i], 64, lk);
+		}
+	}
+	world_pump(w);
+	for (int i = 0; i < 16; i++) {
+		assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+		assert_int_equal(c.status, SIB_WC_SUCCESS);
+		assert_int_equal(c.wr_id, (uint64_t)i);
+	}
+	assert_int_equal(wt.outstanding, 0);
+	/* The limit is reached (16 were posted at once) and never passed. */
+	assert_int_equal(wt.max_outstanding, 4);
+	world_free(w);
+}
+
+static void fenced_send_waits_for_the_earlier_read(void **state)
+{
+	struct watch wt = { 0 };
+	struct world *w = rc_world(&wt);
+	static uint8_t local[64], remote[64], rbuf[64];
+	uint32_t lk = world_reg(&w->n[0], local, sizeof(local), MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], remote, sizeof(remote), ALL_ACCESS);
+	uint32_t rbk = world_reg(&w->n[1], rbuf, sizeof(rbuf), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_send_wqe rd = { .wr_id = 1, .opcode = SIB_WR_RDMA_READ,
+				   .send_flags = SIB_SEND_SIGNALED };
+	struct sib_send_wqe snd = { .wr_id = 2, .opcode = SIB_WR_SEND,
+				    .send_flags = SIB_SEND_SIGNALED | SIB_SEND_FENCE };
+	struct sib_cqe c;
+
+	(void)state;
+	memset(local, 0xee, sizeof(local));
+	memset(remote, 0x42, sizeof(remote));
+	world_post_recv(&w->n[1], 9, rbuf, sizeof(rbuf), rbk);
+	rd.rdma.remote_addr = (uint64_t)(uintptr_t)remote;
+	rd.rdma.rkey = rk;
+	world_post_send(&w->n[0], &rd, local, sizeof(local), lk);
+	world_post_send(&w->n[0], &snd, local, sizeof(local), lk);
+	world_pump(w);
+	assert_int_equal(wt.send_seen_before_answer, 0);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.wr_id, 1);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.wr_id, 2);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	/* The SEND carried what the READ brought, not the old contents. */
+	assert_memory_equal(rbuf, remote, sizeof(rbuf));
+	world_free(w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(requester_keeps_at_most_max_rd_atomic_requests_outstanding),
+		cmocka_unit_test(fenced_send_waits_for_the_earlier_read),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
