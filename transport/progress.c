@@ -48,10 +48,11 @@ void sib_timer_arm(struct sib_hca *hca, struct sib_timer *t, uint64_t ns, sib_ti
 		   void *arg)
 {
 	struct sib_progress *pg = &hca->progress;
-	struct sib_timer **pp;
+	struct sib_timer **pp, *old_head;
 	bool head_changed;
 
 	pthread_mutex_lock(&pg->timer_lock);
+	old_head = pg->timers;
 	if (t->armed)
 		timer_unlink_locked(pg, t);
 	t->deadline_ns = sib_link_now_ns() + ns;
@@ -62,9 +63,9 @@ void sib_timer_arm(struct sib_hca *hca, struct sib_timer *t, uint64_t ns, sib_ti
 	t->next = *pp;
 	*pp = t;
 	t->armed = true;
-	head_changed = pg->timers == t;
-	/* Only an earlier first deadline needs the sleeping thread woken
-	 * sooner; the timerfd does that without a separate kick. */
+	head_changed = pg->timers == t || pg->timers != old_head;
+	/* The timerfd follows the first deadline (run_timers relies on it);
+	 * it wakes the sleeping thread without a separate kick. */
 	if (head_changed)
 		timerfd_arm_locked(pg);
 	pthread_mutex_unlock(&pg->timer_lock);
@@ -103,7 +104,10 @@ static int run_timers(struct sib_hca *hca)
 		pthread_mutex_lock(&pg->timer_lock);
 		t = pg->timers;
 		if (!t || t->deadline_ns > now) {
-			timerfd_arm_locked(pg);
+			/* The timerfd follows the head; only running timers
+			 * moved it (arm and cancel keep it up to date). */
+			if (n)
+				timerfd_arm_locked(pg);
 			pthread_mutex_unlock(&pg->timer_lock);
 			return n;
 		}
@@ -196,9 +200,9 @@ static int drain_links(struct sib_hca *hca)
 		 * so the peer's window keeps moving. */
 		while ((n = sib_link_poll(link, DRAIN_BATCH, rx_cb, &c)) > 0) {
 			total += n;
-			sib_link_flush(link);
 			if (n < DRAIN_BATCH || total >= DRAIN_MAX)
 				break;
+			sib_link_flush(link);
 		}
 		sib_link_flush(link);
 	}
@@ -256,6 +260,21 @@ void sib_hca_set_rx_data(struct sib_hca *hca, sib_rx_data_fn fn)
 	__atomic_store_n(&hca->progress.rx_data, fn, __ATOMIC_RELEASE);
 }
 
+/* The thread's sib_progress_poll: an application thread draining now
+ * holds the links (and a lease, so the thread sleeps next). */
+static int thread_pass(struct sib_hca *hca, bool *busy)
+{
+	struct sib_progress *pg = &hca->progress;
+	int n = 0;
+
+	*busy = pthread_mutex_trylock(&pg->drain_lock) != 0;
+	if (!*busy) {
+		n = drain_links(hca);
+		pthread_mutex_unlock(&pg->drain_lock);
+	}
+	return n + run_timers(hca);
+}
+
 /* Sleeps up to ns on the timers, the kick and the stop fd only; true when
  * the thread is to stop. */
 static bool lease_sleep(struct sib_hca *hca, uint64_t ns)
@@ -270,10 +289,9 @@ static bool lease_sleep(struct sib_hca *hca, uint64_t ns)
 			       .tv_nsec = (long)(ns % 1000000000ull) };
 	uint64_t v;
 
-	__atomic_store_n(&pg->lease_sleep, true, __ATOMIC_RELEASE);
-	/* drain_end may have run between our look at the lease and here */
-	if (__atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED))
-		ppoll(fds, 3, &ts, NULL);
+	/* A drain_end that misses this flag costs at most the timeout. */
+	__atomic_store_n(&pg->lease_sleep, true, __ATOMIC_SEQ_CST);
+	ppoll(fds, 3, &ts, NULL);
 	__atomic_store_n(&pg->lease_sleep, false, __ATOMIC_RELEASE);
 	if (fds[0].revents & POLLIN && read(pg->timer_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		sib_dbg("timerfd read: %s", strerror(errno));
@@ -291,17 +309,18 @@ static void *progress_main(void *arg)
 	for (;;) {
 		unsigned nfds = 0;
 		int timeout = -1;
-		bool pending = false;
+		bool pending = false, draining;
 		uint64_t now, busy;
 
-		if (sib_progress_poll(hca) > 0)
+		if (thread_pass(hca, &draining) > 0)
 			continue;
 		now = sib_link_now_ns();
 		busy = __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED);
-		if (busy > now) {
+		if (busy > now || draining) {
 			/* An application thread drains the links: look again
-			 * when its lease runs out (or it says it sleeps). */
-			if (lease_sleep(hca, busy - now))
+			 * when its lease runs out (or it says it sleeps); one
+			 * draining past its lease is done in a moment. */
+			if (lease_sleep(hca, busy > now ? busy - now : SIB_PROGRESS_LEASE_NS / 4))
 				break;
 			continue;
 		}

@@ -96,7 +96,7 @@ int sib_progress_drain(struct sib_hca *hca);
 /* The application is going to sleep (it armed a CQ for an event): the
  * progress thread takes the links back at once. */
 void sib_progress_drain_end(struct sib_hca *hca);
-#define SIB_PROGRESS_LEASE_NS 200000ull
+#define SIB_PROGRESS_LEASE_NS 50000ull
 
 /* True on the HCA's progress thread (waiting there would deadlock). */
 bool sib_progress_on_thread(struct sib_hca *hca);
