@@ -187,7 +187,7 @@ static void uring_tx_abort(struct sib_link *l, uint8_t *buf)
 }
 
 static void uring_tx_commit(struct sib_link *l, uint8_t *buf, size_t len,
-			  const struct sib_endpoint *dst)
+			    const struct sib_endpoint *dst)
 {
 	struct uring_link *u = to_uring(l);
 	unsigned idx = slot_of(u, buf);
@@ -381,7 +381,8 @@ static int uring_wait_arm(struct sib_link *l)
 	eventfd_t v;
 
 	eventfd_read(u->efd, &v); /* non-blocking: EAGAIN when already clear */
-	return io_uring_cq_ready(&u->rx_ring) > 0 || !__atomic_load_n(&u->rx_armed, __ATOMIC_RELAXED);
+	return io_uring_cq_ready(&u->rx_ring) > 0 ||
+	       !__atomic_load_n(&u->rx_armed, __ATOMIC_RELAXED);
 }
 
 static void uring_close(struct sib_link *l)
