@@ -6,6 +6,8 @@
  *
  * The link is an interface, so the transport is testable without sockets:
  *   link_udp.c      the real thing: one UDP socket, sendmmsg (GSO), recvmmsg
+ *   link_uring.c    the same through io_uring (SOFTIB_LINK=uring)
+ *   link_socket.c   the socket set-up and MTU both of those share
  *   link_mem.c      an in-memory hub for unit tests: in order, no threads
  *   link_faults.c   SOFTIB_FAULTS: drop/dup/reorder/corrupt/delay on send
  *   link_capture.c  SOFTIB_CAPTURE: every packet sent and received, as pcap
@@ -276,6 +278,15 @@ uint64_t sib_link_now_ns(void); /* CLOCK_MONOTONIC */
  */
 int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **out);
 
+/*
+ * The same UDP link with its I/O through io_uring (link_uring.c): batched
+ * SENDMSG, a multishot RECVMSG into a provided-buffer ring, an eventfd as
+ * the wait fd.  Same arguments and errors, and -EOPNOTSUPP (after an error
+ * line saying why) when io_uring cannot be set up here: disabled by sysctl
+ * kernel.io_uring_disabled or a seccomp profile, or a kernel before 6.0.
+ */
+int sib_link_uring_open(const char *addr, const char *netdev, struct sib_link **out);
+
 /* The largest IB MTU (256..4096) whose biggest packet fits in one UDP
  * datagram over an interface MTU of if_mtu bytes (IPv6 when ipv6). */
 unsigned sib_link_ib_mtu_for(unsigned if_mtu, bool ipv6);
@@ -321,9 +332,9 @@ int sib_link_faults_wrap(struct sib_link *inner, const struct sib_fault_cfg *cfg
 int sib_link_capture_wrap(struct sib_link *inner, const char *path, struct sib_link **out);
 
 /*
- * The stack a port uses, from the environment: SOFTIB_ADDR, SOFTIB_NETDEV,
- * SOFTIB_CAPTURE, SOFTIB_FAULTS (see man/softib.7).  On failure nothing is
- * left open.
+ * The stack a port uses, from the environment: SOFTIB_LINK, SOFTIB_ADDR,
+ * SOFTIB_NETDEV, SOFTIB_CAPTURE, SOFTIB_FAULTS (see man/softib.7).  On
+ * failure nothing is left open.
  */
 int sib_link_open_env(struct sib_link **out);
 

@@ -174,6 +174,23 @@ bench_softib() {
 		printf '  %-28s %10.3f cores\n' "ib_write_bw passive side" "${R[passive_cpu]}"
 }
 
+# The two UDP link backends (SOFTIB_LINK, man softib(7)) side by side; the
+# faster one here is the default.
+bench_backends() {
+	section "softib: ib_write_bw and ib_send_lat per link backend (SOFTIB_LINK)"
+	command -v ib_write_bw >/dev/null && command -v ib_send_lat >/dev/null || {
+		echo "  skipped: perftest not installed (Debian package perftest; make deps)"
+		return 1
+	}
+	for b in socket uring; do
+		SOFTIB_LINK=$b pt_run "write_bw_$b" bw ib_write_bw -s 65536 -D "$SECS"
+		SOFTIB_LINK=$b pt_run "send_lat_$b" lat ib_send_lat -s 8 -n "$ITERS"
+		if grep -q 'io_uring is unavailable' "$TMP/pt-cli.txt"; then
+			echo "  ($b: io_uring is unavailable here; those were the socket link)"
+		fi
+	done
+}
+
 # An idle softib process: device open, two RC QPs connected, no traffic.
 bench_idle() {
 	section "softib: an idle process (device open, QPs connected, no traffic)"
@@ -266,13 +283,17 @@ table() {
 	row "ib_write_lat 8 B" "${R[write_lat]:-}" "us" "$ll" "$pl" 0 "" ""
 	row "ib_read_lat 8 B" "${R[read_lat]:-}" "us" "$ll" "$pl" 0 "" ""
 	row "ib_atomic_lat" "${R[atomic_lat]:-}" "us" "$ll" "$pl" 0 "" ""
+	for b in socket uring; do
+		row "ib_write_bw 64 KiB, $b" "${R[write_bw_$b]:-}" "MB/s" "$lb" "$pb" 1 "" ""
+		row "ib_send_lat 8 B, $b" "${R[send_lat_$b]:-}" "us" "$ll" "$pl" 0 "" ""
+	done
 	row "idle process CPU" "${R[idle_cpu]:-}" "cores" - - 0 "< 0.01 core" "$v4"
 	row "ib_write_bw passive CPU" "${R[passive_cpu]:-}" "cores" - - 0 "<= 1 core" "$v5"
 	row "CRC ICRC+VCRC" "${R[crc]:-}" "GB/s" - - 1 ">= 4 GB/s" \
 		"$([ -n "${R[crc]:-}" ] && verdict "${R[crc]} >= 4")"
 }
 
-SECTIONS=(bench_crc bench_udp_limit bench_peer bench_softib bench_idle)
+SECTIONS=(bench_crc bench_udp_limit bench_peer bench_softib bench_backends bench_idle)
 # BENCH_SECTIONS="bench_softib ..." runs a subset (while working on one figure)
 [ -n "${BENCH_SECTIONS:-}" ] && read -r -a SECTIONS <<<"$BENCH_SECTIONS"
 

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
-/* The UDP link over loopback: two links in one process, 127.0.0.1 only. */
+/*
+ * The UDP link over loopback: two links in one process, 127.0.0.1 only.
+ * The whole suite runs once per backend (socket, uring); each test's name
+ * starts with its backend's.
+ */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,11 +18,31 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "transport/link.h"
 #include "transport/log.h"
+
+/* The backend under test. */
+struct backend {
+	const char *name; /* SOFTIB_LINK */
+	const char *kind; /* its ops->kind */
+	int (*open)(const char *addr, const char *netdev, struct sib_link **out);
+};
+
+static const struct backend backends[] = {
+	{ "socket", "udp", sib_link_udp_open },
+	{ "uring", "udp-uring", sib_link_uring_open },
+};
+static const struct backend *be;
 
 #define MIN_LEN 26
 #define MAX_LEN 4160
@@ -107,8 +131,8 @@ static int pair_setup(void **state)
 {
 	static struct pair p;
 
-	assert_int_equal(sib_link_udp_open("127.0.0.1", NULL, &p.a), 0);
-	assert_int_equal(sib_link_udp_open(NULL, NULL, &p.b), 0);
+	assert_int_equal(be->open("127.0.0.1", NULL, &p.a), 0);
+	assert_int_equal(be->open(NULL, NULL, &p.b), 0);
 	*state = &p;
 	return 0;
 }
@@ -460,15 +484,16 @@ static void bad_softib_addr_fails_with_a_line_naming_the_knob(void **state)
 
 	(void)state;
 	sib_log_capture(line, sizeof(line));
-	assert_int_equal(sib_link_udp_open("300.1.2.3", NULL, &l), -EINVAL);
+	assert_int_equal(be->open("300.1.2.3", NULL, &l), -EINVAL);
 	assert_null(l);
 	assert_non_null(strstr(line, "SOFTIB_ADDR=300.1.2.3"));
 
 	/* A well-formed address this host does not have (TEST-NET-1). */
-	assert_int_equal(sib_link_udp_open("192.0.2.1", NULL, &l), -EADDRNOTAVAIL);
+	assert_int_equal(be->open("192.0.2.1", NULL, &l), -EADDRNOTAVAIL);
 	assert_non_null(strstr(line, "cannot bind"));
 	assert_non_null(strstr(line, "SOFTIB_ADDR"));
 
+	setenv("SOFTIB_LINK", be->name, 1);
 	setenv("SOFTIB_ADDR", "not-an-address", 1);
 	assert_int_equal(sib_link_open_env(&l), -EINVAL);
 	assert_null(l);
@@ -478,6 +503,7 @@ static void bad_softib_addr_fails_with_a_line_naming_the_knob(void **state)
 	assert_int_equal(sib_link_open_env(&l), -ENODEV);
 	assert_non_null(strstr(line, "SOFTIB_NETDEV=nosuchdev0"));
 	unsetenv("SOFTIB_NETDEV");
+	unsetenv("SOFTIB_LINK");
 	sib_log_capture(NULL, 0);
 }
 
@@ -487,7 +513,7 @@ static void softib_netdev_lo_binds_its_ipv4_address(void **state)
 	char s[SIB_ENDPOINT_STRLEN];
 
 	(void)state;
-	assert_int_equal(sib_link_udp_open(NULL, "lo", &l), 0);
+	assert_int_equal(be->open(NULL, "lo", &l), 0);
 	sib_endpoint_str(&l->local, s);
 	assert_int_equal(strncmp(s, "127.0.0.1:", 10), 0);
 	assert_int_equal(l->mtu, 4096);
@@ -501,11 +527,11 @@ static void ipv6_loopback_link_exchanges_datagrams(void **state)
 	int ret;
 
 	(void)state;
-	ret = sib_link_udp_open("[::1]:0", NULL, &a);
+	ret = be->open("[::1]:0", NULL, &a);
 	if (ret == -EADDRNOTAVAIL || ret == -EAFNOSUPPORT)
 		skip();
 	assert_int_equal(ret, 0);
-	assert_int_equal(sib_link_udp_open("::1", NULL, &b), 0);
+	assert_int_equal(be->open("::1", NULL, &b), 0);
 	gb.self = b;
 	assert_int_equal(a->local.family, SIB_AF_INET6);
 	for (uint32_t seq = 0; seq < 8; seq++)
@@ -531,15 +557,17 @@ static void env_stack_with_faults_and_capture_still_delivers(void **state)
 	close(fd);
 	setenv("SOFTIB_CAPTURE", path, 1);
 	setenv("SOFTIB_FAULTS", "drop=0,seed=3", 1);
+	setenv("SOFTIB_LINK", be->name, 1);
 	assert_int_equal(sib_link_open_env(&a), 0);
 	unsetenv("SOFTIB_CAPTURE");
 	unsetenv("SOFTIB_FAULTS");
 	assert_int_equal(sib_link_open_env(&b), 0);
+	unsetenv("SOFTIB_LINK");
 	gb.self = b;
 	assert_string_equal(a->ops->kind, "faults");
 	assert_string_equal(a->inner->ops->kind, "capture");
-	assert_string_equal(a->inner->inner->ops->kind, "udp");
-	assert_string_equal(b->ops->kind, "udp");
+	assert_string_equal(a->inner->inner->ops->kind, be->kind);
+	assert_string_equal(b->ops->kind, be->kind);
 	assert_true(sib_endpoint_equal(&a->local, &a->inner->inner->local));
 	for (uint32_t seq = 0; seq < 8; seq++)
 		send_one(a, seq, &b->local);
@@ -551,6 +579,83 @@ static void env_stack_with_faults_and_capture_still_delivers(void **state)
 	sib_link_close(b);
 	unlink(path);
 }
+
+/*
+ * In a child whose seccomp filter fails io_uring_setup with EPERM (as
+ * Docker's default profile does): asking for uring gets the socket link and
+ * one warning; the uring backend alone says -EOPNOTSUPP.  Exits 0 when so.
+ */
+static int child_without_io_uring(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	struct sib_link *l;
+	char line[512];
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return 77;
+	sib_log_capture(line, sizeof(line));
+	if (sib_link_uring_open(NULL, NULL, &l) != -EOPNOTSUPP || l ||
+	    !strstr(line, "io_uring is unavailable here (io_uring_setup: Operation not permitted)"))
+		return 1;
+	setenv("SOFTIB_LINK", "uring", 1);
+	line[0] = 0;
+	if (sib_link_open_env(&l) || strcmp(l->ops->kind, "udp") ||
+	    !strstr(line, "SOFTIB_LINK=uring: io_uring is unavailable here"))
+		return 2;
+	sib_link_close(l);
+	line[0] = 0; /* the second link says nothing more */
+	if (sib_link_open_env(&l) || strcmp(l->ops->kind, "udp") || line[0])
+		return 3;
+	sib_link_close(l);
+	return 0;
+}
+
+static void without_io_uring_softib_link_uring_falls_back_to_sockets(void **state)
+{
+	pid_t pid;
+	int status;
+
+	(void)state;
+#if !defined(__x86_64__)
+	skip(); /* the filter above checks for x86-64 system calls */
+#endif
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(child_without_io_uring());
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		skip();
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void unknown_softib_link_fails_with_a_line_naming_the_knob(void **state)
+{
+	char line[512];
+	struct sib_link *l = (struct sib_link *)1;
+
+	(void)state;
+	sib_log_capture(line, sizeof(line));
+	setenv("SOFTIB_LINK", "tcp", 1);
+	assert_int_equal(sib_link_open_env(&l), -EINVAL);
+	assert_null(l);
+	assert_non_null(strstr(line, "SOFTIB_LINK=tcp"));
+	unsetenv("SOFTIB_LINK");
+	sib_log_capture(NULL, 0);
+}
+
+#define NTESTS 14
 
 int main(void)
 {
@@ -581,6 +686,38 @@ int main(void)
 		cmocka_unit_test(ipv6_loopback_link_exchanges_datagrams),
 		cmocka_unit_test(env_stack_with_faults_and_capture_still_delivers),
 	};
+	const struct CMUnitTest common[] = {
+		cmocka_unit_test(without_io_uring_softib_link_uring_falls_back_to_sockets),
+		cmocka_unit_test(unknown_softib_link_fails_with_a_line_naming_the_knob),
+	};
+	static char names[2][NTESTS][128];
+	struct CMUnitTest named[NTESTS];
+	int failed = 0;
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	_Static_assert(sizeof(tests) / sizeof(tests[0]) == NTESTS, "NTESTS is the suite's size");
+	for (unsigned b = 0; b < 2; b++) {
+		struct sib_link *probe;
+		char group[32];
+
+		be = &backends[b];
+		if (b == 1) {
+			int ret = sib_link_uring_open(NULL, NULL, &probe);
+
+			if (ret == -EOPNOTSUPP) {
+				printf("[  SKIPPED ] uring: io_uring is unavailable here\n");
+				continue;
+			}
+			if (!ret)
+				sib_link_close(probe);
+		}
+		for (unsigned i = 0; i < NTESTS; i++) {
+			named[i] = tests[i];
+			snprintf(names[b][i], sizeof(names[b][i]), "%s_%s", be->name, tests[i].name);
+			named[i].name = names[b][i];
+		}
+		snprintf(group, sizeof(group), "link_%s", be->name);
+		failed += _cmocka_run_group_tests(group, named, NTESTS, NULL, NULL);
+	}
+	failed += cmocka_run_group_tests_name("link_select", common, NULL, NULL);
+	return failed;
 }

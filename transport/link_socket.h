@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * What the two UDP link backends share (link_socket.c): turning SOFTIB_ADDR
+ * / SOFTIB_NETDEV into a bound UDP socket, and the port's active MTU.
+ *   link_udp.c    sendmmsg (GSO) and recvmmsg on the socket
+ *   link_uring.c  io_uring: batched SENDMSG, multishot RECVMSG
+ * Internal to transport/.
+ */
+#ifndef SIB_TRANSPORT_LINK_SOCKET_H
+#define SIB_TRANSPORT_LINK_SOCKET_H
+
+#include "transport/link.h"
+
+/* Socket buffer sizes asked for (net.core.[rw]mem_max may cap them). */
+#define SIB_LINK_SOCK_BUF_BYTES (16 << 20)
+
+/*
+ * A non-blocking UDP socket bound as sib_link_udp_open describes (addr,
+ * else netdev's first IPv4 address, else 127.0.0.1), with deep buffers and
+ * SO_RXQ_OVFL on.  Fills *local (the bound endpoint) and *af (AF_INET or
+ * AF_INET6).  Returns the fd, or a negative errno after a log line naming
+ * the knob to change.
+ */
+int sib_link_socket_open(const char *addr, const char *netdev, struct sib_endpoint *local,
+			 int *af);
+
+/* The active IB MTU of a link bound to ep (netdev: its interface, or NULL
+ * to find the interface holding ep's address), from the interface MTU. */
+unsigned sib_link_port_mtu(const struct sib_endpoint *ep, const char *netdev);
+
+/*
+ * sib_link_uring_open, saying in why[0..why_len) what failed when io_uring
+ * cannot be set up here; then it returns -EOPNOTSUPP and logs only at
+ * debug level, so that the caller can fall back to the socket link.
+ */
+int sib_link_uring_open_why(const char *addr, const char *netdev, struct sib_link **out,
+			    char *why, size_t why_len);
+
+#endif
