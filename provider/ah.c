@@ -22,7 +22,7 @@
 static int check_av(struct softib_context *sctx, const struct ibv_ah_attr *attr)
 {
 	if (!attr) {
-		sib_warn("create_ah on %s: attr is NULL", SOFTIB_DEV_NAME);
+		sib_warn("create_ah on %s: attr is NULL", SIB_DEV_NAME);
 		return EINVAL;
 	}
 	if (!softib_port(sctx, attr->port_num, "create_ah"))
@@ -30,35 +30,35 @@ static int check_av(struct softib_context *sctx, const struct ibv_ah_attr *attr)
 	/* IBA 4.1.3: LID 0 is reserved and 0xFFFF (permissive) is never a
 	 * destination for data; 0xC000..0xFFFE are multicast. */
 	if (attr->dlid == 0 || attr->dlid == 0xffff) {
-		sib_warn("create_ah on %s: DLID 0x%04x is not a destination LID", SOFTIB_DEV_NAME,
+		sib_warn("create_ah on %s: DLID 0x%04x is not a destination LID", SIB_DEV_NAME,
 			 attr->dlid);
 		return EINVAL;
 	}
 	if (attr->sl > 15) {
-		sib_warn("create_ah on %s: SL %u is out of range 0..15", SOFTIB_DEV_NAME, attr->sl);
+		sib_warn("create_ah on %s: SL %u is out of range 0..15", SIB_DEV_NAME, attr->sl);
 		return EINVAL;
 	}
 	if (attr->static_rate > AH_MAX_STATIC_RATE) {
 		sib_warn("create_ah on %s: static_rate %u is not an enum ibv_rate value",
-			 SOFTIB_DEV_NAME, attr->static_rate);
+			 SIB_DEV_NAME, attr->static_rate);
 		return EINVAL;
 	}
 	if (attr->is_global) {
 		if (attr->grh.sgid_index >= SIB_GID_TBL_LEN) {
 			sib_warn("create_ah on %s: sgid_index %u is outside the GID table (%d entries)",
-				 SOFTIB_DEV_NAME, attr->grh.sgid_index, SIB_GID_TBL_LEN);
+				 SIB_DEV_NAME, attr->grh.sgid_index, SIB_GID_TBL_LEN);
 			return EINVAL;
 		}
 		/* The kernel refuses a GRH whose source GID slot is empty. */
 		if (!sib_port_gid_valid(sib_hca_port(sctx->hca, attr->port_num),
 					attr->grh.sgid_index)) {
 			sib_warn("create_ah on %s: sgid_index %u names an empty GID table entry",
-				 SOFTIB_DEV_NAME, attr->grh.sgid_index);
+				 SIB_DEV_NAME, attr->grh.sgid_index);
 			return EINVAL;
 		}
 		if (attr->grh.flow_label > FLOW_LABEL_MAX) {
 			sib_warn("create_ah on %s: flow_label 0x%x does not fit 20 bits",
-				 SOFTIB_DEV_NAME, attr->grh.flow_label);
+				 SIB_DEV_NAME, attr->grh.flow_label);
 			return EINVAL;
 		}
 	}
@@ -111,7 +111,7 @@ struct sib_endpoint softib_ah_dest(struct softib_ah *sah)
 
 	if (err) {
 		sib_warn("create_ah on %s: DLID 0x%04x is unknown to the subnet (%s)",
-			 SOFTIB_DEV_NAME, sah->attr.dlid, strerror(-err));
+			 SIB_DEV_NAME, sah->attr.dlid, strerror(-err));
 		return (struct sib_endpoint){ 0 };
 	}
 	pthread_mutex_lock(&sah->dest_lock);

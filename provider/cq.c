@@ -20,7 +20,7 @@ _Static_assert((int)SIB_WC_WITH_INV == (int)IBV_WC_WITH_INV, "wc flags");
 _Static_assert((int)SIB_WC_GRH == (int)IBV_WC_GRH, "wc flags");
 
 /* The wc_flags create_cq_ex honours (CVLAN, flow tag and tag matching are Ethernet/TM). */
-#define SOFTIB_WC_FLAGS                                                                            \
+#define SIB_WC_FLAGS                                                                            \
 	(IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |                    \
 	 IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |                         \
 	 IBV_WC_EX_WITH_DLID_PATH_BITS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |                     \
@@ -327,9 +327,9 @@ static struct ibv_cq_ex *softib_create_cq_ex(struct ibv_context *ctx,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (attr->wc_flags & ~(uint64_t)SOFTIB_WC_FLAGS) {
+	if (attr->wc_flags & ~(uint64_t)SIB_WC_FLAGS) {
 		sib_warn("create_cq_ex: wc_flags 0x%llx are not supported",
-			 (unsigned long long)(attr->wc_flags & ~(uint64_t)SOFTIB_WC_FLAGS));
+			 (unsigned long long)(attr->wc_flags & ~(uint64_t)SIB_WC_FLAGS));
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

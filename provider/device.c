@@ -35,12 +35,12 @@ struct softib_device softib_dev = {
 		.device = {
 			.node_type = IBV_NODE_CA,
 			.transport_type = IBV_TRANSPORT_IB,
-			.name = SOFTIB_DEV_NAME,
-			.dev_name = SOFTIB_DEV_NAME,
+			.name = SIB_DEV_NAME,
+			.dev_name = SIB_DEV_NAME,
 			/* No sysfs presence: reads under these paths fail
 			 * cleanly, which libibverbs and ibv_devinfo tolerate. */
-			.dev_path = "/sys/class/infiniband_verbs/" SOFTIB_DEV_NAME,
-			.ibdev_path = "/sys/class/infiniband/" SOFTIB_DEV_NAME,
+			.dev_path = "/sys/class/infiniband_verbs/" SIB_DEV_NAME,
+			.ibdev_path = "/sys/class/infiniband/" SIB_DEV_NAME,
 		},
 		.ops = &softib_dev_ops,
 		.refcount = 1,
@@ -59,7 +59,7 @@ struct sib_port *softib_port(struct softib_context *sctx, unsigned port_num, con
 
 	if (!port)
 		sib_warn("%s on %s: port %u does not exist (ports are 1..%d)", verb,
-			 SOFTIB_DEV_NAME, port_num, SIB_NUM_PORTS);
+			 SIB_DEV_NAME, port_num, SIB_NUM_PORTS);
 	return port;
 }
 
@@ -116,13 +116,13 @@ static int softib_query_device_ex(struct ibv_context *ctx,
 	struct ibv_device_attr_ex a;
 
 	if (input && input->comp_mask) {
-		sib_warn("query_device_ex on %s: unknown input comp_mask 0x%x", SOFTIB_DEV_NAME,
+		sib_warn("query_device_ex on %s: unknown input comp_mask 0x%x", SIB_DEV_NAME,
 			 input->comp_mask);
 		return EINVAL;
 	}
 	if (!attr || attr_size < sizeof(attr->orig_attr)) {
 		sib_warn("query_device_ex on %s: attr_size %zu is smaller than ibv_device_attr",
-			 SOFTIB_DEV_NAME, attr_size);
+			 SIB_DEV_NAME, attr_size);
 		return EINVAL;
 	}
 	memset(&a, 0, sizeof(a));
@@ -206,7 +206,7 @@ static int softib_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex 
 	if (!values)
 		return EINVAL;
 	if (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK) {
-		sib_warn("query_rt_values_ex on %s: unknown comp_mask bits 0x%x", SOFTIB_DEV_NAME,
+		sib_warn("query_rt_values_ex on %s: unknown comp_mask bits 0x%x", SIB_DEV_NAME,
 			 values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK);
 		return EINVAL;
 	}
@@ -227,11 +227,11 @@ const struct verbs_context_ops softib_device_ops = {
 	.query_rt_values = softib_query_rt_values,
 };
 
-#define SOFTIB_OPS_ENTRY(area) &softib_##area##_ops,
+#define SIB_OPS_ENTRY(area) &softib_##area##_ops,
 static const struct verbs_context_ops *const softib_op_tables[] = {
-	SOFTIB_OPS_AREAS(SOFTIB_OPS_ENTRY)
+	SIB_OPS_AREAS(SIB_OPS_ENTRY)
 };
-#undef SOFTIB_OPS_ENTRY
+#undef SIB_OPS_ENTRY
 
 static struct verbs_context *softib_alloc_context(struct ibv_device *ibdev, int cmd_fd,
 						  void *private_data)
@@ -280,7 +280,7 @@ static struct verbs_context *softib_alloc_context(struct ibv_device *ibdev, int 
 	return &sctx->vctx;
 
 err_hca:
-	sib_warn("open %s: cannot create the async event pipe: %s", SOFTIB_DEV_NAME,
+	sib_warn("open %s: cannot create the async event pipe: %s", SIB_DEV_NAME,
 		 strerror(errno));
 	sib_hca_put(sctx->hca);
 err_ctx:

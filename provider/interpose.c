@@ -109,7 +109,7 @@ static struct sib_port *gid_port(struct ibv_context *ctx, unsigned port_num, uns
 
 	if (port && index >= SIB_GID_TBL_LEN) {
 		sib_warn("%s on %s port %u: GID index %u is outside the GID table (%d entries)",
-			 verb, SOFTIB_DEV_NAME, port_num, index, SIB_GID_TBL_LEN);
+			 verb, SIB_DEV_NAME, port_num, index, SIB_GID_TBL_LEN);
 		return NULL;
 	}
 	return port;
@@ -122,7 +122,7 @@ int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int index, unio
 	if (!softib_context_is_ours(context))
 		return REAL(ibv_query_gid, "IBVERBS_1.1")(context, port_num, index, gid);
 	if (!gid) {
-		sib_warn("query_gid on %s: gid is NULL", SOFTIB_DEV_NAME);
+		sib_warn("query_gid on %s: gid is NULL", SIB_DEV_NAME);
 		errno = EINVAL;
 		return -1;
 	}
@@ -178,12 +178,12 @@ int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num, uint32_t g
 		return REAL(_ibv_query_gid_ex, "IBVERBS_1.11")(context, port_num, gid_index, entry,
 							       flags, entry_size);
 	if (flags) {
-		sib_warn("query_gid_ex on %s: flags 0x%x must be 0", SOFTIB_DEV_NAME, flags);
+		sib_warn("query_gid_ex on %s: flags 0x%x must be 0", SIB_DEV_NAME, flags);
 		return EINVAL;
 	}
 	if (!entry || entry_size < sizeof(*entry)) {
 		sib_warn("query_gid_ex on %s: entry_size %zu is smaller than ibv_gid_entry (%zu)",
-			 SOFTIB_DEV_NAME, entry_size, sizeof(*entry));
+			 SIB_DEV_NAME, entry_size, sizeof(*entry));
 		return EINVAL;
 	}
 	port = gid_port(context, port_num > 0xff ? 0 : port_num, gid_index, "query_gid_ex");
@@ -208,12 +208,12 @@ ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *
 								  flags, entry_size);
 	sctx = to_sctx(context);
 	if (flags) {
-		sib_warn("query_gid_table on %s: flags 0x%x must be 0", SOFTIB_DEV_NAME, flags);
+		sib_warn("query_gid_table on %s: flags 0x%x must be 0", SIB_DEV_NAME, flags);
 		return -EINVAL;
 	}
 	if (entry_size < sizeof(struct ibv_gid_entry) || (max_entries && !entries)) {
 		sib_warn("query_gid_table on %s: entry_size %zu is smaller than ibv_gid_entry (%zu)",
-			 SOFTIB_DEV_NAME, entry_size, sizeof(struct ibv_gid_entry));
+			 SIB_DEV_NAME, entry_size, sizeof(struct ibv_gid_entry));
 		return -EINVAL;
 	}
 	for (unsigned p = 1; p <= SIB_NUM_PORTS; p++) {
@@ -227,7 +227,7 @@ ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *
 				continue;
 			if (n == max_entries) {
 				sib_warn("query_gid_table on %s: %zu entries do not hold every valid GID",
-					 SOFTIB_DEV_NAME, max_entries);
+					 SIB_DEV_NAME, max_entries);
 				return -EINVAL;
 			}
 			char *slot = (char *)entries + n * entry_size;
@@ -254,7 +254,7 @@ int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index, __b
 	}
 	if (index < 0 || sib_port_pkey(port, (unsigned)index, &v)) {
 		sib_warn("query_pkey on %s port %u: P_Key index %d is outside the P_Key table (%d entries)",
-			 SOFTIB_DEV_NAME, port_num, index, SIB_MAX_PKEYS);
+			 SIB_DEV_NAME, port_num, index, SIB_MAX_PKEYS);
 		errno = EINVAL;
 		return -1;
 	}
@@ -305,7 +305,7 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 	if (pipe2(fds, O_CLOEXEC)) {
 		int err = errno;
 
-		sib_warn("create_comp_channel on %s: pipe: %s", SOFTIB_DEV_NAME, strerror(err));
+		sib_warn("create_comp_channel on %s: pipe: %s", SIB_DEV_NAME, strerror(err));
 		free(sch);
 		errno = err;
 		return NULL;
@@ -341,7 +341,7 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	if (channel->refcnt) {
 		pthread_mutex_unlock(&context->mutex);
 		sib_warn("destroy_comp_channel on %s: %d CQ(s) still use this channel",
-			 SOFTIB_DEV_NAME, channel->refcnt);
+			 SIB_DEV_NAME, channel->refcnt);
 		return EBUSY;
 	}
 	close(channel->fd);
@@ -373,7 +373,7 @@ struct ibv_context *ibv_import_device(int cmd_fd)
 	 * no kernel object behind it to share the context's objects through. */
 	if (cmd_fd < 0 || fstat(cmd_fd, &st) || !S_ISCHR(st.st_mode)) {
 		sib_warn("import_device: fd %d is not a uverbs command fd; %s contexts cannot be imported",
-			 cmd_fd, SOFTIB_DEV_NAME);
+			 cmd_fd, SIB_DEV_NAME);
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

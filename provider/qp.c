@@ -23,7 +23,7 @@ _Static_assert((int)SIB_MTU_4096 == (int)IBV_MTU_4096, "MTU");
 _Static_assert((int)SIB_MIG_ARMED == (int)IBV_MIG_ARMED, "migration states");
 
 /* The send operations the wr_* API offers (ATOMIC_WRITE, TSO: not supported). */
-#define SOFTIB_SEND_OPS                                                                            \
+#define SIB_SEND_OPS                                                                            \
 	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |    \
 	 IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |                                 \
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |                 \
@@ -255,10 +255,10 @@ static struct ibv_qp *softib_create_qp_ex(struct ibv_context *ctx, struct ibv_qp
 		return NULL;
 	}
 	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-	    (a->send_ops_flags & ~(uint64_t)SOFTIB_SEND_OPS)) {
+	    (a->send_ops_flags & ~(uint64_t)SIB_SEND_OPS)) {
 		/* Unknown bits too: a newer header's ops would run past our ibv_qp_ex. */
 		sib_warn("create_qp_ex: send_ops_flags 0x%llx are not supported",
-			 (unsigned long long)(a->send_ops_flags & ~(uint64_t)SOFTIB_SEND_OPS));
+			 (unsigned long long)(a->send_ops_flags & ~(uint64_t)SIB_SEND_OPS));
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

@@ -12,8 +12,8 @@
  * Errors: a verb that rejects its arguments returns the errno libibverbs
  * documents and logs one sib_warn line naming the rule (DESIGN.md 7).
  */
-#ifndef SIB_PROVIDER_SOFTIB_H
-#define SIB_PROVIDER_SOFTIB_H
+#ifndef SIB_PROVIDER_H
+#define SIB_PROVIDER_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -24,7 +24,7 @@
 #include "transport/events.h"
 #include "transport/hca.h"
 
-#define SOFTIB_DEV_NAME "softib0"
+#define SIB_DEV_NAME "softib0"
 
 #define softib_container_of(ptr, type, member)                                                     \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
@@ -62,11 +62,11 @@ static inline bool softib_context_is_ours(const struct ibv_context *ctx)
 }
 
 /* One op table per provider source file (see the comment at the top). */
-#define SOFTIB_OPS_AREAS(X) X(device) X(pd) X(ah) X(mr) X(mw) X(cq) X(qp) X(srq) X(xrcd) X(post)
-#define SOFTIB_DECLARE_OPS(area)                                                                   \
+#define SIB_OPS_AREAS(X) X(device) X(pd) X(ah) X(mr) X(mw) X(cq) X(qp) X(srq) X(xrcd) X(post)
+#define SIB_DECLARE_OPS(area)                                                                   \
 	extern const struct verbs_context_ops softib_##area##_ops __attribute__((weak));
-SOFTIB_OPS_AREAS(SOFTIB_DECLARE_OPS)
-#undef SOFTIB_DECLARE_OPS
+SIB_OPS_AREAS(SIB_DECLARE_OPS)
+#undef SIB_DECLARE_OPS
 
 /*
  * Completion channels (ibv_create_comp_channel, interposed): a pipe whose

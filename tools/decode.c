@@ -361,34 +361,34 @@ int softib_cmd_decode(int argc, char **argv)
 			verbose = true;
 		} else if (opts && (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))) {
 			decode_usage(stdout);
-			return SOFTIB_EXIT_OK;
+			return SIB_EXIT_OK;
 		} else if (opts && !strcmp(argv[i], "--")) {
 			opts = false;
 		} else if (opts && argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "softib decode: unknown option '%s'\n", argv[i]);
 			decode_usage(stderr);
-			return SOFTIB_EXIT_USAGE;
+			return SIB_EXIT_USAGE;
 		} else if (!path) {
 			path = argv[i];
 		} else {
 			fprintf(stderr, "softib decode: one FILE only ('%s' is extra)\n", argv[i]);
-			return SOFTIB_EXIT_USAGE;
+			return SIB_EXIT_USAGE;
 		}
 	}
 	if (!path) {
 		decode_usage(stderr);
-		return SOFTIB_EXIT_USAGE;
+		return SIB_EXIT_USAGE;
 	}
 
 	buf = read_file(path, &len);
 	if (!buf) {
 		fprintf(stderr, "softib decode: %s: %s\n", path, strerror(errno));
-		return SOFTIB_EXIT_USAGE;
+		return SIB_EXIT_USAGE;
 	}
 	if (ib_pcap_reader_init(&r, buf, len)) {
 		fprintf(stderr, "softib decode: %s: %s\n", path, r.err);
 		free(buf);
-		return SOFTIB_EXIT_USAGE;
+		return SIB_EXIT_USAGE;
 	}
 	while ((rc = ib_pcap_next(&r, &rec)) == 1)
 		decode_one(&rec, verbose, &t);
@@ -396,7 +396,7 @@ int softib_cmd_decode(int argc, char **argv)
 	free(buf);
 	if (rc < 0) {
 		fprintf(stderr, "softib decode: %s: record %u: %s\n", path, r.frame + 1, r.err);
-		return SOFTIB_EXIT_USAGE;
+		return SIB_EXIT_USAGE;
 	}
-	return t.bad ? SOFTIB_EXIT_FAIL : SOFTIB_EXIT_OK;
+	return t.bad ? SIB_EXIT_FAIL : SIB_EXIT_OK;
 }

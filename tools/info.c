@@ -177,7 +177,7 @@ int softib_cmd_info(int argc, char **argv)
 	}
 	if (argc > 1) {
 		fprintf(stderr, "usage: softib info\n");
-		return SOFTIB_EXIT_USAGE;
+		return SIB_EXIT_USAGE;
 	}
 	if (!provider_is_loaded()) {
 		char *args[] = { "/proc/self/exe", "info", NULL };

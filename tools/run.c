@@ -133,7 +133,7 @@ int softib_cmd_run(int argc, char **argv)
 		i++;
 	if (i >= argc) {
 		usage(stderr);
-		return SOFTIB_EXIT_USAGE;
+		return SIB_EXIT_USAGE;
 	}
 	return softib_exec_with_provider(argv + i);
 }

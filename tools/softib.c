@@ -37,18 +37,18 @@ static int cmd_help(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	usage(stdout);
-	return SOFTIB_EXIT_OK;
+	return SIB_EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
-		return SOFTIB_EXIT_USAGE;
+		return SIB_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-		printf("softib %s\n", SOFTIB_VERSION);
-		return SOFTIB_EXIT_OK;
+		printf("softib %s\n", SIB_VERSION);
+		return SIB_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return cmd_help(argc - 1, argv + 1);
@@ -57,5 +57,5 @@ int main(int argc, char **argv)
 			return cmds[i].main(argc - 1, argv + 1);
 	fprintf(stderr, "softib: unknown command '%s'\n\n", argv[1]);
 	usage(stderr);
-	return SOFTIB_EXIT_USAGE;
+	return SIB_EXIT_USAGE;
 }

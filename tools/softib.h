@@ -5,15 +5,15 @@
  * argv[0] == "NAME"; it returns the exit status.  To add one: declare it
  * here and add one line to the table in tools/softib.c.
  */
-#ifndef SIB_TOOLS_SOFTIB_H
-#define SIB_TOOLS_SOFTIB_H
+#ifndef SIB_TOOLS_H
+#define SIB_TOOLS_H
 
-#ifndef SOFTIB_VERSION
-#define SOFTIB_VERSION "0.1.0"
+#ifndef SIB_VERSION
+#define SIB_VERSION "0.1.0"
 #endif
 
 /* Exit statuses every subcommand uses. */
-enum { SOFTIB_EXIT_OK = 0, SOFTIB_EXIT_FAIL = 1, SOFTIB_EXIT_USAGE = 2 };
+enum { SIB_EXIT_OK = 0, SIB_EXIT_FAIL = 1, SIB_EXIT_USAGE = 2 };
 
 int softib_cmd_decode(int argc, char **argv); /* tools/decode.c */
 int softib_cmd_run(int argc, char **argv);    /* tools/run.c */

@@ -9,6 +9,7 @@
 #ifndef SIB_TRANSPORT_LINK_SOCKET_H
 #define SIB_TRANSPORT_LINK_SOCKET_H
 
+#include <stdlib.h>
 #include "transport/link.h"
 
 /* Socket buffer sizes asked for (net.core.[rw]mem_max may cap them). */
@@ -35,5 +36,18 @@ unsigned sib_link_port_mtu(const struct sib_endpoint *ep, const char *netdev);
  */
 int sib_link_uring_open_why(const char *addr, const char *netdev, struct sib_link **out,
 			    char *why, size_t why_len);
+
+
+/* The index of send buffer buf in a pool of SIB_LINK_TX_BUFS buffers of
+ * SIB_LINK_MAX_DGRAM bytes at mem.  A buffer the pool did not hand out is a
+ * bug in the caller: abort rather than corrupt the pool. */
+static inline unsigned sib_link_tx_slot(const uint8_t *mem, const uint8_t *buf)
+{
+	size_t off = (size_t)(buf - mem);
+
+	if (buf < mem || off % SIB_LINK_MAX_DGRAM || off / SIB_LINK_MAX_DGRAM >= SIB_LINK_TX_BUFS)
+		abort();
+	return (unsigned)(off / SIB_LINK_MAX_DGRAM);
+}
 
 #endif

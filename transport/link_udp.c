@@ -281,13 +281,7 @@ static uint8_t *udp_tx_alloc(struct sib_link *l, size_t *cap)
 
 static unsigned slot_of(struct udp_link *u, const uint8_t *buf)
 {
-	size_t off = (size_t)(buf - u->tx_mem);
-
-	/* A buffer tx_alloc did not hand out is a bug in the caller. */
-	if (buf < u->tx_mem || off % SIB_LINK_MAX_DGRAM ||
-	    off / SIB_LINK_MAX_DGRAM >= SIB_LINK_TX_BUFS)
-		abort();
-	return (unsigned)(off / SIB_LINK_MAX_DGRAM);
+	return sib_link_tx_slot(u->tx_mem, buf);
 }
 
 static void udp_tx_abort(struct sib_link *l, uint8_t *buf)
