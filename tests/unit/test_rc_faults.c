@@ -318,9 +318,16 @@ static void rc_mixed_traffic_survives_drops_dups_reorders_and_corruption(void **
 	(void)state;
 	/* SOFTIB_TEST_SEEDS=N runs seeds 1..N (default 12). */
 	uint64_t n = getenv("SOFTIB_TEST_SEEDS") ? strtoull(getenv("SOFTIB_TEST_SEEDS"), NULL, 0) : 12;
+	/* SOFTIB_TEST_SEED_FIRST=K starts there, to replay one seed. */
+	uint64_t first = getenv("SOFTIB_TEST_SEED_FIRST")
+				 ? strtoull(getenv("SOFTIB_TEST_SEED_FIRST"), NULL, 0)
+				 : 1;
 
-	for (uint64_t seed = 1; seed <= n; seed++)
+	for (uint64_t seed = first; seed < first + n; seed++) {
+		if (getenv("SOFTIB_TEST_VERBOSE"))
+			print_message("seed %llu\n", (unsigned long long)seed);
 		run_seed(seed, seed & 1 ? SIB_MTU_1024 : SIB_MTU_256);
+	}
 }
 
 int main(void)
