@@ -37,6 +37,12 @@ void sib_rc_comp_advance(struct sib_qp *qp)
 		/* A completed WQE is acknowledged, whichever answer said so. */
 		if (psn_diff(q->una_psn, r->last_psn) <= 0)
 			q->una_psn = psn_add(r->last_psn, 1);
+		/* Go-back-N may have rewound req.psn into this WQE and a late
+		 * answer completed it before it was resent: the next WQE keeps
+		 * the PSN it had, after this one (a retried request carries its
+		 * original PSN, IBA 9.7.6.1). */
+		if (!q->cur && psn_diff(q->psn, r->last_psn) <= 0)
+			q->psn = psn_add(r->last_psn, 1);
 		if (qp->sq_sig_all || (w->send_flags & SIB_SEND_SIGNALED))
 			sib_qp_complete_send_locked(qp, w, SIB_WC_SUCCESS);
 		sib_wq_pop(&qp->sq);
