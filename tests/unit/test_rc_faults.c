@@ -316,8 +316,9 @@ static void run_seed(uint64_t seed, enum sib_mtu mtu)
 static void rc_mixed_traffic_survives_drops_dups_reorders_and_corruption(void **state)
 {
 	(void)state;
-	/* SOFTIB_TEST_SEEDS=N runs seeds 1..N (default 12). */
-	uint64_t n = getenv("SOFTIB_TEST_SEEDS") ? strtoull(getenv("SOFTIB_TEST_SEEDS"), NULL, 0) : 12;
+	/* SOFTIB_TEST_SEEDS=N runs seeds 1..N (default 100: seed 78 once found a
+	 * go-back-N PSN bug). */
+	uint64_t n = getenv("SOFTIB_TEST_SEEDS") ? strtoull(getenv("SOFTIB_TEST_SEEDS"), NULL, 0) : 100;
 	/* SOFTIB_TEST_SEED_FIRST=K starts there, to replay one seed. */
 	uint64_t first = getenv("SOFTIB_TEST_SEED_FIRST")
 				 ? strtoull(getenv("SOFTIB_TEST_SEED_FIRST"), NULL, 0)
