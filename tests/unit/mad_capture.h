@@ -107,4 +107,40 @@ static inline const uint8_t *mad_capture_frame(const struct mad_capture *c, unsi
 	return NULL;
 }
 
+
+/*
+ * The cmocka fixture both MAD tests use: the capture loaded once per group,
+ * and the MAD of one frame, skipping (with the reason) when ../shared is
+ * absent.  Include after <cmocka.h>.
+ */
+static struct mad_capture cap;
+
+static int cap_setup(void **state)
+{
+	(void)state;
+	mad_capture_load(&cap);
+	return 0;
+}
+
+static int cap_teardown(void **state)
+{
+	(void)state;
+	mad_capture_free(&cap);
+	return 0;
+}
+
+static inline const uint8_t *cap_mad(unsigned frame)
+{
+	const uint8_t *m;
+
+	if (!cap.buf) {
+		printf("skipping: hardware capture not available\n");
+		skip();
+	}
+	m = mad_capture_frame(&cap, frame);
+	if (!m)
+		fail_msg("frame %u of the capture holds no MAD", frame);
+	return m;
+}
+
 #endif

@@ -347,36 +347,6 @@ static void test_cm_layouts_are_listed(void **state)
 
 /* ------------------------------------------------------------ hardware capture */
 
-static struct mad_capture cap;
-
-static int cap_setup(void **state)
-{
-	(void)state;
-	mad_capture_load(&cap);
-	return 0;
-}
-
-static int cap_teardown(void **state)
-{
-	(void)state;
-	mad_capture_free(&cap);
-	return 0;
-}
-
-static const uint8_t *cap_mad(unsigned frame)
-{
-	const uint8_t *m;
-
-	if (!cap.buf) {
-		printf("skipping: hardware capture not available\n");
-		skip();
-	}
-	m = mad_capture_frame(&cap, frame);
-	if (!m)
-		fail_msg("frame %u of the capture holds no MAD", frame);
-	return m;
-}
-
 static void assert_cm_mad(const uint8_t *m, uint16_t attr)
 {
 	struct ib_mad_hdr h;
