@@ -277,6 +277,17 @@ struct sib_hca *sib_hca_get(void)
 	return hca;
 }
 
+/* A process that exits without closing its device still sends the ACKs an
+ * application-thread drain left queued (sib_progress_drain), as a real
+ * HCA would have sent them already. */
+__attribute__((destructor)) static void hca_flush_at_exit(void)
+{
+	pthread_mutex_lock(&hca_global_lock);
+	if (hca_current)
+		sib_progress_flush(hca_current);
+	pthread_mutex_unlock(&hca_global_lock);
+}
+
 void sib_hca_put(struct sib_hca *hca)
 {
 	bool last;

@@ -7,9 +7,9 @@
  *     datagrams to one endpoint go as one UDP GSO message (a UDP_SEGMENT
  *     control message), which the kernel splits into datagrams, about 3x
  *     the goodput of one message per datagram (tests/bench/udp_limit.c);
- *   - receive: recvmmsg.  (UDP_GRO, a GSO burst received as one message,
- *     measured no faster here, and the socket would then count a dropped
- *     burst as one drop);
+ *   - receive: recvmmsg with UDP_GRO: a GSO burst from a peer arrives as
+ *     one message of equal-sized segments (the kernel says the size), so
+ *     one pass through the kernel's receive path carries up to 64 KiB;
  *   - the wait fd is the socket itself: readable while datagrams wait.
  * io_uring (the first version) ran receive work on the thread that armed
  * the receive, so only that thread could take datagrams and every burst
@@ -35,11 +35,14 @@
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
 #endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
 
 /* Datagrams per recvmmsg, and the room for each: anything longer than
  * SIB_LINK_MAX_DGRAM comes back with MSG_TRUNC. */
 #define RX_BATCH 32
-#define RX_MSG_SIZE SIB_LINK_MAX_DGRAM
+#define RX_MSG_SIZE (64u << 10) /* a UDP_GRO message: at most one UDP length */
 /* A GSO message: at most this many bytes (the UDP length field, less the
  * IPv6 header) and segments (the kernel's UDP_MAX_SEGMENTS is 64 or more). */
 #define GSO_MAX_BYTES 65000u
@@ -57,7 +60,7 @@ union tx_ctrl {
 };
 
 union rx_ctrl {
-	char buf[CMSG_SPACE(sizeof(uint32_t))];
+	char buf[CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(int))];
 	struct cmsghdr align;
 };
 
@@ -329,13 +332,25 @@ static int udp_flush(struct sib_link *l)
 /* SO_RXQ_OVFL: how many datagrams the socket has dropped since it was
  * opened because its receive buffer was full.  The kernel stamps it on each
  * datagram it queues, so drops show up with the next datagram received. */
-static void rx_overflow(struct udp_link *u, struct msghdr *mh)
+/* Also returns the UDP_GRO segment size, 0 when the message is one
+ * datagram. */
+static unsigned rx_cmsgs(struct udp_link *u, struct msghdr *mh)
 {
+	unsigned seg = 0;
+
 	if (mh->msg_flags & MSG_CTRUNC)
-		return;
+		return 0;
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
 		uint32_t drops;
 
+		if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(cm), sizeof(v));
+			seg = v > 0 ? (unsigned)v : 0;
+			continue;
+		}
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SO_RXQ_OVFL ||
 		    cm->cmsg_len < CMSG_LEN(sizeof(drops)))
 			continue;
@@ -345,34 +360,47 @@ static void rx_overflow(struct udp_link *u, struct msghdr *mh)
 			__atomic_store_n(&u->link.counters.drop[SIB_LINK_DROP_RX_QUEUE_FULL],
 					 (uint64_t)drops, __ATOMIC_RELAXED);
 	}
+	return seg;
 }
 
 /* One received datagram: to rx, unless the link drops it (counted). */
-static void rx_message(struct udp_link *u, unsigned k, sib_link_rx_fn rx, void *arg)
+static unsigned rx_message(struct udp_link *u, unsigned k, sib_link_rx_fn rx, void *arg)
 {
 	struct msghdr *mh = &u->rx_msgs[k].msg_hdr;
-	unsigned len = u->rx_msgs[k].msg_len;
+	unsigned len = u->rx_msgs[k].msg_len, seg, n = 0;
+	const uint8_t *base = u->rx_iov[k].iov_base;
 	struct sib_endpoint from;
 
 	if (sib_endpoint_from_sockaddr(mh->msg_name, mh->msg_namelen, &from)) {
 		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_MALFORMED], 1);
-		return;
+		return 1;
 	}
-	rx_overflow(u, mh);
+	seg = rx_cmsgs(u, mh);
 	if (mh->msg_flags & MSG_TRUNC) {
 		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_TRUNCATED], 1);
-		return;
+		return 0;
 	}
-	sib_link_count(&u->link.counters.rx_packets, 1);
-	sib_link_count(&u->link.counters.rx_bytes, len);
-	rx(arg, u->rx_iov[k].iov_base, len, &from);
+	if (!seg || seg >= len)
+		seg = len;
+	for (unsigned off = 0; off < len; off += seg, n++) {
+		unsigned l = len - off < seg ? len - off : seg;
+
+		sib_link_count(&u->link.counters.rx_packets, 1);
+		sib_link_count(&u->link.counters.rx_bytes, l);
+		rx(arg, base + off, l, &from);
+	}
+	return n;
 }
 
-/* One recvmmsg of up to want datagrams; returns how many it took. */
-static unsigned rx_batch(struct udp_link *u, unsigned want, sib_link_rx_fn rx, void *arg)
+/* One recvmmsg of up to want messages; returns how many datagrams it took
+ * (a UDP_GRO message carries several). */
+static unsigned rx_batch(struct udp_link *u, unsigned want, sib_link_rx_fn rx, void *arg,
+			 unsigned *msgs)
 {
+	unsigned n = 0;
 	int got;
 
+	*msgs = 0;
 	for (unsigned k = 0; k < want; k++) {
 		struct msghdr *mh = &u->rx_msgs[k].msg_hdr;
 
@@ -391,8 +419,9 @@ static unsigned rx_batch(struct udp_link *u, unsigned want, sib_link_rx_fn rx, v
 		return 0;
 	}
 	for (int k = 0; k < got; k++)
-		rx_message(u, (unsigned)k, rx, arg);
-	return (unsigned)got;
+		n += rx_message(u, (unsigned)k, rx, arg);
+	*msgs = (unsigned)got;
+	return n;
 }
 
 static int udp_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *arg)
@@ -402,11 +431,10 @@ static int udp_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *a
 
 	pthread_mutex_lock(&u->rx_lock);
 	while (n < max) {
-		unsigned want = max - n < RX_BATCH ? max - n : RX_BATCH;
-		unsigned got = rx_batch(u, want, rx, arg);
+		unsigned want = max - n < RX_BATCH ? max - n : RX_BATCH, msgs;
 
-		n += got;
-		if (got < want)
+		n += rx_batch(u, want, rx, arg, &msgs);
+		if (msgs < want)
 			break;
 	}
 	pthread_mutex_unlock(&u->rx_lock);
@@ -503,6 +531,14 @@ int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **ou
 		return ret;
 	}
 	u->gso = true;
+	{
+		int one = 1;
+
+		/* Without it (kernels before 5.0) datagrams come one by one. */
+		if (setsockopt(u->fd, SOL_UDP, UDP_GRO, &one, sizeof(one)))
+			sib_info("UDP_GRO refused here (%s); receiving one datagram per message",
+				 strerror(errno));
+	}
 	u->link.mtu = sib_link_port_mtu(&u->link.local, netdev);
 	sib_info("link: UDP %s (sockets), active MTU %u", sib_endpoint_str(&u->link.local, s),
 		 u->link.mtu);

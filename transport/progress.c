@@ -183,8 +183,13 @@ static void rx_cb(void *arg, const uint8_t *pkt, size_t len, const struct sib_en
 
 enum { DRAIN_BATCH = 16, DRAIN_MAX = 256 };
 
-/* Every port's link, up to DRAIN_MAX datagrams each; under drain_lock. */
-static int drain_links(struct sib_hca *hca)
+/* Every port's link, up to DRAIN_MAX datagrams each; under drain_lock.
+ * defer: an application thread drains; what the last batch caused (ACKs,
+ * mostly) stays queued, so the completions it made reach the caller one
+ * system call sooner.  The queue then leaves with the caller's next post
+ * (one sendmmsg with the new request), its next drain, its drain_end, a
+ * QP change, or the progress thread's next pass, whichever comes first. */
+static int drain_links(struct sib_hca *hca, bool defer)
 {
 	int total = 0;
 
@@ -195,6 +200,8 @@ static int drain_links(struct sib_hca *hca)
 
 		if (!link)
 			continue;
+		if (defer)
+			sib_link_flush(link); /* what the last drain left */
 		/* Small batches, each followed by a flush: the ACKs and read
 		 * responses they caused leave before the next batch is read,
 		 * so the peer's window keeps moving. */
@@ -204,9 +211,17 @@ static int drain_links(struct sib_hca *hca)
 				break;
 			sib_link_flush(link);
 		}
-		sib_link_flush(link);
+		if (!defer || !total)
+			sib_link_flush(link);
 	}
 	return total;
+}
+
+void sib_progress_flush(struct sib_hca *hca)
+{
+	for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
+		if (hca->mgmt[i].link)
+			sib_link_flush(hca->mgmt[i].link);
 }
 
 int sib_progress_poll(struct sib_hca *hca)
@@ -214,7 +229,7 @@ int sib_progress_poll(struct sib_hca *hca)
 	int n;
 
 	pthread_mutex_lock(&hca->progress.drain_lock);
-	n = drain_links(hca);
+	n = drain_links(hca, false);
 	pthread_mutex_unlock(&hca->progress.drain_lock);
 	return n + run_timers(hca);
 }
@@ -232,7 +247,7 @@ int sib_progress_drain(struct sib_hca *hca)
 		__atomic_store_n(&pg->busy_until_ns, until, __ATOMIC_RELAXED);
 	if (pthread_mutex_trylock(&pg->drain_lock))
 		return 0;
-	n = drain_links(hca);
+	n = drain_links(hca, true);
 	pthread_mutex_unlock(&pg->drain_lock);
 	return n;
 }
@@ -242,6 +257,7 @@ void sib_progress_drain_end(struct sib_hca *hca)
 	struct sib_progress *pg = &hca->progress;
 	uint64_t one = 1;
 
+	sib_progress_flush(hca); /* what a deferring drain left */
 	if (!__atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED))
 		return;
 	__atomic_store_n(&pg->busy_until_ns, 0, __ATOMIC_RELAXED);
@@ -269,7 +285,7 @@ static int thread_pass(struct sib_hca *hca, bool *busy)
 
 	*busy = pthread_mutex_trylock(&pg->drain_lock) != 0;
 	if (!*busy) {
-		n = drain_links(hca);
+		n = drain_links(hca, false);
 		pthread_mutex_unlock(&pg->drain_lock);
 	}
 	return n + run_timers(hca);

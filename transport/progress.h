@@ -90,13 +90,20 @@ int sib_progress_poll(struct sib_hca *hca);
  * such calls keep coming, the progress thread stops waking for every
  * datagram and only looks in now and then (SIB_PROGRESS_LEASE_NS), since
  * the poller does its work; timers stay with it.  Never waits for another
- * drainer.  Returns the number of packets handled.
+ * drainer.  What the last batch made the HCA send (ACKs, mostly) stays
+ * queued until the caller's next post, drain or drain_end, a QP change, or
+ * the progress thread's next pass: the completions reach the caller first,
+ * and a post right after sends ACK and request in one system call.
+ * Returns the number of packets handled.
  */
 int sib_progress_drain(struct sib_hca *hca);
+/* Hands the kernel whatever the links have queued (sib_progress_drain
+ * leaves the ACKs of its last batch queued; see there). */
+void sib_progress_flush(struct sib_hca *hca);
 /* The application is going to sleep (it armed a CQ for an event): the
  * progress thread takes the links back at once. */
 void sib_progress_drain_end(struct sib_hca *hca);
-#define SIB_PROGRESS_LEASE_NS 50000ull
+#define SIB_PROGRESS_LEASE_NS 1000000ull
 
 /* True on the HCA's progress thread (waiting there would deadlock). */
 bool sib_progress_on_thread(struct sib_hca *hca);

@@ -170,6 +170,9 @@ static void clean_cqs(struct sib_qp *qp)
 
 void sib_qp_destroy(struct sib_qp *qp)
 {
+	/* ACKs a deferring drain left queued for this QP leave first. */
+	if (qp->eng)
+		sib_link_flush(sib_engine_link(qp->eng));
 	/* First out of the engine: rx and timers no longer find the QP. */
 	if (qp->eng)
 		sib_engine_qp_detach(qp->eng, qp); /* frees the number too */
@@ -371,6 +374,9 @@ int sib_qp_modify(struct sib_qp *qp, const struct sib_qp_attr *attr, uint32_t ma
 	struct sib_endpoint dest;
 	bool drained = false, resolved = false;
 	int rc;
+
+	if (qp->eng) /* queued ACKs leave under the old state */
+		sib_link_flush(sib_engine_link(qp->eng));
 
 	/* Path -> endpoint before taking the lock: resolving may wait for the
 	 * SA, whose answer the progress thread receives. */
