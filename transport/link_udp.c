@@ -382,6 +382,11 @@ static unsigned rx_message(struct udp_link *u, unsigned k, sib_link_rx_fn rx, vo
 	}
 	if (!seg || seg >= len)
 		seg = len;
+	if (seg > SIB_LINK_MAX_DGRAM) { /* larger than any IB packet */
+		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_TRUNCATED],
+			       (len + seg - 1) / seg);
+		return 1;
+	}
 	for (unsigned off = 0; off < len; off += seg, n++) {
 		unsigned l = len - off < seg ? len - off : seg;
 

@@ -450,7 +450,10 @@ static void socket_overflow_is_counted_as_rx_queue_full(void **state)
 	print_message("    %u received, %llu dropped by the full socket buffer\n", got,
 		      (unsigned long long)c.drop[SIB_LINK_DROP_RX_QUEUE_FULL]);
 	assert_true(c.drop[SIB_LINK_DROP_RX_QUEUE_FULL] > 0);
-	assert_int_equal(got + c.drop[SIB_LINK_DROP_RX_QUEUE_FULL], n + 1);
+	/* The socket takes a GSO burst whole (UDP_GRO), and the kernel counts
+	 * a burst it drops as one: the drops are a lower bound. */
+	assert_true(got <= n);
+	assert_true(got + c.drop[SIB_LINK_DROP_RX_QUEUE_FULL] <= n + 1);
 	assert_int_equal(c.rx_packets, got);
 }
 
