@@ -8,12 +8,12 @@
  * includer defines CLMUL_FN (the target attribute) and FN(name) (a suffix).
  */
 
-CLMUL_FN static inline __m128i FN(kload)(const struct lanes *l)
+CLMUL_FN static inline __attribute__((unused)) __m128i FN(kload)(const struct lanes *l)
 {
 	return _mm_set_epi64x((long long)l->hi, (long long)l->lo);
 }
 
-CLMUL_FN static inline __m128i FN(fold)(__m128i s, __m128i kk)
+CLMUL_FN static inline __attribute__((unused)) __m128i FN(fold)(__m128i s, __m128i kk)
 {
 	return _mm_xor_si128(_mm_clmulepi64_si128(s, kk, 0x00), _mm_clmulepi64_si128(s, kk, 0x11));
 }
@@ -45,9 +45,22 @@ CLMUL_FN static uint16_t FN(reduce)(__m128i s)
 	return (uint16_t)((uint64_t)_mm_extract_epi64(r, 1) >> 47);
 }
 
+/* The 16-byte blocks left after the wide folds, then the last bytes. */
+CLMUL_FN static uint16_t FN(tail)(__m128i s, const uint8_t *p, size_t len)
+{
+	__m128i k1 = FN(kload)(&k.fold[1]);
+
+	while (len >= 16) {
+		s = _mm_xor_si128(FN(fold)(s, k1), FN(ld)(p));
+		p += 16;
+		len -= 16;
+	}
+	return ib_crc16_table_update(FN(reduce)(s), p, len);
+}
+
 CLMUL_FN static uint16_t FN(crc16_clmul)(uint16_t reg, const uint8_t *p, size_t len)
 {
-	__m128i s, k1;
+	__m128i s;
 
 	if (len < 16)
 		return ib_crc16_table_update(reg, p, len);
@@ -87,11 +100,5 @@ CLMUL_FN static uint16_t FN(crc16_clmul)(uint16_t reg, const uint8_t *p, size_t 
 		p += 16;
 		len -= 16;
 	}
-	k1 = FN(kload)(&k.fold[1]);
-	while (len >= 16) {
-		s = _mm_xor_si128(FN(fold)(s, k1), FN(ld)(p));
-		p += 16;
-		len -= 16;
-	}
-	return ib_crc16_table_update(FN(reduce)(s), p, len);
+	return FN(tail)(s, p, len);
 }

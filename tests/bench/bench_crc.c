@@ -84,12 +84,12 @@ static double measure(enum what w)
 
 static void row(const char *what, const char *impl, double gbs)
 {
-	printf("  %-22s %-8s %8.2f GB/s  %7.1f ns/packet\n", what, impl, gbs, PKT_LEN / gbs);
+	printf("  %-22s %-13s %8.2f GB/s  %7.1f ns/packet\n", what, impl, gbs, PKT_LEN / gbs);
 }
 
 int main(void)
 {
-	static const char *impls[] = { "pclmul", "table" };
+	static const char *impls[] = { "pclmul-avx512", "pclmul-avx", "table" };
 	uint32_t ic;
 	uint16_t vc;
 
@@ -101,11 +101,11 @@ int main(void)
 	ib_vcrc_put(pkt, PKT_LEN, vc);
 
 	printf("  %d-byte packets (%d-byte payload), one core, best of 5\n", PKT_LEN, PAYLOAD);
-	printf("  %-22s %-8s %13s  %17s\n", "CRC", "impl", "throughput", "time");
+	printf("  %-22s %-13s %13s  %17s\n", "CRC", "impl", "throughput", "time");
 	row("ICRC (ISA-L crc32)", "isa-l", measure(ICRC));
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < 3; i++) {
 		if (ib_crc16_force_impl(impls[i]) != 0) {
-			printf("  %-22s %-8s   (not supported on this CPU)\n", "VCRC", impls[i]);
+			printf("  %-22s %-13s   (not supported on this CPU)\n", "VCRC", impls[i]);
 			continue;
 		}
 		row("VCRC", impls[i], measure(VCRC));

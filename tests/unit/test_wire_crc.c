@@ -151,6 +151,13 @@ static void crc16_pclmul_avx_matches_reference(void **state)
 	assert_string_equal(ib_crc16_impl(), "pclmul");
 }
 
+static void crc16_pclmul_avx512_matches_reference(void **state)
+{
+	(void)state;
+	crc_fast_paths_match_reference("pclmul-avx512"); /* skipped without VPCLMULQDQ */
+	assert_string_equal(ib_crc16_impl(), "pclmul");
+}
+
 static void crc16_table_matches_reference(void **state)
 {
 	(void)state;
@@ -161,7 +168,7 @@ static void crc16_table_matches_reference(void **state)
 /* A CRC split anywhere and chained gives the CRC of the whole. */
 static void crc16_chains_at_any_cut(void **state)
 {
-	static const char *impls[] = { "table", "pclmul-sse", "pclmul-avx" };
+	static const char *impls[] = { "table", "pclmul-sse", "pclmul-avx", "pclmul-avx512" };
 	uint8_t buf[700];
 
 	(void)state;
@@ -346,7 +353,7 @@ static void icrc_ignores_variant_fields(void **state)
 static void crcs_agree_with_separate_calls(void **state)
 {
 	static uint8_t pkt[4200];
-	static const char *impls[] = { "table", "pclmul-sse", "pclmul-avx" };
+	static const char *impls[] = { "table", "pclmul-sse", "pclmul-avx", "pclmul-avx512" };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(impls) / sizeof(impls[0]); i++) {
@@ -430,6 +437,7 @@ int main(void)
 		cmocka_unit_test(crc32_chains_like_zlib),
 		cmocka_unit_test_teardown(crc16_pclmul_sse_matches_reference, restore_impl),
 		cmocka_unit_test_teardown(crc16_pclmul_avx_matches_reference, restore_impl),
+		cmocka_unit_test_teardown(crc16_pclmul_avx512_matches_reference, restore_impl),
 		cmocka_unit_test_teardown(crc16_table_matches_reference, restore_impl),
 		cmocka_unit_test_teardown(crc16_chains_at_any_cut, restore_impl),
 		cmocka_unit_test_teardown(hardware_vectors_give_carried_crcs, restore_impl),
