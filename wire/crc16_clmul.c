@@ -106,12 +106,6 @@ void ib_crc16_clmul_init(void)
 #define VPCLMUL_FN                                                                              \
 	__attribute__((target("pclmul,sse4.1,avx,avx2,avx512f,avx512vl,avx512bw,vpclmulqdq")))
 
-VPCLMUL_FN static inline __m512i fold512(__m512i s, __m512i kk)
-{
-	return _mm512_xor_si512(_mm512_clmulepi64_epi128(s, kk, 0x00),
-				_mm512_clmulepi64_epi128(s, kk, 0x11));
-}
-
 VPCLMUL_FN static inline __m512i kload512(const struct lanes *l)
 {
 	return _mm512_broadcast_i32x4(_mm_set_epi64x((long long)l->hi, (long long)l->lo));
