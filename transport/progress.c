@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
@@ -13,6 +14,15 @@
 #include "transport/sa_client.h"
 #include "transport/sma.h"
 #include "wire/mad.h"
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
 
 static void timerfd_arm_locked(struct sib_progress *pg)
 {
@@ -237,9 +247,10 @@ int sib_progress_poll(struct sib_hca *hca)
 int sib_progress_drain(struct sib_hca *hca)
 {
 	struct sib_progress *pg = &hca->progress;
-	uint64_t until = sib_link_now_ns() + SIB_PROGRESS_LEASE_NS;
+	uint64_t now = sib_link_now_ns(), until = now + SIB_PROGRESS_LEASE_NS;
 	int n;
 
+	__atomic_store_n(&pg->last_drain_ns, now, __ATOMIC_RELAXED);
 	/* Renewed only when a good part of it has passed: one shared store
 	 * per few hundred microseconds, not one per poll. */
 	if (until > __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED) +
@@ -316,28 +327,59 @@ static bool lease_sleep(struct sib_hca *hca, uint64_t ns)
 	return fds[2].revents & POLLIN;
 }
 
+/*
+ * While an application thread polls (a lease), the thread either sleeps
+ * until the lease runs out, so that datagrams the poller takes do not wake
+ * it too, or, in watch mode, sleeps on the links as usual.  Watch mode is
+ * for a poller that polls a CQ now and then but waits on something else
+ * in between (ib_write_lat spins on memory): the thread entered it when it
+ * found a datagram waiting that the poller had left for a while, and
+ * leaves it when the poller keeps taking the datagrams first.
+ */
 static void *progress_main(void *arg)
 {
 	struct sib_hca *hca = arg;
 	struct sib_progress *pg = &hca->progress;
 	struct pollfd fds[SIB_NUM_PORTS + 2];
+	bool watch = false;
+	unsigned empty = 0;
+	uint64_t last_rx = 0;
 
 	for (;;) {
 		unsigned nfds = 0;
 		int timeout = -1;
 		bool pending = false, draining;
 		uint64_t now, busy;
+		int n = thread_pass(hca, &draining);
 
-		if (thread_pass(hca, &draining) > 0)
-			continue;
 		now = sib_link_now_ns();
 		busy = __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED);
-		if (busy > now || draining) {
+		if (n > 0) {
+			empty = 0;
+			last_rx = now;
+			if (!watch && busy > now &&
+			    now - __atomic_load_n(&pg->last_drain_ns, __ATOMIC_RELAXED) >
+				    SIB_PROGRESS_STALE_NS)
+				watch = true;
+			continue;
+		}
+		if (watch && (busy > now || draining) && ++empty >= SIB_PROGRESS_WATCH_EMPTY) {
+			watch = false;
+			empty = 0;
+		}
+		if ((busy > now || draining) && !watch) {
 			/* An application thread drains the links: look again
 			 * when its lease runs out (or it says it sleeps); one
 			 * draining past its lease is done in a moment. */
 			if (lease_sleep(hca, busy > now ? busy - now : SIB_PROGRESS_LEASE_NS / 4))
 				break;
+			continue;
+		}
+		/* Nobody polls here but datagrams came a moment ago: the
+		 * next one (a READ in ib_read_lat) is likely as close, and
+		 * waking from sleep costs tens of microseconds here. */
+		if (!(busy > now || draining) && now - last_rx < pg->spin_ns) {
+			cpu_relax();
 			continue;
 		}
 		/* Arm every link, then check once more: whatever arrives
@@ -384,11 +426,31 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
+/* SOFTIB_SPIN_US (man/softib.7): 0..1000000, default SIB_PROGRESS_SPIN_NS. */
+static uint64_t spin_from_env(void)
+{
+	const char *v = getenv("SOFTIB_SPIN_US");
+	char *end;
+	unsigned long us;
+
+	if (!v || !*v)
+		return SIB_PROGRESS_SPIN_NS;
+	errno = 0;
+	us = strtoul(v, &end, 10);
+	if (errno || *end || v[0] == '-' || us > 1000000) {
+		sib_warn("SOFTIB_SPIN_US=%s: want microseconds 0..1000000; using %llu", v,
+			 SIB_PROGRESS_SPIN_NS / 1000);
+		return SIB_PROGRESS_SPIN_NS;
+	}
+	return (uint64_t)us * 1000;
+}
+
 int sib_progress_init(struct sib_hca *hca)
 {
 	struct sib_progress *pg = &hca->progress;
 
 	memset(pg, 0, sizeof(*pg));
+	pg->spin_ns = spin_from_env();
 	pthread_mutex_init(&pg->timer_lock, NULL);
 	pthread_mutex_init(&pg->drain_lock, NULL);
 	pg->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -58,6 +58,8 @@ struct sib_progress {
 	/* Application threads polling (sib_progress_drain): */
 	pthread_mutex_t drain_lock;  /* one drainer at a time; others skip */
 	uint64_t busy_until_ns;	     /* someone drains until about then */
+	uint64_t last_drain_ns;	     /* when an application thread last drained */
+	uint64_t spin_ns;	     /* SOFTIB_SPIN_US */
 	bool lease_sleep;	     /* the thread sleeps on a timeout, not the links */
 	/* what nobody took, for `softib info` */
 	uint64_t rx_data_unclaimed; /* data packets while no rx_data hook */
@@ -104,6 +106,16 @@ void sib_progress_flush(struct sib_hca *hca);
  * progress thread takes the links back at once. */
 void sib_progress_drain_end(struct sib_hca *hca);
 #define SIB_PROGRESS_LEASE_NS 1000000ull
+/* A datagram the thread finds waiting when the application has not
+ * drained for this long means it waits on something else (memory, in
+ * ib_write_lat): the thread then watches the links itself. */
+#define SIB_PROGRESS_STALE_NS 25000ull
+/* ...until this many wake-ups in a row find the application took the
+ * datagrams first. */
+#define SIB_PROGRESS_WATCH_EMPTY 16
+/* With no application thread polling, the thread keeps polling the links
+ * this long after the last datagram before it sleeps (SOFTIB_SPIN_US). */
+#define SIB_PROGRESS_SPIN_NS 50000ull
 
 /* True on the HCA's progress thread (waiting there would deadlock). */
 bool sib_progress_on_thread(struct sib_hca *hca);
