@@ -59,14 +59,14 @@ static int advance_until_completion(struct world *w)
 
 /* What crosses the wire, and which answers never arrive. */
 struct tap {
-	int read_requests;     /* READ requests reaching node 1 */
-	bool drop_read_rsp;    /* node 0 never sees a READ response */
-	int drop_atomic_acks;  /* node 0 loses this many atomic ACKs */
-	bool swallow;	       /* node 0 sees nothing at all (crafted requests) */
-	int atomic_acks;       /* atomic ACKs node 1 sent */
+	int read_requests;    /* READ requests reaching node 1 */
+	bool drop_read_rsp;   /* node 0 never sees a READ response */
+	int drop_atomic_acks; /* node 0 loses this many atomic ACKs */
+	bool swallow;	      /* node 0 sees nothing at all (crafted requests) */
+	int atomic_acks;      /* atomic ACKs node 1 sent */
 	uint32_t ack_psn[16];
 	uint64_t ack_orig[16];
-	int naks;	       /* NAKs node 1 sent */
+	int naks; /* NAKs node 1 sent */
 };
 
 static bool tap_packets(int node, uint64_t n, const struct ib_packet *pkt, void *arg)
