@@ -53,25 +53,25 @@ void sib_rc_comp_advance(struct sib_qp *qp)
 	}
 }
 
-/* Everything through psn is acknowledged (IBA 9.7.5.1.1). */
-static void ack_through(struct sib_qp *qp, uint32_t psn)
+/*
+ * Everything through psn is acknowledged (IBA 9.7.5.1.1).  Returns false
+ * when that ended the QP (an unanswered READ / atomic out of retries).
+ */
+static bool ack_through(struct sib_qp *qp, uint32_t psn)
 {
 	struct sib_req *q = &qp->req;
+	uint32_t old_una = q->una_psn;
 	int32_t lost_read = -1;
+	bool resent = false;
 
 	if (psn_diff(psn, q->una_psn) < 0 || psn_diff(psn, sib_rc_sent_end(qp)) >= 0)
-		return; /* old, or for something never sent */
+		return true; /* old, or for something never sent */
 	/* Beyond what go-back-N has sent again: the rest is acknowledged when
 	 * it is resent (its WQEs start over, and READs must be answered). */
 	if (psn_diff(psn, q->psn) >= 0)
 		psn = psn_add(q->psn, SIB_PSN_MASK);
 	if (psn_diff(psn, q->una_psn) < 0)
-		return;
-	sib_rc_window_grow(qp, (uint32_t)psn_diff(psn, q->una_psn) + 1);
-	q->una_psn = psn_add(psn, 1);
-	/* Forward progress: a new retry budget (IBA 9.7.6.1.3). */
-	q->retry_left = qp->attr.retry_cnt;
-	q->rnr_left = qp->attr.rnr_retry;
+		return true;
 	for (uint32_t i = 0; i <= q->cur && i < qp->sq.count; i++) {
 		struct sib_send_wqe *w = sq_wqe(qp, i);
 		struct sib_req_wqe *r = sq_req(qp, i);
@@ -84,19 +84,54 @@ static void ack_through(struct sib_qp *qp, uint32_t psn)
 		} else if (psn_diff(r->last_psn, psn) <= 0) {
 			/* Acknowledged through this READ / atomic (a later request, or
 			 * a NAK at the next PSN) but not answered: its responses were
-			 * lost (IBA 9.7.6.1.5).  It and everything after it stay
-			 * unacknowledged: the retry starts there. */
+			 * lost (IBA 9.7.5.1.2, 9.7.6.1.5).  It and everything after it
+			 * stay unacknowledged: the retry starts there. */
 			lost_read = (int32_t)i;
+			psn = psn_add(sq_req(qp, i)->rsp_psn, SIB_PSN_MASK);
 			break;
 		}
+	}
+	if (psn_diff(psn, q->una_psn) >= 0) {
+		sib_rc_window_grow(qp, (uint32_t)psn_diff(psn, q->una_psn) + 1);
+		q->una_psn = psn_add(psn, 1);
+	}
+	/* Forward progress: a new retry budget (IBA 9.7.6.1.3).  An ACK that
+	 * only says a READ / atomic went unanswered is none. */
+	if (q->una_psn != old_una) {
+		q->retry_left = qp->attr.retry_cnt;
+		q->rnr_left = qp->attr.rnr_retry;
 	}
 	if (lost_read >= 0) {
 		struct sib_req_wqe *r = sq_req(qp, (uint32_t)lost_read);
 
-		q->una_psn = r->rsp_psn;
-		sib_rc_req_retry(qp, r->rsp_psn);
+		/*
+		 * Asking again costs a retry, as a local ACK timeout does
+		 * (IBA 9.7.6.1.3): a responder that never answers ends in
+		 * RETRY_EXC_ERR instead of a resend loop.  Once per missing
+		 * response (gap_psn, shared with read_response): the ACKs
+		 * already on their way each say the same, and the ACK timer
+		 * covers a resend that is lost too.
+		 */
+		if (!(q->gap_asked && q->gap_psn == r->rsp_psn)) {
+			if (!q->retry_left) {
+				sib_rc_comp_advance(qp);
+				sib_rc_req_fail_head(qp, SIB_WC_RETRY_EXC_ERR,
+						     "no response to a READ or atomic after retry_cnt "
+						     "retries (lost response, IBA 9.7.5.1.2 / "
+						     "9.7.6.1.3)");
+				return false;
+			}
+			q->retry_left--;
+			q->gap_asked = true;
+			q->gap_psn = r->rsp_psn;
+			sib_rc_req_retry(qp, r->rsp_psn);
+			resent = true;
+		}
 	}
-	sib_rc_arm_rto(qp, true);
+	/* Restarted only by progress or a resend: ACKs that repeat an
+	 * unanswered READ must not keep the timer from firing. */
+	sib_rc_arm_rto(qp, q->una_psn != old_una || resent);
+	return true;
 }
 
 /* The oldest READ / atomic still waiting for its answer. */
@@ -153,8 +188,8 @@ static void read_response(struct sib_qp *qp, const struct ib_packet *pkt)
 		return;
 	}
 	/* The first response acknowledges everything before the READ. */
-	if (psn == r->first_psn)
-		ack_through(qp, psn_add(r->first_psn, SIB_PSN_MASK));
+	if (psn == r->first_psn && !ack_through(qp, psn_add(r->first_psn, SIB_PSN_MASK)))
+		return;
 	if (pkt->payload_len) {
 		struct memreg_request bad;
 		struct memreg_grant g;
@@ -201,7 +236,8 @@ static void atomic_ack(struct sib_qp *qp, const struct ib_packet *pkt)
 
 	if (pkt->bth.PSN != r->first_psn)
 		return;
-	ack_through(qp, psn_add(r->first_psn, SIB_PSN_MASK));
+	if (!ack_through(qp, psn_add(r->first_psn, SIB_PSN_MASK)))
+		return;
 	uint64_t orig = pkt->atomicacketh.OrigRemDt;
 	struct memreg_request bad;
 	struct memreg_grant g;
@@ -264,7 +300,8 @@ static void acknowledge(struct sib_qp *qp, const struct ib_packet *pkt)
 	case IB_AETH_RNR_NAK:
 		if (psn_diff(psn, q->una_psn) < 0 || psn_diff(psn, sib_rc_sent_end(qp)) >= 0)
 			return;
-		ack_through(qp, psn_add(psn, SIB_PSN_MASK));
+		if (!ack_through(qp, psn_add(psn, SIB_PSN_MASK)))
+			return;
 		sib_rc_comp_advance(qp);
 		/* IBA 9.7.5.2.8: rnr_retry 7 retries forever. */
 		if (q->rnr_left == 0) {
@@ -285,7 +322,8 @@ static void acknowledge(struct sib_qp *qp, const struct ib_packet *pkt)
 	case IB_AETH_NAK:
 		if (psn_diff(psn, q->una_psn) < 0 || psn_diff(psn, sib_rc_sent_end(qp)) >= 0)
 			return;
-		ack_through(qp, psn_add(psn, SIB_PSN_MASK));
+		if (!ack_through(qp, psn_add(psn, SIB_PSN_MASK)))
+			return;
 		sib_rc_comp_advance(qp);
 		if (val == IB_NAK_PSN_SEQ_ERR) {
 			/* IBA 9.7.5.2.1: resend from the PSN the responder expects,

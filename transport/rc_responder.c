@@ -418,10 +418,24 @@ static enum resp_state execute_write(struct resp_ctx *c)
 	return RESP_ACKNOWLEDGE;
 }
 
+/*
+ * The resource for a new READ or atomic: the oldest one is recycled.  IBA
+ * leaves the bound to the requester (max_rd_atomic no more than the
+ * responder's max_dest_rd_atomic, 9.7.4.1.3 / 11.2.4.2); the responder
+ * cannot tell when a requester has its answer, so it cannot see one
+ * exceed it.  Recycling, as rxe does, is safe: a resource still sending
+ * is never recycled (sib_rc_resp_rx takes no request then), and the
+ * duplicate of a forgotten READ or atomic is dropped, never executed
+ * again (duplicate()).  Its requester ends in RETRY_EXC_ERR.
+ */
 static struct sib_rd_res *new_res(struct sib_resp *r)
 {
-	struct sib_rd_res *res = &r->res[r->res_next];
+	struct sib_rd_res *res;
 
+	/* max_dest_rd_atomic may have shrunk (SQD): stay among the first res_len. */
+	if (r->res_next >= r->res_len)
+		r->res_next = 0;
+	res = &r->res[r->res_next];
 	r->res_next = (r->res_next + 1) % r->res_len;
 	memset(res, 0, sizeof(*res));
 	res->valid = true;
@@ -603,7 +617,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		struct memreg_grant g;
 
 		if (!res)
-			return RESP_DONE; /* too old to remember: drop */
+			return RESP_DONE; /* forgotten: drop (as an atomic, below) */
 		req.pd = res->pd;
 		if (memreg_check(sib_engine_memreg(qp->eng), &req, &g) != MEMREG_OK)
 			return RESP_DONE;
@@ -622,8 +636,21 @@ static enum resp_state duplicate(struct resp_ctx *c)
 	if (c->flags & IB_OPF_ATOMIC) {
 		struct sib_rd_res *res = find_res(r, p->bth.PSN, true);
 
+		/*
+		 * Never executed twice (IBA 9.7.5.1.4): answered from the saved
+		 * result, or, once that resource was recycled, silently dropped
+		 * (as rxe does).  Not NAKed: a responder NAKs only the request at
+		 * its expected PSN (IBA 9.7.5.2), and an Invalid Request NAK
+		 * would end a QP whose peer merely had a stale copy delayed in
+		 * the fabric.  A requester that still waits for this answer
+		 * exceeded max_dest_rd_atomic; it ends in RETRY_EXC_ERR.
+		 */
 		if (res)
 			send_atomic_ack(qp, p->bth.PSN, res->orig);
+		else
+			sib_dbg("responder QP 0x%06x: duplicate atomic PSN 0x%06x: result no longer "
+				"saved (more than max_dest_rd_atomic %u outstanding?), dropped",
+				qp->qp_num, p->bth.PSN, r->res_len);
 		return RESP_DONE;
 	}
 	/* SEND / WRITE: acknowledge again what we have (IBA 9.7.5.1.4). */

@@ -43,6 +43,7 @@ struct world {
 	void *drop_arg;
 	uint8_t rnr_retry; /* for world_connect; 0 means 7 (forever) */
 	uint8_t retry_cnt; /* for world_connect; 0 means 3 */
+	uint8_t max_dest_rd_atomic; /* for world_connect; 0 means 4 */
 	bool lossy;	   /* packets may arrive damaged (faults): drop what does not decode */
 	uint64_t rx_bad;   /* ... counted here */
 };
@@ -288,7 +289,7 @@ static inline void world_connect(struct world *w, enum sib_mtu mtu)
 		a.path_mtu = mtu;
 		a.dest_qp_num = sib_qp_num(w->n[1 - i].qp);
 		a.rq_psn = 0xfffff0u + (uint32_t)i; /* PSNs wrap past 2^24 during the tests */
-		a.max_dest_rd_atomic = 4;
+		a.max_dest_rd_atomic = w->max_dest_rd_atomic ? w->max_dest_rd_atomic : 4;
 		a.min_rnr_timer = 1;
 		world_modify(qp, &a,
 			     SIB_QP_AV | SIB_QP_PATH_MTU | SIB_QP_DEST_QPN | SIB_QP_RQ_PSN |
