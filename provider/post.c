@@ -143,7 +143,7 @@ static int softib_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ib
 		}
 	}
 	/* Transmit what was queued, on the caller's thread (DESIGN.md 6). */
-	sib_qp_kick(to_sqp(qp)->qp);
+	sib_progress_post(to_sctx(qp->context)->hca, to_sqp(qp)->qp);
 	return err;
 }
 

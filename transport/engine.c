@@ -254,7 +254,7 @@ static void resolve_late(struct sib_qp *qp)
 	pthread_mutex_unlock(&qp->lock);
 }
 
-void sib_qp_kick(struct sib_qp *qp)
+static void kick(struct sib_qp *qp, bool flush)
 {
 	if (!qp->eng)
 		return;
@@ -263,7 +263,18 @@ void sib_qp_kick(struct sib_qp *qp)
 	pthread_mutex_lock(&qp->lock);
 	req_run(qp);
 	pthread_mutex_unlock(&qp->lock);
-	sib_link_flush(qp->eng->link);
+	if (flush)
+		sib_link_flush(qp->eng->link);
+}
+
+void sib_qp_kick(struct sib_qp *qp)
+{
+	kick(qp, true);
+}
+
+void sib_qp_kick_queued(struct sib_qp *qp)
+{
+	kick(qp, false);
 }
 
 struct poll_ctx {

@@ -126,6 +126,8 @@ void sib_engine_quiesce(struct sib_engine *eng);
 
 /* Transmit what the QP's send queue allows now (after a post). */
 void sib_qp_kick(struct sib_qp *qp);
+/* The same, but the packets stay queued on the link until its next flush. */
+void sib_qp_kick_queued(struct sib_qp *qp);
 
 /*
  * Resolve the destination of an AV (outside any QP lock).  0 or a negative

@@ -7,6 +7,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "transport/engine.h"
 #include "transport/hca.h"
 #include "transport/log.h"
 #include "transport/mgmt.h"
@@ -244,6 +245,32 @@ int sib_progress_poll(struct sib_hca *hca)
 	return n + run_timers(hca);
 }
 
+static bool tx_deferred(struct sib_progress *pg, uint64_t now)
+{
+	return now - __atomic_load_n(&pg->tx_deferred_ns, __ATOMIC_RELAXED) <
+	       SIB_PROGRESS_LEASE_NS;
+}
+
+void sib_progress_post(struct sib_hca *hca, struct sib_qp *qp)
+{
+	struct sib_progress *pg = &hca->progress;
+	uint64_t now = sib_link_now_ns();
+	uint64_t prev = __atomic_exchange_n(&pg->last_post_ns, now, __ATOMIC_RELAXED);
+
+	/* Back-to-back posts while a poller holds the lease: a burst whose
+	 * packets go out together (UDP GSO) when the poller polls next, a
+	 * post comes after a pause, the queue fills, or at the latest
+	 * SIB_PROGRESS_DEFER_NS later from the progress thread.  A lone post
+	 * transmits at once. */
+	if (now - prev < SIB_PROGRESS_BURST_NS &&
+	    __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED) > now) {
+		__atomic_store_n(&pg->tx_deferred_ns, now, __ATOMIC_RELAXED);
+		sib_qp_kick_queued(qp);
+		return;
+	}
+	sib_qp_kick(qp);
+}
+
 int sib_progress_drain(struct sib_hca *hca)
 {
 	struct sib_progress *pg = &hca->progress;
@@ -347,7 +374,8 @@ static void *progress_main(void *arg)
 
 	for (;;) {
 		unsigned nfds = 0;
-		int timeout = -1;
+		int64_t timeout = -1; /* ns */
+		struct timespec ts;
 		bool pending = false, draining;
 		uint64_t now, busy;
 		int n = thread_pass(hca, &draining);
@@ -355,11 +383,14 @@ static void *progress_main(void *arg)
 		now = sib_link_now_ns();
 		busy = __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED);
 		if (n > 0) {
+			uint64_t active = __atomic_load_n(&pg->last_drain_ns, __ATOMIC_RELAXED),
+				 post = __atomic_load_n(&pg->last_post_ns, __ATOMIC_RELAXED);
+
 			empty = 0;
 			last_rx = now;
-			if (!watch && busy > now &&
-			    now - __atomic_load_n(&pg->last_drain_ns, __ATOMIC_RELAXED) >
-				    SIB_PROGRESS_STALE_NS)
+			if (post > active)
+				active = post;
+			if (!watch && busy > now && now - active > SIB_PROGRESS_STALE_NS)
 				watch = true;
 			continue;
 		}
@@ -371,7 +402,11 @@ static void *progress_main(void *arg)
 			/* An application thread drains the links: look again
 			 * when its lease runs out (or it says it sleeps); one
 			 * draining past its lease is done in a moment. */
-			if (lease_sleep(hca, busy > now ? busy - now : SIB_PROGRESS_LEASE_NS / 4))
+			uint64_t ns = busy > now ? busy - now : SIB_PROGRESS_LEASE_NS / 4;
+
+			if (tx_deferred(pg, now) && ns > SIB_PROGRESS_DEFER_NS)
+				ns = SIB_PROGRESS_DEFER_NS;
+			if (lease_sleep(hca, ns))
 				break;
 			continue;
 		}
@@ -396,20 +431,25 @@ static void *progress_main(void *arg)
 			fds[nfds++].events = POLLIN;
 			d = sib_link_next_deadline_ns(link);
 			if (d) {
-				uint64_t now = sib_link_now_ns();
-				int ms = d <= now ? 0 : (int)((d - now + 999999) / 1000000);
+				int64_t left = d <= now ? 0 : (int64_t)(d - now);
 
-				if (timeout < 0 || ms < timeout)
-					timeout = ms;
+				if (timeout < 0 || left < timeout)
+					timeout = left;
 			}
 		}
 		if (pending)
 			continue;
+		/* Packets a post left queued leave within the bound even if
+		 * the poller never comes back (sib_progress_post). */
+		if (tx_deferred(pg, now) && (timeout < 0 || timeout > (int64_t)SIB_PROGRESS_DEFER_NS))
+			timeout = SIB_PROGRESS_DEFER_NS;
 		fds[nfds].fd = pg->timer_fd;
 		fds[nfds++].events = POLLIN;
 		fds[nfds].fd = pg->stop_fd;
 		fds[nfds++].events = POLLIN;
-		if (poll(fds, nfds, timeout) < 0 && errno != EINTR) {
+		ts.tv_sec = timeout < 0 ? 0 : (time_t)(timeout / 1000000000);
+		ts.tv_nsec = timeout < 0 ? 0 : (long)(timeout % 1000000000);
+		if (ppoll(fds, nfds, timeout < 0 ? NULL : &ts, NULL) < 0 && errno != EINTR) {
 			sib_err("progress thread: poll failed: %s; stopping", strerror(errno));
 			break;
 		}

@@ -59,6 +59,8 @@ struct sib_progress {
 	pthread_mutex_t drain_lock;  /* one drainer at a time; others skip */
 	uint64_t busy_until_ns;	     /* someone drains until about then */
 	uint64_t last_drain_ns;	     /* when an application thread last drained */
+	uint64_t last_post_ns;	     /* ... last posted a send */
+	uint64_t tx_deferred_ns;     /* ... last left packets queued (a burst) */
 	uint64_t spin_ns;	     /* SOFTIB_SPIN_US */
 	bool lease_sleep;	     /* the thread sleeps on a timeout, not the links */
 	/* what nobody took, for `softib info` */
@@ -99,6 +101,14 @@ int sib_progress_poll(struct sib_hca *hca);
  * Returns the number of packets handled.
  */
 int sib_progress_drain(struct sib_hca *hca);
+/*
+ * After a post (provider post_send, wr_complete): transmits what the QP's
+ * send queue allows now, on the caller's thread (DESIGN.md section 6), or,
+ * for back-to-back posts while the caller polls, leaves the packets queued
+ * so that the burst goes out in one system call.
+ */
+struct sib_qp;
+void sib_progress_post(struct sib_hca *hca, struct sib_qp *qp);
 /* Hands the kernel whatever the links have queued (sib_progress_drain
  * leaves the ACKs of its last batch queued; see there). */
 void sib_progress_flush(struct sib_hca *hca);
@@ -116,6 +126,10 @@ void sib_progress_drain_end(struct sib_hca *hca);
 /* With no application thread polling, the thread keeps polling the links
  * this long after the last datagram before it sleeps (SOFTIB_SPIN_US). */
 #define SIB_PROGRESS_SPIN_NS 50000ull
+/* Posts this close together are a burst (sib_progress_post); what a burst
+ * left queued leaves at the latest this long after. */
+#define SIB_PROGRESS_BURST_NS 5000ull
+#define SIB_PROGRESS_DEFER_NS 50000ull
 
 /* True on the HCA's progress thread (waiting there would deadlock). */
 bool sib_progress_on_thread(struct sib_hca *hca);
