@@ -220,8 +220,9 @@ static inline int sib_link_flush(struct sib_link *l)
 
 /* Takes up to max datagrams off the link, delivering each to rx unless the
  * link itself drops it (counted); returns how many it took (0 when none was
- * pending) or a negative errno.  When it returns max, more may be pending:
- * call again before sleeping. */
+ * pending) or a negative errno.  When it returns max or more, more may be
+ * pending: call again before sleeping.  (More than max: the socket link
+ * takes a peer's UDP GSO burst whole, UDP_GRO, and delivers all of it.) */
 static inline int sib_link_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *arg)
 {
 	return l->ops->poll(l, max, rx, arg);

@@ -396,6 +396,73 @@ static void oversized_datagram_is_dropped_as_truncated(void **state)
 	assert_int_equal(c.drop[SIB_LINK_DROP_RX_TRUNCATED], 1);
 }
 
+/* A run of equal-sized datagrams to one peer leaves as one UDP GSO message
+ * and, on the socket link, arrives as one UDP_GRO message: one poll asked
+ * for one message hands over several datagrams, each split back out at its
+ * own boundary with its own bytes. */
+struct gro_got {
+	unsigned n, bad;
+};
+
+static void gro_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
+{
+	struct gro_got *g = arg;
+	uint32_t seq;
+
+	(void)from;
+	if (len != 4000) {
+		g->bad++;
+		return;
+	}
+	memcpy(&seq, pkt, 4);
+	if (seq != g->n)
+		g->bad++;
+	for (size_t i = 4; i < len; i++)
+		if (pkt[i] != byte_of(seq, i)) {
+			g->bad++;
+			break;
+		}
+	g->n++;
+}
+
+static void gso_burst_arrives_whole_and_is_split_into_its_datagrams(void **state)
+{
+	struct pair *p = *state;
+	struct gro_got g = { 0 };
+	unsigned first = 0;
+	const unsigned n = 40;
+
+	if (strcmp(p->b->ops->kind, "udp"))
+		skip(); /* UDP_GRO is the socket link's */
+	for (uint32_t seq = 0; seq < n; seq++) {
+		size_t cap;
+		uint8_t *buf = sib_link_tx_alloc(p->a, &cap);
+
+		assert_non_null(buf);
+		memcpy(buf, &seq, 4);
+		for (size_t i = 4; i < 4000; i++)
+			buf[i] = byte_of(seq, i);
+		sib_link_tx_commit(p->a, buf, 4000, &p->b->local);
+	}
+	sib_link_flush(p->a);
+	for (unsigned sleeps = 0; g.n < n && sleeps < 200;) {
+		struct pollfd pfd = { .fd = sib_link_wait_fd(p->b), .events = POLLIN };
+		int got = sib_link_poll(p->b, 1, gro_rx, &g);
+
+		if (got > 0) {
+			if (!first)
+				first = (unsigned)got;
+			continue;
+		}
+		poll(&pfd, 1, 100);
+		sleeps++;
+	}
+	assert_int_equal(g.n, n);
+	assert_int_equal(g.bad, 0);
+	print_message("    the first message carried %u datagrams\n", first);
+	assert_true(first > 1);
+}
+
 /* Counts datagrams; the one with seq 0 is the marker sent last. */
 static unsigned marker_seen;
 
@@ -658,7 +725,7 @@ static void unknown_softib_link_fails_with_a_line_naming_the_knob(void **state)
 	sib_log_capture(NULL, 0);
 }
 
-#define NTESTS 14
+#define NTESTS 15
 
 int main(void)
 {
@@ -681,6 +748,9 @@ int main(void)
 						pair_setup, pair_teardown),
 		cmocka_unit_test_setup_teardown(socket_overflow_is_counted_as_rx_queue_full,
 						pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(
+			gso_burst_arrives_whole_and_is_split_into_its_datagrams, pair_setup,
+			pair_teardown),
 		cmocka_unit_test_setup_teardown(mtu_on_loopback_is_4096, pair_setup,
 						pair_teardown),
 		cmocka_unit_test(ib_mtu_is_the_largest_whose_packet_fits_the_interface),
