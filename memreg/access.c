@@ -133,7 +133,8 @@ void memreg_release(struct memreg_table *t, struct memreg_grant *grant)
 			wake = true;
 		grant->held[i] = NULL;
 	}
-	if (wake)
+	/* Every packet's grant ends here: wake only a dereg that waits. */
+	if (wake && t->waiting)
 		pthread_cond_broadcast(&t->released);
 	pthread_mutex_unlock(&t->lock);
 	grant->host = NULL;

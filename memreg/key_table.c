@@ -192,6 +192,8 @@ struct memreg_slot *memreg_slot_lookup_index(struct memreg_table *t, uint32_t ke
 
 void memreg_slot_wait_unheld(struct memreg_table *t, struct memreg_slot *s)
 {
+	t->waiting++;
 	while (s->holds)
 		pthread_cond_wait(&t->released, &t->lock);
+	t->waiting--;
 }

@@ -48,6 +48,7 @@ struct memreg_slot {
 struct memreg_table {
 	pthread_mutex_t lock;
 	pthread_cond_t released; /* a slot's holds dropped to 0 */
+	uint32_t waiting;	 /* threads waiting on released */
 	struct memreg_slot **slots; /* [0] unused: index 0 is never handed out */
 	uint32_t nslots;            /* slots created, including [0] */
 	uint32_t cap;               /* length of slots[] */

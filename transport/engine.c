@@ -31,6 +31,10 @@ struct sib_engine {
 	 * leaves: a QP is never freed under a packet that found it. */
 	pthread_rwlock_t qps_lock;
 	struct sib_qp *qps;
+	/* The QP the last packet went to (a stream goes to one QP): found
+	 * again without the number table's lock.  Read under qps_lock held
+	 * for reading, cleared under it held for writing when the QP leaves. */
+	struct sib_qp *rx_last;
 	struct sib_engine_counters ctrs;
 };
 
@@ -116,6 +120,18 @@ void sib_engine_rx_lock(struct sib_engine *eng)
 	pthread_rwlock_rdlock(&eng->qps_lock);
 }
 
+struct sib_qp *sib_engine_rx_find(struct sib_engine *eng, uint32_t qpn)
+{
+	struct sib_qp *qp = __atomic_load_n(&eng->rx_last, __ATOMIC_RELAXED);
+
+	if (qp && qp->qp_num == qpn)
+		return qp;
+	qp = sib_numtab_lookup(eng->qpns, qpn);
+	if (qp && qp->eng == eng)
+		__atomic_store_n(&eng->rx_last, qp, __ATOMIC_RELAXED);
+	return qp;
+}
+
 void sib_engine_rx_unlock(struct sib_engine *eng)
 {
 	pthread_rwlock_unlock(&eng->qps_lock);
@@ -162,6 +178,8 @@ void sib_engine_qp_detach(struct sib_engine *eng, struct sib_qp *qp)
 	if (qp->eng_next)
 		qp->eng_next->eng_prev = qp->eng_prev;
 	qp->eng_next = qp->eng_prev = NULL;
+	if (__atomic_load_n(&eng->rx_last, __ATOMIC_RELAXED) == qp)
+		__atomic_store_n(&eng->rx_last, NULL, __ATOMIC_RELAXED);
 	/* Unreachable for rx from here on (qp.c frees the number after us). */
 	sib_numtab_free(qp->qpns, qp->qp_num);
 	pthread_rwlock_unlock(&eng->qps_lock);

@@ -39,8 +39,8 @@
 #define UDP_GRO 104
 #endif
 
-/* Datagrams per recvmmsg, and the room for each: anything longer than
- * SIB_LINK_MAX_DGRAM comes back with MSG_TRUNC. */
+/* Messages per recvmmsg, and the room for each (a datagram longer than
+ * SIB_LINK_MAX_DGRAM is dropped as truncated). */
 #define RX_BATCH 32
 #define RX_MSG_SIZE (64u << 10) /* a UDP_GRO message: at most one UDP length */
 /* A GSO message: at most this many bytes (the UDP length field, less the

@@ -147,6 +147,8 @@ struct sib_numtab *sib_engine_srqns(struct sib_engine *eng);
 void sib_engine_want_tick(struct sib_engine *eng, uint64_t when);
 /* Keeps every QP of the engine alive (shared): rx and tick. */
 void sib_engine_rx_lock(struct sib_engine *eng);
+/* Under sib_engine_rx_lock: the QP numbered qpn, or NULL. */
+struct sib_qp *sib_engine_rx_find(struct sib_engine *eng, uint32_t qpn);
 void sib_engine_rx_unlock(struct sib_engine *eng);
 
 /* tx.c: building and sending packets. */

@@ -118,7 +118,7 @@ void sib_engine_rx(struct sib_engine *eng, const struct ib_packet *pkt,
 	if (!pkt->op)
 		return;
 	sib_engine_rx_lock(eng);
-	qp = sib_numtab_lookup(sib_engine_qpns(eng), pkt->bth.DestQP);
+	qp = sib_engine_rx_find(eng, pkt->bth.DestQP);
 	if (!qp || qp->eng != eng) {
 		sib_engine_count(eng, &c->rx_no_qp);
 		sib_engine_rx_unlock(eng);
