@@ -35,6 +35,8 @@ struct sib_engine {
 	 * again without the number table's lock.  Read under qps_lock held
 	 * for reading, cleared under it held for writing when the QP leaves. */
 	struct sib_qp *rx_last;
+	bool defer_acks;    /* set by the drainer, under the drain lock */
+	uint32_t acks_owed; /* QPs with resp.ack_owed set */
 	struct sib_engine_counters ctrs;
 };
 
@@ -107,6 +109,41 @@ struct sib_numtab *sib_engine_qpns(struct sib_engine *eng)
 struct sib_numtab *sib_engine_srqns(struct sib_engine *eng)
 {
 	return eng->srqns;
+}
+
+void sib_engine_defer_acks(struct sib_engine *eng, bool on)
+{
+	__atomic_store_n(&eng->defer_acks, on, __ATOMIC_RELAXED);
+}
+
+bool sib_engine_acks_deferred(struct sib_engine *eng)
+{
+	return __atomic_load_n(&eng->defer_acks, __ATOMIC_RELAXED);
+}
+
+void sib_engine_owe_ack(struct sib_engine *eng)
+{
+	__atomic_fetch_add(&eng->acks_owed, 1, __ATOMIC_RELAXED);
+}
+
+void sib_engine_ack_paid(struct sib_engine *eng)
+{
+	__atomic_fetch_sub(&eng->acks_owed, 1, __ATOMIC_RELAXED);
+}
+
+void sib_engine_send_owed(struct sib_engine *eng)
+{
+	if (!__atomic_load_n(&eng->acks_owed, __ATOMIC_RELAXED))
+		return;
+	pthread_rwlock_rdlock(&eng->qps_lock);
+	for (struct sib_qp *qp = eng->qps; qp; qp = qp->eng_next) {
+		if (!__atomic_load_n(&qp->resp.ack_owed, __ATOMIC_RELAXED))
+			continue;
+		pthread_mutex_lock(&qp->lock);
+		sib_rc_resp_send_owed(qp);
+		pthread_mutex_unlock(&qp->lock);
+	}
+	pthread_rwlock_unlock(&eng->qps_lock);
 }
 
 void sib_engine_quiesce(struct sib_engine *eng)
@@ -281,6 +318,7 @@ static void kick(struct sib_qp *qp, bool flush)
 	pthread_mutex_lock(&qp->lock);
 	req_run(qp);
 	pthread_mutex_unlock(&qp->lock);
+	sib_engine_send_owed(qp->eng); /* after the request: engine.h */
 	if (flush)
 		sib_link_flush(qp->eng->link);
 }
@@ -319,6 +357,7 @@ int sib_engine_poll(struct sib_engine *eng, unsigned max)
 	struct poll_ctx pc = { .eng = eng };
 	int n = sib_link_poll(eng->link, max, poll_rx, &pc);
 
+	sib_engine_send_owed(eng);
 	sib_link_flush(eng->link);
 	return n;
 }
@@ -378,6 +417,7 @@ void sib_engine_tick(struct sib_engine *eng)
 		pthread_mutex_unlock(&qp->lock);
 	}
 	pthread_rwlock_unlock(&eng->qps_lock);
+	sib_engine_send_owed(eng);
 	sib_link_flush(eng->link);
 	if (eng->arm)
 		sib_engine_want_tick(eng, sib_engine_next_deadline(eng));

@@ -104,6 +104,19 @@ void sib_transport_rx(struct sib_hca *hca, const struct ib_packet *pkt,
  */
 int sib_engine_poll(struct sib_engine *eng, unsigned max);
 
+/*
+ * Owed ACKs (IBA 9.7.5.1.1 lets a responder coalesce them).  While an
+ * application thread drains the link for its poll (sib_progress_drain),
+ * the ACKs its packets ask for are owed, not built: the completions reach
+ * it first, and when it posts next the ACK follows its request in the
+ * same system call, so the peer sees the request without an ACK in front
+ * of it.  sib_engine_send_owed builds every owed ACK; every flush point
+ * calls it (post, drain, tick, QP change, the progress thread).
+ */
+void sib_engine_defer_acks(struct sib_engine *eng, bool on);
+bool sib_engine_acks_deferred(struct sib_engine *eng);
+void sib_engine_send_owed(struct sib_engine *eng);
+
 /* Timers that are due, output that waits for room; then flush the link. */
 void sib_engine_tick(struct sib_engine *eng);
 /* Engine time (ns) of the next tick that has something to do; 0 = none. */

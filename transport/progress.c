@@ -194,16 +194,27 @@ static void rx_cb(void *arg, const uint8_t *pkt, size_t len, const struct sib_en
 
 enum { DRAIN_BATCH = 16, DRAIN_MAX = 256 };
 
+/* Owed ACKs (the data path is on port 1's link), then the link's queue. */
+static void flush_port(struct sib_hca *hca, unsigned i)
+{
+	if (i == 0 && hca->engine)
+		sib_engine_send_owed(hca->engine);
+	sib_link_flush(hca->mgmt[i].link);
+}
+
 /* Every port's link, up to DRAIN_MAX datagrams each; under drain_lock.
- * defer: an application thread drains; what the last batch caused (ACKs,
- * mostly) stays queued, so the completions it made reach the caller one
- * system call sooner.  The queue then leaves with the caller's next post
- * (one sendmmsg with the new request), its next drain, its drain_end, a
- * QP change, or the progress thread's next pass, whichever comes first. */
+ * defer: an application thread drains for its poll; the ACKs its last
+ * batch asks for stay owed (engine.h) and what it queued stays queued, so
+ * the completions reach the caller one system call sooner.  They leave
+ * with the caller's next post (after its request, in one sendmmsg), its
+ * next drain, its drain_end, a QP change, or the progress thread's next
+ * pass, whichever comes first. */
 static int drain_links(struct sib_hca *hca, bool defer)
 {
 	int total = 0;
 
+	if (hca->engine)
+		sib_engine_defer_acks(hca->engine, defer);
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
 		struct sib_link *link = hca->mgmt[i].link;
 		struct rx_ctx c = { hca, i + 1 };
@@ -212,7 +223,7 @@ static int drain_links(struct sib_hca *hca, bool defer)
 		if (!link)
 			continue;
 		if (defer)
-			sib_link_flush(link); /* what the last drain left */
+			flush_port(hca, i); /* what the last drain left */
 		/* Small batches, each followed by a flush: the ACKs and read
 		 * responses they caused leave before the next batch is read,
 		 * so the peer's window keeps moving. */
@@ -220,11 +231,13 @@ static int drain_links(struct sib_hca *hca, bool defer)
 			total += n;
 			if (n < DRAIN_BATCH || total >= DRAIN_MAX)
 				break;
-			sib_link_flush(link);
+			flush_port(hca, i);
 		}
 		if (!defer || !total)
-			sib_link_flush(link);
+			flush_port(hca, i);
 	}
+	if (hca->engine && defer)
+		sib_engine_defer_acks(hca->engine, false);
 	return total;
 }
 
@@ -232,7 +245,7 @@ void sib_progress_flush(struct sib_hca *hca)
 {
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
 		if (hca->mgmt[i].link)
-			sib_link_flush(hca->mgmt[i].link);
+			flush_port(hca, i);
 }
 
 int sib_progress_poll(struct sib_hca *hca)

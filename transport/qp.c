@@ -170,9 +170,11 @@ static void clean_cqs(struct sib_qp *qp)
 
 void sib_qp_destroy(struct sib_qp *qp)
 {
-	/* ACKs a deferring drain left queued for this QP leave first. */
-	if (qp->eng)
+	/* ACKs this QP owes, and what a drain left queued, leave first. */
+	if (qp->eng) {
+		sib_engine_send_owed(qp->eng);
 		sib_link_flush(sib_engine_link(qp->eng));
+	}
 	/* First out of the engine: rx and timers no longer find the QP. */
 	if (qp->eng)
 		sib_engine_qp_detach(qp->eng, qp); /* frees the number too */
@@ -278,6 +280,8 @@ void sib_qp_dp_reset(struct sib_qp *qp)
 	struct sib_rd_res *res = qp->resp.res;
 	uint32_t w_len = qp->req.w_len;
 
+	if (qp->resp.ack_owed && qp->eng) /* dropped with the state it acknowledged */
+		sib_engine_ack_paid(qp->eng);
 	memset(w, 0, sizeof(*w) * (w_len ? w_len : 1));
 	memset(res, 0, sizeof(*res) * SIB_MAX_QP_RD_ATOM);
 	memset(&qp->req, 0, sizeof(qp->req));
@@ -299,6 +303,9 @@ void sib_qp_enter_error_locked(struct sib_qp *qp)
 {
 	bool was_err = qp->attr.qp_state == SIB_QPS_ERR;
 
+	/* What was accepted is acknowledged, as a hardware HCA would have. */
+	if (qp->resp.ack_owed)
+		sib_rc_resp_send_owed(qp);
 	qp->attr.qp_state = SIB_QPS_ERR;
 	flush_sq(qp);
 	if (qp->resp.have_wqe) {
@@ -375,8 +382,10 @@ int sib_qp_modify(struct sib_qp *qp, const struct sib_qp_attr *attr, uint32_t ma
 	bool drained = false, resolved = false;
 	int rc;
 
-	if (qp->eng) /* queued ACKs leave under the old state */
+	if (qp->eng) { /* owed and queued ACKs leave under the old state */
+		sib_engine_send_owed(qp->eng);
 		sib_link_flush(sib_engine_link(qp->eng));
+	}
 
 	/* Path -> endpoint before taking the lock: resolving may wait for the
 	 * SA, whose answer the progress thread receives. */

@@ -82,6 +82,8 @@ enum sib_msg_kind { SIB_MSG_NONE, SIB_MSG_SEND, SIB_MSG_WRITE };
 struct sib_resp {
 	uint32_t epsn;	     /* expected PSN */
 	uint32_t msn;	     /* messages completed (IBA 9.7.7.2.2) */
+	bool ack_owed;	     /* an ACK for ack_psn waits (engine.h, owed ACKs) */
+	uint32_t ack_psn, ack_msn;
 	bool nak_sent;	     /* a sequence-error NAK for epsn is out (send once) */
 	bool uc_drop;	     /* UC: dropping until the next First/Only */
 	enum sib_msg_kind kind;
@@ -147,6 +149,11 @@ struct sib_numtab *sib_engine_srqns(struct sib_engine *eng);
 void sib_engine_want_tick(struct sib_engine *eng, uint64_t when);
 /* Keeps every QP of the engine alive (shared): rx and tick. */
 void sib_engine_rx_lock(struct sib_engine *eng);
+/* Owed ACKs (engine.h): one more QP owes one, one was paid. */
+void sib_engine_owe_ack(struct sib_engine *eng);
+void sib_engine_ack_paid(struct sib_engine *eng);
+/* rc_responder.c: sends the QP's owed ACK, if any; with the QP lock held. */
+void sib_rc_resp_send_owed(struct sib_qp *qp);
 /* Under sib_engine_rx_lock: the QP numbered qpn, or NULL. */
 struct sib_qp *sib_engine_rx_find(struct sib_engine *eng, uint32_t qpn);
 void sib_engine_rx_unlock(struct sib_engine *eng);

@@ -63,7 +63,7 @@ static uint8_t resp_op(const struct sib_qp *qp, uint8_t op)
 	return IB_OPCODE(qp->type == SIB_QPT_XRC_RECV ? IB_TRANSPORT_XRC : IB_TRANSPORT_RC, op);
 }
 
-static void send_ack(struct sib_qp *qp, uint32_t psn, uint8_t syndrome)
+static void ack_packet(struct sib_qp *qp, uint32_t psn, uint8_t syndrome, uint32_t msn)
 {
 	struct ib_packet pkt;
 
@@ -71,8 +71,24 @@ static void send_ack(struct sib_qp *qp, uint32_t psn, uint8_t syndrome)
 	pkt.bth.OpCode = resp_op(qp, IB_OP_ACKNOWLEDGE);
 	pkt.bth.PSN = psn;
 	pkt.aeth.Syndrome = syndrome;
-	pkt.aeth.MSN = qp->resp.msn & SIB_PSN_MASK;
+	pkt.aeth.MSN = msn & SIB_PSN_MASK;
 	sib_tx_send_hdr(qp, &pkt, &qp->dest);
+}
+
+static void owed_clear(struct sib_qp *qp)
+{
+	if (qp->resp.ack_owed) {
+		__atomic_store_n(&qp->resp.ack_owed, false, __ATOMIC_RELAXED);
+		sib_engine_ack_paid(qp->eng);
+	}
+}
+
+/* An ACK or NAK sent now also acknowledges every request before psn
+ * (IBA 9.7.5.1.1), so it settles an owed ACK, which is older. */
+static void send_ack(struct sib_qp *qp, uint32_t psn, uint8_t syndrome)
+{
+	owed_clear(qp);
+	ack_packet(qp, psn, syndrome, qp->resp.msn);
 }
 
 /* ACK with "credits invalid" (IBA 9.7.7.2.4: end-to-end flow control off). */
@@ -573,14 +589,37 @@ static enum resp_state complete(struct resp_ctx *c)
 	return RESP_ACKNOWLEDGE;
 }
 
+void sib_rc_resp_send_owed(struct sib_qp *qp)
+{
+	struct sib_resp *r = &qp->resp;
+
+	if (!r->ack_owed)
+		return;
+	owed_clear(qp);
+	ack_packet(qp, r->ack_psn, ack_syndrome(), r->ack_msn);
+}
+
 static enum resp_state acknowledge(struct resp_ctx *c)
 {
 	struct sib_resp *r = R(c);
+	struct sib_qp *qp = c->qp;
 
 	r->epsn = psn_add(c->pkt->bth.PSN, 1);
 	/* Coalesced: only when the requester asks (IBA 9.7.5.1.1). */
-	if (c->pkt->bth.A)
-		send_ack(c->qp, c->pkt->bth.PSN, ack_syndrome());
+	if (!c->pkt->bth.A)
+		return RESP_DONE;
+	if (!sib_engine_acks_deferred(qp->eng)) {
+		send_ack(qp, c->pkt->bth.PSN, ack_syndrome());
+		return RESP_DONE;
+	}
+	/* Owed: the newest covers the older ones (engine.h).  Its PSN is that
+	 * of a SEND or WRITE, never one a READ's responses use. */
+	if (!r->ack_owed) {
+		__atomic_store_n(&r->ack_owed, true, __ATOMIC_RELAXED);
+		sib_engine_owe_ack(qp->eng);
+	}
+	r->ack_psn = c->pkt->bth.PSN;
+	r->ack_msn = r->msn;
 	return RESP_DONE;
 }
 

@@ -603,10 +603,105 @@ static void rc_srq_receive_takes_the_oldest_srq_wqe(void **state)
 	world_free(w);
 }
 
+/* Owed ACKs (engine.h): what node 0 receives, in order. */
+struct order {
+	uint8_t op[8];
+	unsigned n;
+};
+
+static bool record_order(int node, uint64_t n, const struct ib_packet *pkt, void *arg)
+{
+	struct order *o = arg;
+
+	(void)n;
+	if (node == 0 && o->n < 8)
+		o->op[o->n++] = pkt->bth.OpCode;
+	return false;
+}
+
+/* A SEND node 1 receives while its ACKs are deferred: the ACK is owed, not
+ * sent, so node 0's SEND is not complete yet. */
+static struct world *owed_world(uint8_t *src, uint8_t *dst, uint32_t *sk1)
+{
+	struct world *w = rc_world(SIB_MTU_1024);
+	uint32_t sk = world_reg(&w->n[0], src, 64, MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, 64, MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND,
+				  .send_flags = SIB_SEND_SIGNALED };
+	struct sib_cqe c;
+
+	*sk1 = world_reg(&w->n[1], src, 64, MEMREG_ACCESS_LOCAL_WRITE);
+	world_post_recv(&w->n[1], 7, dst, 64, rk);
+	sib_engine_defer_acks(w->n[1].eng, true);
+	world_post_send(&w->n[0], &s, src, 64, sk);
+	world_pump(w);
+	sib_engine_defer_acks(w->n[1].eng, false);
+	expect_cqe(w->n[1].rcq, 7, SIB_WC_SUCCESS, SIB_WC_RECV);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 0);
+	return w;
+}
+
+static void owed_ack_follows_the_next_request(void **state)
+{
+	static uint8_t src[64], dst[64], back[64];
+	uint32_t sk1;
+	struct world *w = owed_world(src, dst, &sk1);
+	uint32_t bk = world_reg(&w->n[0], back, 64, MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_send_wqe s = { .wr_id = 2, .opcode = SIB_WR_SEND,
+				  .send_flags = SIB_SEND_SIGNALED };
+	struct order o = { 0 };
+
+	(void)state;
+	world_post_recv(&w->n[0], 8, back, 64, bk);
+	w->drop = record_order;
+	w->drop_arg = &o;
+	world_post_send(&w->n[1], &s, src, 64, sk1);
+	world_pump(w);
+	/* The reply first, then the ACK the poller owed; the ACK completes
+	 * node 0's SEND. */
+	assert_true(o.n >= 2);
+	assert_int_equal(o.op[0], IB_OPCODE(IB_TRANSPORT_RC, IB_OP_SEND_ONLY));
+	assert_int_equal(o.op[1], IB_OPCODE(IB_TRANSPORT_RC, IB_OP_ACKNOWLEDGE));
+	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	expect_cqe(w->n[0].rcq, 8, SIB_WC_SUCCESS, SIB_WC_RECV);
+	expect_cqe(w->n[1].scq, 2, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_free(w);
+}
+
+static void owed_ack_leaves_before_its_qp_is_destroyed(void **state)
+{
+	static uint8_t src[64], dst[64];
+	uint32_t sk1;
+	struct world *w = owed_world(src, dst, &sk1);
+
+	(void)state;
+	sib_qp_destroy(w->n[1].qp);
+	w->n[1].qp = NULL;
+	world_pump(w);
+	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_free(w);
+}
+
+static void owed_ack_leaves_when_its_qp_enters_error(void **state)
+{
+	static uint8_t src[64], dst[64];
+	uint32_t sk1;
+	struct world *w = owed_world(src, dst, &sk1);
+
+	(void)state;
+	sib_qp_set_error(w->n[1].qp);
+	world_pump(w);
+	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rc_send_delivers_bytes_and_both_completions),
+		cmocka_unit_test(owed_ack_follows_the_next_request),
+		cmocka_unit_test(owed_ack_leaves_before_its_qp_is_destroyed),
+		cmocka_unit_test(owed_ack_leaves_when_its_qp_enters_error),
 		cmocka_unit_test(rc_send_segments_at_mtu_256_and_4096),
 		cmocka_unit_test(rc_unsignaled_sends_complete_silently_signaled_ones_in_order),
 		cmocka_unit_test(rc_write_places_data_and_write_imm_consumes_a_receive),
