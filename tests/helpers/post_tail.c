@@ -23,6 +23,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "verbs_loopback.h"
+
 enum { BLOCK = 4096, MAX_ROUNDS = 10000 };
 
 static uint64_t now_ns(void)
@@ -37,43 +39,6 @@ static int die(const char *what)
 {
 	fprintf(stderr, "post_tail: %s failed\n", what);
 	return 1;
-}
-
-static int connect_qp(struct ibv_qp *qp, uint32_t dest_qpn, uint16_t lid)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.pkey_index = 0,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
-	};
-
-	if (ibv_modify_qp(qp, &a,
-			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = dest_qpn;
-	a.rq_psn = 1;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.dlid = lid;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a,
-			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 1;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a,
-			     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -121,7 +86,8 @@ int main(int argc, char **argv)
 	b = ibv_create_qp(pd, &qia);
 	if (!mr || !a || !b)
 		return die("reg_mr / create_qp");
-	if (connect_qp(a, b->qp_num, port.lid) || connect_qp(b, a->qp_num, port.lid))
+	if (verbs_connect_rc(a, b->qp_num, port.lid, IBV_MTU_4096) ||
+	    verbs_connect_rc(b, a->qp_num, port.lid, IBV_MTU_4096))
 		return die("modify_qp");
 
 	for (int r = 1; r <= rounds; r++) {

@@ -16,6 +16,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "verbs_loopback.h"
+
 static struct ibv_context *open_softib(void)
 {
 	int n = 0;
@@ -28,43 +30,6 @@ static struct ibv_context *open_softib(void)
 	if (list)
 		ibv_free_device_list(list);
 	return ctx;
-}
-
-/* RESET -> INIT -> RTR -> RTS, connected to remote_qpn at lid. */
-static int connect_qp(struct ibv_qp *qp, uint32_t remote_qpn, uint16_t lid)
-{
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	if (ibv_modify_qp(qp, &a,
-			  IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = remote_qpn;
-	a.rq_psn = 1;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.dlid = lid;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a,
-			  IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 1;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a,
-			     IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 /* Waits (bounded: a hang guard only) for n completions. */
@@ -116,8 +81,8 @@ int main(int argc, char **argv)
 
 		qp[i] = mr ? ibv_create_qp(pd, &ia) : NULL;
 	}
-	if (!qp[0] || !qp[1] || connect_qp(qp[0], qp[1]->qp_num, pa.lid) ||
-	    connect_qp(qp[1], qp[0]->qp_num, pa.lid)) {
+	if (!qp[0] || !qp[1] || verbs_connect_rc(qp[0], qp[1]->qp_num, pa.lid, IBV_MTU_1024) ||
+	    verbs_connect_rc(qp[1], qp[0]->qp_num, pa.lid, IBV_MTU_1024)) {
 		fprintf(stderr, "verbs_idle: cannot set up two connected RC QPs\n");
 		return 1;
 	}
