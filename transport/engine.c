@@ -36,6 +36,7 @@ struct sib_engine {
 	 * for reading, cleared under it held for writing when the QP leaves. */
 	struct sib_qp *rx_last;
 	bool defer_acks;    /* set by the drainer, under the drain lock */
+	uint32_t rc_busy;   /* RC QPs with requests in flight */
 	uint32_t acks_owed; /* QPs with resp.ack_owed set */
 	struct sib_engine_counters ctrs;
 };
@@ -109,6 +110,16 @@ struct sib_numtab *sib_engine_qpns(struct sib_engine *eng)
 struct sib_numtab *sib_engine_srqns(struct sib_engine *eng)
 {
 	return eng->srqns;
+}
+
+uint32_t sib_engine_rc_busy(struct sib_engine *eng)
+{
+	return __atomic_load_n(&eng->rc_busy, __ATOMIC_RELAXED);
+}
+
+void sib_engine_rc_busy_add(struct sib_engine *eng, int d)
+{
+	__atomic_fetch_add(&eng->rc_busy, (uint32_t)d, __ATOMIC_RELAXED);
 }
 
 void sib_engine_defer_acks(struct sib_engine *eng, bool on)
@@ -217,6 +228,10 @@ void sib_engine_qp_detach(struct sib_engine *eng, struct sib_qp *qp)
 	qp->eng_next = qp->eng_prev = NULL;
 	if (__atomic_load_n(&eng->rx_last, __ATOMIC_RELAXED) == qp)
 		__atomic_store_n(&eng->rx_last, NULL, __ATOMIC_RELAXED);
+	if (qp->req.busy) { /* leaves with requests in flight */
+		qp->req.busy = false;
+		sib_engine_rc_busy_add(eng, -1);
+	}
 	/* Unreachable for rx from here on (qp.c frees the number after us). */
 	sib_numtab_free(qp->qpns, qp->qp_num);
 	pthread_rwlock_unlock(&eng->qps_lock);

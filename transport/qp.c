@@ -282,6 +282,8 @@ void sib_qp_dp_reset(struct sib_qp *qp)
 
 	if (qp->resp.ack_owed && qp->eng) /* dropped with the state it acknowledged */
 		sib_engine_ack_paid(qp->eng);
+	if (qp->req.busy && qp->eng) /* nothing in flight any more */
+		sib_engine_rc_busy_add(qp->eng, -1);
 	memset(w, 0, sizeof(*w) * (w_len ? w_len : 1));
 	memset(res, 0, sizeof(*res) * SIB_MAX_QP_RD_ATOM);
 	memset(&qp->req, 0, sizeof(qp->req));

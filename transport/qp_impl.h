@@ -54,6 +54,7 @@ struct sib_req {
 	uint8_t rnr_left;     /* rnr_retry left (7 = forever) */
 	bool rnr_wait;	      /* holding until rnr_deadline */
 	bool tx_blocked;      /* the link had no buffer: continue at the next tick */
+	bool busy;	      /* counted in the engine's RC QPs with requests in flight */
 	uint64_t rto_deadline; /* local ACK timeout; 0 = not armed */
 	uint64_t rnr_deadline;
 	struct sib_req_wqe *w; /* one per send-queue slot */
@@ -149,6 +150,9 @@ struct sib_numtab *sib_engine_srqns(struct sib_engine *eng);
 void sib_engine_want_tick(struct sib_engine *eng, uint64_t when);
 /* Keeps every QP of the engine alive (shared): rx and tick. */
 void sib_engine_rx_lock(struct sib_engine *eng);
+/* RC QPs with requests in flight (they share a window, rc_requester.c). */
+uint32_t sib_engine_rc_busy(struct sib_engine *eng);
+void sib_engine_rc_busy_add(struct sib_engine *eng, int d);
 /* Owed ACKs (engine.h): one more QP owes one, one was paid. */
 void sib_engine_owe_ack(struct sib_engine *eng);
 void sib_engine_ack_paid(struct sib_engine *eng);

@@ -29,6 +29,15 @@
 enum { REQ_WINDOW = 256, REQ_ACK_EVERY = 16, READ_CHUNK = 64, REQ_WINDOW_MIN = 4 };
 
 /*
+ * The RC QPs of an HCA with requests in flight share HCA_WINDOW PSNs: one
+ * QP may have all of them, eight an eighth each, so -q 8 keeps as much in
+ * flight as -q 1.  Eight full windows at once (8 MiB at the 4096 MTU) only
+ * fill socket buffers and caches: ib_write_bw -q 8 moved 5 to 10 % less
+ * than -q 1 that way (A/B, 4 pairs: equal now).
+ */
+enum { HCA_WINDOW = 256 };
+
+/*
  * The window actually used: REQ_WINDOW, halved at each go-back-N restart
  * and cut to REQ_WINDOW_MIN at a timeout, grown again by what is
  * acknowledged.  Go-back-N resends the whole window after one loss, so
@@ -36,15 +45,34 @@ enum { REQ_WINDOW = 256, REQ_ACK_EVERY = 16, READ_CHUNK = 64, REQ_WINDOW_MIN = 4
  * and loses even more (congestion collapse: retry_cnt exhausted under a
  * few percent of loss).
  */
-static uint32_t req_window(const struct sib_req *q)
+static uint32_t req_window(const struct sib_qp *qp)
 {
-	return q->cwnd ? q->cwnd : REQ_WINDOW;
+	const struct sib_req *q = &qp->req;
+	uint32_t w = q->cwnd ? q->cwnd : REQ_WINDOW;
+	uint32_t busy = qp->eng ? sib_engine_rc_busy(qp->eng) : 0;
+	uint32_t share = busy > 1 ? HCA_WINDOW / busy : HCA_WINDOW;
+
+	if (share < REQ_WINDOW_MIN)
+		share = REQ_WINDOW_MIN;
+	return w < share ? w : share;
+}
+
+/* Keeps the engine's count of RC QPs with requests in flight (and this
+ * QP's flag) in step with the QP; with the QP lock held. */
+static void busy_update(struct sib_qp *qp, bool busy)
+{
+	struct sib_req *q = &qp->req;
+
+	if (busy == q->busy || !qp->eng)
+		return;
+	q->busy = busy;
+	sib_engine_rc_busy_add(qp->eng, busy ? 1 : -1);
 }
 
 void sib_rc_window_grow(struct sib_qp *qp, uint32_t acked)
 {
 	struct sib_req *q = &qp->req;
-	uint32_t w = req_window(q) + acked;
+	uint32_t w = (q->cwnd ? q->cwnd : REQ_WINDOW) + acked;
 
 	q->cwnd = w > REQ_WINDOW ? REQ_WINDOW : w;
 }
@@ -58,9 +86,10 @@ uint32_t sib_rc_sent_end(const struct sib_qp *qp)
 	return q->psn;
 }
 
-static void window_shrink(struct sib_req *q, bool timeout)
+static void window_shrink(struct sib_qp *qp, bool timeout)
 {
-	uint32_t w = timeout ? REQ_WINDOW_MIN : req_window(q) / 2;
+	struct sib_req *q = &qp->req;
+	uint32_t w = timeout ? REQ_WINDOW_MIN : req_window(qp) / 2;
 
 	q->cwnd = w < REQ_WINDOW_MIN ? REQ_WINDOW_MIN : w;
 }
@@ -325,7 +354,15 @@ static uint32_t rd_outstanding(struct sib_qp *qp)
 	return n;
 }
 
+static void req_run(struct sib_qp *qp);
+
 void sib_rc_req_run(struct sib_qp *qp)
+{
+	req_run(qp);
+	busy_update(qp, qp->req.psn != qp->req.una_psn);
+}
+
+static void req_run(struct sib_qp *qp)
 {
 	struct sib_req *q = &qp->req;
 	unsigned mtu = sib_qp_mtu(qp);
@@ -348,7 +385,7 @@ void sib_rc_req_run(struct sib_qp *qp)
 				break;
 			if (rd && rd_outstanding(qp) >= max_rd)
 				break; /* max_rd_atomic: initiator depth (IBA 9.7.4.1.3) */
-			if (!rd && psn_diff(q->psn, q->una_psn) >= (int32_t)req_window(q))
+			if (!rd && psn_diff(q->psn, q->una_psn) >= (int32_t)req_window(qp))
 				break;
 			enum sib_wc_status st = sib_req_precheck(qp, w);
 
@@ -373,7 +410,7 @@ void sib_rc_req_run(struct sib_qp *qp)
 
 			int32_t due = psn_diff(q->psn, q->una_psn);
 
-			if (due >= 2 * READ_CHUNK || (due > 0 && due >= (int32_t)req_window(q)))
+			if (due >= 2 * READ_CHUNK || (due > 0 && due >= (int32_t)req_window(qp)))
 				break; /* two chunks (or a window) of responses due: wait */
 			if (at >= r->asked && at && rd_outstanding(qp) >= max_rd)
 				break; /* a new chunk takes a responder resource */
@@ -400,7 +437,7 @@ void sib_rc_req_run(struct sib_qp *qp)
 			bool stop = false;
 
 			for (;;) {
-				if (psn_diff(q->psn, q->una_psn) >= (int32_t)req_window(q)) {
+				if (psn_diff(q->psn, q->una_psn) >= (int32_t)req_window(qp)) {
 					stop = true;
 					break;
 				}
@@ -411,7 +448,7 @@ void sib_rc_req_run(struct sib_qp *qp)
 				bool last = q->cur_off + mtu >= w->length;
 				bool ackreq = q->psn % REQ_ACK_EVERY == REQ_ACK_EVERY - 1 ||
 					      psn_diff(psn_add(q->psn, 1), q->una_psn) >=
-						      (int32_t)req_window(q) ||
+						      (int32_t)req_window(qp) ||
 					      (last && !next_follows(qp));
 				int rc = sib_req_send_segment(qp, w, transport, q->psn, q->cur_off,
 							      mtu, ackreq);
@@ -462,7 +499,7 @@ void sib_rc_req_retry(struct sib_qp *qp, uint32_t from_psn)
 	struct sib_req_wqe *r = sq_req(qp, i);
 
 	sib_engine_count(qp->eng, &sib_engine_ctrs(qp->eng)->retransmits);
-	window_shrink(q, false);
+	window_shrink(qp, false);
 	/* Later WQEs go again, in order, as duplicates: no new resources. */
 	for (uint32_t j = i + 1; j <= q->cur && j < qp->sq.count; j++)
 		sq_req(qp, j)->started = false;
@@ -542,7 +579,7 @@ void sib_rc_req_timer(struct sib_qp *qp, uint64_t now)
 			return;
 		}
 		q->retry_left--;
-		window_shrink(q, true);
+		window_shrink(qp, true);
 		sib_rc_req_retry(qp, q->una_psn);
 		sib_rc_req_run(qp);
 		sib_rc_arm_rto(qp, true);

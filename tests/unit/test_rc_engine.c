@@ -16,6 +16,7 @@
 
 #include "engine_world.h"
 #include "transport/log.h"
+#include "transport/qp_impl.h"
 
 #define ALL_ACCESS                                                                                 \
 	(MEMREG_ACCESS_LOCAL_WRITE | MEMREG_ACCESS_REMOTE_WRITE | MEMREG_ACCESS_REMOTE_READ |     \
@@ -695,11 +696,40 @@ static void owed_ack_leaves_when_its_qp_enters_error(void **state)
 	world_free(w);
 }
 
+/* The engine counts the RC QPs with requests in flight (they share one
+ * window): counted while unacknowledged, not once acknowledged, not after
+ * the QP is destroyed with requests still out. */
+static void rc_qps_in_flight_are_counted_until_acked_or_destroyed(void **state)
+{
+	struct world *w = rc_world(SIB_MTU_4096);
+	static uint8_t src[65536], dst[65536];
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND,
+				  .send_flags = SIB_SEND_SIGNALED };
+
+	(void)state;
+	assert_int_equal(sib_engine_rc_busy(w->n[0].eng), 0);
+	world_post_recv(&w->n[1], 1, dst, sizeof(dst), rk);
+	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
+	assert_int_equal(sib_engine_rc_busy(w->n[0].eng), 1);
+	world_pump(w);
+	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	assert_int_equal(sib_engine_rc_busy(w->n[0].eng), 0);
+	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
+	assert_int_equal(sib_engine_rc_busy(w->n[0].eng), 1);
+	sib_qp_destroy(w->n[0].qp);
+	w->n[0].qp = NULL;
+	assert_int_equal(sib_engine_rc_busy(w->n[0].eng), 0);
+	world_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rc_send_delivers_bytes_and_both_completions),
 		cmocka_unit_test(owed_ack_follows_the_next_request),
+		cmocka_unit_test(rc_qps_in_flight_are_counted_until_acked_or_destroyed),
 		cmocka_unit_test(owed_ack_leaves_before_its_qp_is_destroyed),
 		cmocka_unit_test(owed_ack_leaves_when_its_qp_enters_error),
 		cmocka_unit_test(rc_send_segments_at_mtu_256_and_4096),
