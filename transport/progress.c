@@ -329,17 +329,17 @@ void sib_hca_set_rx_data(struct sib_hca *hca, sib_rx_data_fn fn)
 
 /* The thread's sib_progress_poll: an application thread draining now
  * holds the links (and a lease, so the thread sleeps next). */
-static int thread_pass(struct sib_hca *hca, bool *busy)
+static int thread_pass(struct sib_hca *hca, bool *busy, int *packets)
 {
 	struct sib_progress *pg = &hca->progress;
-	int n = 0;
 
+	*packets = 0;
 	*busy = pthread_mutex_trylock(&pg->drain_lock) != 0;
 	if (!*busy) {
-		n = drain_links(hca, false);
+		*packets = drain_links(hca, false);
 		pthread_mutex_unlock(&pg->drain_lock);
 	}
-	return n + run_timers(hca);
+	return *packets + run_timers(hca);
 }
 
 /* Sleeps up to ns on the timers, the kick and the stop fd only; true when
@@ -391,7 +391,7 @@ static void *progress_main(void *arg)
 		struct timespec ts;
 		bool pending = false, draining;
 		uint64_t now, busy;
-		int n = thread_pass(hca, &draining);
+		int packets, n = thread_pass(hca, &draining, &packets);
 
 		now = sib_link_now_ns();
 		busy = __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED);
@@ -399,6 +399,8 @@ static void *progress_main(void *arg)
 			uint64_t active = __atomic_load_n(&pg->last_drain_ns, __ATOMIC_RELAXED),
 				 post = __atomic_load_n(&pg->last_post_ns, __ATOMIC_RELAXED);
 
+			if (!packets) /* timers only */
+				continue;
 			empty = 0;
 			last_rx = now;
 			if (post > active)

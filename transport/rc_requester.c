@@ -38,12 +38,13 @@ enum { REQ_WINDOW = 256, REQ_ACK_EVERY = 16, READ_CHUNK = 64, REQ_WINDOW_MIN = 4
 enum { HCA_WINDOW = 256 };
 
 /*
- * The window actually used: REQ_WINDOW, halved at each go-back-N restart
- * and cut to REQ_WINDOW_MIN at a timeout, grown again by what is
- * acknowledged.  Go-back-N resends the whole window after one loss, so
- * without this, a lossy path fills the peer's socket with retransmissions
- * and loses even more (congestion collapse: retry_cnt exhausted under a
- * few percent of loss).
+ * The window actually used: the QP's own window (REQ_WINDOW, halved at
+ * each go-back-N restart and cut to REQ_WINDOW_MIN at a timeout, grown
+ * again by what is acknowledged), at most its share of HCA_WINDOW.
+ * Go-back-N resends the whole window after one loss, so without the
+ * shrinking a lossy path fills the peer's socket with retransmissions and
+ * loses even more (congestion collapse: retry_cnt exhausted under a few
+ * percent of loss).
  */
 static uint32_t req_window(const struct sib_qp *qp)
 {
