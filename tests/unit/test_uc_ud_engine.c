@@ -130,8 +130,9 @@ static struct world *ud_world(uint32_t rcv_qkey)
 	return w;
 }
 
-static void ud_send(struct world *w, bool grh, uint32_t qkey, const void *src, uint32_t len,
-		    uint32_t sk)
+/* A UD SEND from node 0 to QP number qpn of node 1, then the wire runs. */
+static void ud_send_to(struct world *w, uint32_t qpn, bool grh, uint32_t qkey, const void *src,
+		       uint32_t len, uint32_t sk)
 {
 	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND_WITH_IMM,
 				  .send_flags = SIB_SEND_SIGNALED, .imm_data = 0x0d0c0b0a };
@@ -145,11 +146,17 @@ static void ud_send(struct world *w, bool grh, uint32_t qkey, const void *src, u
 		s.ud.av.flow_label = 0x12345;
 		memcpy(s.ud.av.DGID, w->n[1].port.GID[0], 16);
 	}
-	s.ud.remote_qpn = sib_qp_num(w->n[1].qp);
+	s.ud.remote_qpn = qpn;
 	s.ud.remote_qkey = qkey;
 	s.ud.dest = w->n[1].link->local;
 	world_post_send(&w->n[0], &s, (void *)src, len, sk);
 	world_pump(w);
+}
+
+static void ud_send(struct world *w, bool grh, uint32_t qkey, const void *src, uint32_t len,
+		    uint32_t sk)
+{
+	ud_send_to(w, sib_qp_num(w->n[1].qp), grh, qkey, src, len, sk);
 }
 
 static void ud_send_fills_the_grh_area_and_the_completion(bool grh)
@@ -275,16 +282,10 @@ static void packet_to_an_unknown_qp_is_dropped_and_counted(void **state)
 	struct world *w = ud_world(0x1111);
 	static uint8_t src[16];
 	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
-	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND };
 	struct sib_engine_counters ec;
 
 	(void)state;
-	s.ud.av.DLID = w->n[1].port.LID;
-	s.ud.remote_qpn = 0x777;
-	s.ud.remote_qkey = 0x1111;
-	s.ud.dest = w->n[1].link->local;
-	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
-	world_pump(w);
+	ud_send_to(w, 0x777, false, 0x1111, src, sizeof(src), sk);
 	sib_engine_counters_get(w->n[1].eng, &ec);
 	assert_int_equal(ec.rx_no_qp, 1);
 	world_free(w);
@@ -301,6 +302,7 @@ static void destroyed_qp_gets_nothing_even_right_after_a_packet(void **state)
 	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
 	struct sib_engine_counters ec;
 	struct sib_cqe c;
+	uint32_t qpn;
 
 	(void)state;
 	world_post_recv(&w->n[1], 6, dst, sizeof(dst), rk);
@@ -308,17 +310,10 @@ static void destroyed_qp_gets_nothing_even_right_after_a_packet(void **state)
 	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
 	assert_int_equal(c.status, SIB_WC_SUCCESS);
 	assert_int_equal(w->n[1].rx_count, 1);
-	/* ud_send names the QP by number: keep it, destroy the QP. */
-	struct sib_send_wqe s = { .wr_id = 2, .opcode = SIB_WR_SEND };
-
-	s.ud.av.DLID = w->n[1].port.LID;
-	s.ud.remote_qpn = sib_qp_num(w->n[1].qp);
-	s.ud.remote_qkey = 0x1111;
-	s.ud.dest = w->n[1].link->local;
+	qpn = sib_qp_num(w->n[1].qp);
 	sib_qp_destroy(w->n[1].qp);
 	w->n[1].qp = NULL;
-	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
-	world_pump(w);
+	ud_send_to(w, qpn, false, 0x1111, src, sizeof(src), sk);
 	sib_engine_counters_get(w->n[1].eng, &ec);
 	assert_int_equal(ec.rx_no_qp, 1);
 	world_free(w);
