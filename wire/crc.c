@@ -117,23 +117,30 @@ uint16_t ib_crc16(uint16_t crc, const void *buf, size_t len)
 enum { ICRC_HEAD_MAX = IB_LRH_BYTES + IB_GRH_BYTES + IB_BTH_BYTES };
 
 /*
- * Copies the first bytes of pkt[0..n) that carry variant fields into head
- * and sets those fields to ones (IBA 7.8.1, C7-47/48); returns how many
- * bytes were copied.  Local: LRH.VL and BTH.resv8a.  Global: the whole LRH,
- * GRH TClass, FlowLabel and HopLmt, and BTH.resv8a.  Any other LNH is
- * treated as local.  LNH is read when the packet (len) has it; only bytes
- * below n are copied.
+ * The variant fields (IBA 7.8.1, C7-47/48) count as ones in the ICRC.
+ * Local: LRH.VL and BTH.resv8a.  Global: the whole LRH, GRH TClass,
+ * FlowLabel and HopLmt, and BTH.resv8a.  Any other LNH is treated as
+ * local.  LNH is read when the packet (len) has it.
  */
-static size_t icrc_masked_head(const uint8_t *pkt, size_t len, size_t n,
-			       uint8_t head[ICRC_HEAD_MAX])
+static bool icrc_global(const uint8_t *pkt, size_t len)
 {
-	bool global = len >= 2 && (pkt[1] & 3) == IB_LNH_IBA_GLOBAL;
+	return len >= 2 && (pkt[1] & 3) == IB_LNH_IBA_GLOBAL;
+}
+
+/* How many of the first n bytes can hold variant fields. */
+static size_t icrc_head_len(bool global, size_t n)
+{
 	size_t h = global ? ICRC_HEAD_MAX : IB_LRH_BYTES + IB_BTH_BYTES;
+
+	return h > n ? n : h;
+}
+
+/* Sets the variant fields among head[0..h) to ones; head is a copy of the
+ * packet's first bytes. */
+static void icrc_mask(uint8_t *head, bool global, size_t h)
+{
 	size_t bth = global ? IB_LRH_BYTES + IB_GRH_BYTES : IB_LRH_BYTES;
 
-	if (h > n)
-		h = n;
-	memcpy(head, pkt, h);
 	if (global) {
 		for (size_t i = 0; i < IB_LRH_BYTES && i < h; i++)
 			head[i] = 0xff;
@@ -148,6 +155,18 @@ static size_t icrc_masked_head(const uint8_t *pkt, size_t len, size_t n,
 	}
 	if (h > bth + 4)
 		head[bth + 4] = 0xff; /* resv8a (FECN/BECN in IBA 1.3) */
+}
+
+/* Copies the first bytes of pkt[0..n) that can hold variant fields into
+ * head, masked; returns how many bytes were copied. */
+static size_t icrc_masked_head(const uint8_t *pkt, size_t len, size_t n,
+			       uint8_t head[ICRC_HEAD_MAX])
+{
+	bool global = icrc_global(pkt, len);
+	size_t h = icrc_head_len(global, n);
+
+	memcpy(head, pkt, h);
+	icrc_mask(head, global, h);
 	return h;
 }
 
@@ -157,14 +176,30 @@ static size_t icrc_span(size_t len)
 	return len > IB_ICRC_BYTES + IB_VCRC_BYTES ? len - IB_ICRC_BYTES - IB_VCRC_BYTES : 0;
 }
 
+/* Packets up to this long (ACKs, small sends) are masked in one copy and
+ * take one CRC call: the call's fixed cost is most of their ICRC. */
+enum { ICRC_SMALL = 128 };
+
 uint32_t ib_icrc(const uint8_t *pkt, size_t len)
 {
-	uint8_t head[ICRC_HEAD_MAX];
-	size_t n = icrc_span(len);
-	size_t h = icrc_masked_head(pkt, len, n, head);
-	uint32_t crc = ib_crc32(0, head, h);
+	size_t n = icrc_span(len), h;
+	uint32_t crc;
 
-	return ib_crc32(crc, pkt + h, n - h);
+	if (n <= ICRC_SMALL) {
+		uint8_t copy[ICRC_SMALL];
+
+		bool global = icrc_global(pkt, len);
+
+		memcpy(copy, pkt, n);
+		icrc_mask(copy, global, icrc_head_len(global, n));
+		return ib_crc32(0, copy, n);
+	} else {
+		uint8_t head[ICRC_HEAD_MAX];
+
+		h = icrc_masked_head(pkt, len, n, head);
+		crc = ib_crc32(0, head, h);
+		return ib_crc32(crc, pkt + h, n - h);
+	}
 }
 
 uint16_t ib_vcrc(const uint8_t *pkt, size_t len)

@@ -161,13 +161,23 @@ static inline unsigned word_shift(const struct ib_field_desc *f)
 	return 32 - f->bit % 32 - f->bits;
 }
 
-static void header_decode(const struct ib_header_desc *d, void *h, const uint8_t *p)
+/*
+ * Always inlined with a constant descriptor, and its loops unrolled: the
+ * compiler then reads the table at build time and each ib_<hdr>_encode /
+ * _decode is straight-line shifts and masks, while the table stays the one
+ * description of the layout.
+ */
+#define SPECIALIZE __attribute__((always_inline)) static inline
+
+SPECIALIZE void header_decode(const struct ib_header_desc *d, void *h, const uint8_t *p)
 {
 	uint32_t w[MAX_WORDS];
 	unsigned i, nw = d->bytes / 4;
 
+#pragma GCC unroll 16
 	for (i = 0; i < nw; i++)
 		w[i] = load_be32(p + 4 * i);
+#pragma GCC unroll 16
 	for (i = 0; i < d->nfields; i++) {
 		const struct ib_field_desc *f = &d->fields[i];
 		unsigned wi = f->bit / 32;
@@ -186,11 +196,12 @@ static void header_decode(const struct ib_header_desc *d, void *h, const uint8_t
 }
 
 /* Bits not named by any field (reserved) come out zero. */
-static void header_encode(const struct ib_header_desc *d, const void *h, uint8_t *p)
+SPECIALIZE void header_encode(const struct ib_header_desc *d, const void *h, uint8_t *p)
 {
 	uint32_t w[MAX_WORDS] = { 0 };
 	unsigned i, nw = d->bytes / 4;
 
+#pragma GCC unroll 16
 	for (i = 0; i < d->nfields; i++) {
 		const struct ib_field_desc *f = &d->fields[i];
 		unsigned wi = f->bit / 32;
@@ -206,8 +217,10 @@ static void header_encode(const struct ib_header_desc *d, const void *h, uint8_t
 			w[wi] |= (uint32_t)v << word_shift(f);
 		}
 	}
+#pragma GCC unroll 16
 	for (i = 0; i < nw; i++)
 		store_be32(p + 4 * i, w[i]);
+#pragma GCC unroll 16
 	for (i = 0; i < d->nfields; i++) {
 		const struct ib_field_desc *f = &d->fields[i];
 
