@@ -22,7 +22,8 @@
 # table's labels name which variant it was.
 #
 # Knobs: BENCH_SECONDS (per bandwidth run, default 3), BENCH_ITERS (per
-# latency run, default 5000), UDP_LIMIT_SECONDS, UDP_LIMIT_ITERS,
+# latency run, default 20000, as many as UCX's tag_lat run: a shorter run
+# moved with the machine's state), UDP_LIMIT_SECONDS, UDP_LIMIT_ITERS,
 # BENCH_SECTIONS (a subset of the SECTIONS below), BENCH_QUICK=1 (softib:
 # only ib_write_bw and its passive side), BENCH_REPEAT (runs of each figure
 # with a target, default 3: on two shared cores one run moves by 10% and
@@ -34,7 +35,7 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 SOFTIB=$B/softib
 SECS=${BENCH_SECONDS:-3}
 REPEAT=${BENCH_REPEAT:-3}
-ITERS=${BENCH_ITERS:-5000}
+ITERS=${BENCH_ITERS:-20000}
 # Our own SM, away from the default and from other runs; stopped at exit.
 export SOFTIB_SM=${SOFTIB_SM:-127.0.0.1:$((30000 + RANDOM % 20000))}
 PORT=$((20000 + RANDOM % 8000))
