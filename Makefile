@@ -18,16 +18,18 @@ B          ?= $(if $(filter 1,$(SAN)),build-san,build)
 FUZZ_TIME  ?= 60
 PREFIX     ?= /usr/local
 
-CPPFLAGS   += -I. -D_GNU_SOURCE
+# What the code needs is added with override, so that `make CFLAGS=-O3`
+# changes the optimization and keeps -fPIC, the warnings and the standard.
+override CPPFLAGS += -I. -D_GNU_SOURCE
 CFLAGS     ?= -O2 -g
-CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -fPIC -pthread
+override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -fPIC -pthread
 ifeq ($(SAN),1)
-CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LDFLAGS    += -fsanitize=address,undefined
+override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+override LDFLAGS += -fsanitize=address,undefined
 endif
 
 SYS_LIBS   := -lisal -luring -lnl-route-3 -lnl-3 -lpthread -ldl
-CPPFLAGS   += $(shell pkg-config --cflags libnl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
+override CPPFLAGS += $(shell pkg-config --cflags libnl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
 
 # Layers, lowest first (DESIGN.md section 1).
 CORE_DIRS  := wire memreg transport
