@@ -12,7 +12,10 @@
 # then prints one table: each softib figure, its ratio to the link and to
 # the peer, and the targets of issue 6 with pass/miss.  Figures move from
 # run to run on a shared 2-core machine; the ratios of one run are what to
-# compare.
+# compare.  The figures with targets are paired: each of the BENCH_REPEAT
+# rounds measures the link and the peer again right before softib, and the
+# table's ratio for them is the median of the rounds' ratios, so a slow
+# minute of the machine moves a figure and its references together.
 #
 # Units: MB/s is 10^6 bytes per second everywhere (perftest and UCX report
 # 2^20; converted here).  Latencies are medians (perftest's t_typical, UCX's
@@ -64,6 +67,14 @@ bench_crc() {
 	R[crc]=$(awk '/ib_crcs/ && /pclmul/ { print $(NF-3) }' "$TMP/crc.txt")
 }
 
+# udp_limit once; its figures go to R[link_bw$1], R[link_lat$1]
+udp_limit_run() {
+	"$B/bench/udp_limit" -t "${UDP_LIMIT_SECONDS:-1}" -n "${UDP_LIMIT_ITERS:-20000}" \
+		>"$TMP/udp$1.txt" 2>&1
+	R[link_bw$1]=$(sed -n 's/.*best_goodput_MBps=\([0-9.]*\).*/\1/p' "$TMP/udp$1.txt")
+	R[link_lat$1]=$(sed -n 's/.*half_rtt_median_us=\([0-9.]*\).*/\1/p' "$TMP/udp$1.txt")
+}
+
 # The emulated link's own limit (issue 6 item 1): raw UDP over loopback,
 # the denominator of softib's ratios.
 bench_udp_limit() {
@@ -72,11 +83,9 @@ bench_udp_limit() {
 		echo "  skipped: $B/bench/udp_limit not built"
 		return 1
 	fi
-	"$B/bench/udp_limit" -t "${UDP_LIMIT_SECONDS:-1}" -n "${UDP_LIMIT_ITERS:-20000}" |
-		tee "$TMP/udp.txt"
-	R[link_bw]=$(sed -n 's/.*best_goodput_MBps=\([0-9.]*\).*/\1/p' "$TMP/udp.txt")
+	udp_limit_run ""
+	cat "$TMP/udp.txt"
 	R[link_gro]=$(sed -n 's/.*gro_goodput_MBps=\([0-9.]*\).*/\1/p' "$TMP/udp.txt")
-	R[link_lat]=$(sed -n 's/.*half_rtt_median_us=\([0-9.]*\).*/\1/p' "$TMP/udp.txt")
 	# busy-poll or blocking: shortened to fit the table's labels
 	case $(sed -n 's/.*half_rtt_variant=\([a-z-]*\).*/\1/p' "$TMP/udp.txt") in
 	busy-poll) R[link_lat_variant]=poll ;;
@@ -103,15 +112,38 @@ bench_peer() {
 		echo "  skipped: ucx_perftest not installed (Debian package ucx-utils; make deps)"
 		return 1
 	fi
+	peer_run "" verbose
+	echo "  put_bw ${R[peer_bw]:-?} MB/s, tag_lat median ${R[peer_lat]:-?} us"
+}
+
+# ucp_put_bw and tag_lat once, to R[peer_bw$1], R[peer_lat$1]
+peer_run() {
 	local l
 	# Final: iters  median avg overall(us)  bw-avg bw-overall(MiB/s)  rate-avg rate-overall
 	l=$(ucx_run ucp_put_bw 65536 20000)
-	echo "  ucp_put_bw 64 KiB: $l"
-	[ -n "$l" ] && R[peer_bw]=$(calc "$(echo "$l" | awk '{ print $7 }') * 1.048576")
+	[ -n "${2:-}" ] && echo "  ucp_put_bw 64 KiB: $l"
+	[ -n "$l" ] && R[peer_bw$1]=$(calc "$(echo "$l" | awk '{ print $7 }') * 1.048576")
 	l=$(ucx_run tag_lat 8 20000)
-	echo "  tag_lat 8 B:       $l"
-	[ -n "$l" ] && R[peer_lat]=$(echo "$l" | awk '{ print $3 }')
-	echo "  put_bw ${R[peer_bw]:-?} MB/s, tag_lat median ${R[peer_lat]:-?} us"
+	[ -n "${2:-}" ] && echo "  tag_lat 8 B:       $l"
+	[ -n "$l" ] && R[peer_lat$1]=$(echo "$l" | awk '{ print $3 }')
+	return 0
+}
+
+# The references of round i (figures with targets): the first round uses
+# the sections' own measurements, later ones measure again.
+refs_round() {
+	local i=$1 k
+	if [ "$i" = 1 ]; then
+		for k in link_bw link_lat peer_bw peer_lat; do
+			R[${k}_r1]=${R[$k]:-}
+		done
+		return
+	fi
+	[ -x "$B/bench/udp_limit" ] && udp_limit_run "_r$i"
+	command -v ucx_perftest >/dev/null && peer_run "_r$i"
+	printf '  round %d references: link %s MB/s, %s us; peer %s MB/s, %s us\n' "$i" \
+		"${R[link_bw_r$i]:-?}" "${R[link_lat_r$i]:-?}" "${R[peer_bw_r$i]:-?}" \
+		"${R[peer_lat_r$i]:-?}"
 }
 
 # perftest between two softib processes.
@@ -164,6 +196,20 @@ median_of() {
 	printf '  %-28s %10.2f %s (median of %s)\n' "$name" "${R[$name]}" "$unit" "${vals[*]}"
 }
 
+# ratio_of NAME REF: R[NAME_x_REF] = the median over the rounds of
+# R[NAME_ri] / R[REF_ri] (the rounds where both were measured).
+ratio_of() {
+	local name=$1 ref=$2 i a b vals=()
+	for ((i = 1; i <= REPEAT; i++)); do
+		a=${R[${name}_r$i]:-} b=${R[${ref}_r$i]:-}
+		[ -n "$a" ] && [ -n "$b" ] && vals+=("$(calc "$a / $b")")
+	done
+	[ ${#vals[@]} -gt 0 ] || return 0
+	R[${name}_x_$ref]=$(printf '%s\n' "${vals[@]}" | sort -g |
+		awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+	printf '  %-28s %10.2f (median of %s)\n' "$name / $ref" "${R[${name}_x_$ref]}" "${vals[*]}"
+}
+
 # CPU time (ns) of every thread of pid so far.
 cpu_ns() {
 	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f", s }'
@@ -176,7 +222,9 @@ passive_cpu() {
 	a=$(cpu_ns "$1") t0=$(date +%s%N)
 	sleep $((SECS > 3 ? SECS - 2 : 1))
 	b=$(cpu_ns "$1") t1=$(date +%s%N)
-	[ -n "$a" ] && [ -n "$b" ] && R[passive_cpu]=$(calc "($b - $a) / ($t1 - $t0)")
+	# b < a: a thread ended in between (the run was shorter than the window)
+	[ -n "$a" ] && [ -n "$b" ] && [ "$b" -ge "$a" ] &&
+		R[passive_cpu]=$(calc "($b - $a) / ($t1 - $t0)")
 }
 
 bench_softib() {
@@ -192,6 +240,7 @@ bench_softib() {
 	# taking turns; the table shows their medians.
 	local i
 	for ((i = 1; i <= REPEAT; i++)); do
+		[ -z "${BENCH_QUICK:-}" ] && refs_round "$i"
 		if [ "$i" = 1 ]; then
 			PT_HOOK=passive_cpu pt_run write_bw_r$i bw ib_write_bw -s 65536 -D "$SECS"
 		else
@@ -205,6 +254,11 @@ bench_softib() {
 	[ -n "${BENCH_QUICK:-}" ] && return 0
 	median_of write_bw_q8 MB/s
 	median_of send_lat us
+	ratio_of write_bw link_bw
+	ratio_of write_bw peer_bw
+	ratio_of write_bw_q8 write_bw
+	ratio_of send_lat link_lat
+	ratio_of send_lat peer_lat
 	pt_run read_bw bw ib_read_bw -s 65536 -D "$SECS"
 	pt_run send_bw bw ib_send_bw -s 4096 -D "$SECS"
 	pt_run send_bw_64 bw ib_send_bw -s 64 -D "$SECS"
@@ -269,7 +323,19 @@ num() {
 	if [ -z "$1" ] || [ "$1" = - ]; then echo -; else printf '%.2f' "$1"; fi
 }
 
-# row LABEL VALUE UNIT LINK PEER HIGHER_IS_BETTER TARGET_TEXT VERDICT
+# rounds_median NAME: the median of R[NAME_r1..REPEAT], or nothing
+rounds_median() {
+	local i v vals=()
+	for ((i = 1; i <= REPEAT; i++)); do
+		v=${R[${1}_r$i]:-}
+		[ -n "$v" ] && vals+=("$v")
+	done
+	[ ${#vals[@]} -gt 0 ] || return 0
+	printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# row LABEL VALUE UNIT LINK PEER HIGHER_IS_BETTER TARGET_TEXT VERDICT [XLINK XPEER]
+# XLINK/XPEER, when given, are the paired ratios (ratio_of) to show.
 row() {
 	local label=$1 v=$2 unit=$3 link=$4 peer=$5 hib=$6 target=$7 verdict=$8 rl=- rp=-
 	if [ -z "$v" ]; then
@@ -281,6 +347,8 @@ row() {
 	# latency: slower)
 	[ -n "$link" ] && [ "$link" != - ] && rl=$(calc "$v / $link")
 	[ -n "$peer" ] && [ "$peer" != - ] && rp=$(calc "$v / $peer")
+	[ -n "${9:-}" ] && rl=$9
+	[ -n "${10:-}" ] && rp=${10}
 	printf '%-26s %10.2f %-5s %8s %8s %8s %8s  %-22s %s\n' "$label" "$v" "$unit" \
 		"$(num "$link")" "$(num "$rl")" "$(num "$peer")" "$(num "$rp")" "$target" "$verdict"
 }
@@ -302,9 +370,22 @@ table() {
 	local lb=${R[link_bw]:-} ll=${R[link_lat]:-} pb=${R[peer_bw]:-} pl=${R[peer_lat]:-}
 	local wb=${R[write_bw]:-} sl=${R[send_lat]:-} q8=${R[write_bw_q8]:-}
 	local v1= v2= v3= v4= v5= lv=${R[link_lat_variant]:-?}
-	[ -n "$wb" ] && [ -n "$lb" ] && [ -n "$pb" ] && v1=$(verdict "$wb >= 0.7 * $lb" "$wb >= 1.5 * $pb")
-	[ -n "$sl" ] && [ -n "$ll" ] && [ -n "$pl" ] && v2=$(verdict "$sl <= 1.25 * $ll" "$sl <= $pl")
-	[ -n "$q8" ] && [ -n "$wb" ] && v3=$(verdict "$q8 >= $wb")
+	# The figures with targets against their paired references (the
+	# rounds' medians; ratios are the medians of the rounds' ratios).
+	local rlb rll rpb rpl
+	rlb=$(rounds_median link_bw) rll=$(rounds_median link_lat)
+	rpb=$(rounds_median peer_bw) rpl=$(rounds_median peer_lat)
+	local xwl=${R[write_bw_x_link_bw]:-} xwp=${R[write_bw_x_peer_bw]:-}
+	local xsl=${R[send_lat_x_link_lat]:-} xsp=${R[send_lat_x_peer_lat]:-}
+	local xq8=${R[write_bw_q8_x_write_bw]:-}
+	# without rounds (BENCH_QUICK): the single ratios
+	[ -z "$rlb" ] && rlb=$lb
+	[ -z "$rpb" ] && rpb=$pb
+	[ -z "$xwl" ] && [ -n "$wb" ] && [ -n "$lb" ] && xwl=$(calc "$wb / $lb")
+	[ -z "$xwp" ] && [ -n "$wb" ] && [ -n "$pb" ] && xwp=$(calc "$wb / $pb")
+	[ -n "$xwl" ] && [ -n "$xwp" ] && v1=$(verdict "$xwl >= 0.7" "$xwp >= 1.5")
+	[ -n "$xsl" ] && [ -n "$xsp" ] && v2=$(verdict "$xsl <= 1.25" "$xsp <= 1")
+	[ -n "$xq8" ] && v3=$(verdict "$xq8 >= 1")
 	[ -n "${R[idle_cpu]:-}" ] && v4=$(verdict "${R[idle_cpu]} < 0.01")
 	[ -n "${R[passive_cpu]:-}" ] && v5=$(verdict "${R[passive_cpu]} <= 1")
 
@@ -316,13 +397,15 @@ table() {
 	row "link: UDP half RTT, $lv" "$ll" "us" - - 0 "" ""
 	row "peer: UCX tcp put_bw 64K" "$pb" "MB/s" - - 1 "" ""
 	row "peer: UCX tcp tag_lat 8" "$pl" "us" - - 0 "" ""
-	row "ib_write_bw 64 KiB" "$wb" "MB/s" "$lb" "$pb" 1 ">=0.7 link, >=1.5 peer" "$v1"
+	row "ib_write_bw 64 KiB" "$wb" "MB/s" "$rlb" "$rpb" 1 ">=0.7 link, >=1.5 peer" "$v1" \
+		"$xwl" "$xwp"
 	row "ib_write_bw 64 KiB vs GRO" "$wb" "MB/s" "${R[link_gro]:-}" "$pb" 1 "" ""
-	row "ib_write_bw 64 KiB -q 8" "$q8" "MB/s" "$lb" "$pb" 1 ">= -q 1" "$v3"
+	row "ib_write_bw 64 KiB -q 8" "$q8" "MB/s" "$rlb" "$rpb" 1 ">= -q 1 (x$(num "$xq8"))" "$v3"
 	row "ib_read_bw 64 KiB" "${R[read_bw]:-}" "MB/s" "$lb" "$pb" 1 "" ""
 	row "ib_send_bw 4 KiB" "${R[send_bw]:-}" "MB/s" "$lb" "$pb" 1 "" ""
 	row "ib_send_bw 64 B (Mpps)" "${R[send_bw_64_rate]:-}" "Mpps" - - 1 "" ""
-	row "ib_send_lat 8 B (vs $lv)" "$sl" "us" "$ll" "$pl" 0 "<=1.25 link, <=1 peer" "$v2"
+	row "ib_send_lat 8 B (vs $lv)" "$sl" "us" "$rll" "$rpl" 0 "<=1.25 link, <=1 peer" "$v2" \
+		"$xsl" "$xsp"
 	row "ib_write_lat 8 B" "${R[write_lat]:-}" "us" "$ll" "$pl" 0 "" ""
 	row "ib_read_lat 8 B" "${R[read_lat]:-}" "us" "$ll" "$pl" 0 "" ""
 	row "ib_atomic_lat" "${R[atomic_lat]:-}" "us" "$ll" "$pl" 0 "" ""
