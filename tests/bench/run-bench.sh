@@ -20,6 +20,9 @@
 # Units: MB/s is 10^6 bytes per second everywhere (perftest and UCX report
 # 2^20; converted here).  Latencies are medians (perftest's t_typical, UCX's
 # 50th percentile, udp_limit's median half round trip), in microseconds.
+# The table also shows udp_limit's request+ACK ping-pong (each hop two
+# datagrams in one GSO message, as softib's RC ping-pong sends them), the
+# kernel's own cost of an IBA-shaped hop; it has no target.
 # The link's half round trip is the lower of udp_limit's two medians,
 # blocking recv and busy-polling recv (perftest busy-polls its CQ); the
 # table's labels name which variant it was.
@@ -86,6 +89,8 @@ bench_udp_limit() {
 	udp_limit_run ""
 	cat "$TMP/udp.txt"
 	R[link_gro]=$(sed -n 's/.*gro_goodput_MBps=\([0-9.]*\).*/\1/p' "$TMP/udp.txt")
+	R[link_pair]=$(sed -n 's/.*half_rtt_pair_us=\([0-9.]*\).*/\1/p' "$TMP/udp.txt")
+	[ "${R[link_pair]:-0}" = 0.00 ] && R[link_pair]=
 	# busy-poll or blocking: shortened to fit the table's labels
 	case $(sed -n 's/.*half_rtt_variant=\([a-z-]*\).*/\1/p' "$TMP/udp.txt") in
 	busy-poll) R[link_lat_variant]=poll ;;
@@ -395,6 +400,7 @@ table() {
 	row "link: raw UDP goodput" "$lb" "MB/s" - - 1 "" ""
 	row "link: UDP GSO to GRO" "${R[link_gro]:-}" "MB/s" - - 1 "" ""
 	row "link: UDP half RTT, $lv" "$ll" "us" - - 0 "" ""
+	row "link: req+ACK half RTT" "${R[link_pair]:-}" "us" - - 0 "" ""
 	row "peer: UCX tcp put_bw 64K" "$pb" "MB/s" - - 1 "" ""
 	row "peer: UCX tcp tag_lat 8" "$pl" "us" - - 0 "" ""
 	row "ib_write_bw 64 KiB" "$wb" "MB/s" "$rlb" "$rpb" 1 ">=0.7 link, >=1.5 peer" "$v1" \
@@ -406,6 +412,7 @@ table() {
 	row "ib_send_bw 64 B (Mpps)" "${R[send_bw_64_rate]:-}" "Mpps" - - 1 "" ""
 	row "ib_send_lat 8 B (vs $lv)" "$sl" "us" "$rll" "$rpl" 0 "<=1.25 link, <=1 peer" "$v2" \
 		"$xsl" "$xsp"
+	row "ib_send_lat 8 B vs req+ACK" "$sl" "us" "${R[link_pair]:-}" "$rpl" 0 "" ""
 	row "ib_write_lat 8 B" "${R[write_lat]:-}" "us" "$ll" "$pl" 0 "" ""
 	row "ib_read_lat 8 B" "${R[read_lat]:-}" "us" "$ll" "$pl" 0 "" ""
 	row "ib_atomic_lat" "${R[atomic_lat]:-}" "us" "$ll" "$pl" 0 "" ""
