@@ -628,8 +628,8 @@ static void test_dereg_waits_for_a_held_grant(void **state)
  * every grant it gets.  A write after free would crash or trip ASan.
  */
 struct churn {
-	volatile uint32_t key;
-	volatile int stop;
+	uint32_t key; /* both atomic: shared with the writer */
+	int stop;
 	unsigned writes;
 };
 
@@ -637,8 +637,9 @@ static void *churn_writer(void *p)
 {
 	struct churn *c = p;
 
-	while (!c->stop) {
-		struct memreg_request r = { .key = c->key, .pd = PD_A, .va = IOVA, .len = 64,
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
+		struct memreg_request r = { .key = __atomic_load_n(&c->key, __ATOMIC_ACQUIRE),
+					    .pd = PD_A, .va = IOVA, .len = 64,
 					    .access = MEMREG_ACCESS_LOCAL_WRITE };
 		struct memreg_grant g;
 
@@ -667,12 +668,12 @@ static void test_dereg_never_frees_memory_under_a_concurrent_access(void **state
 		uint32_t key;
 
 		assert_int_equal(memreg_mr_register(t, &a, &key), 0);
-		c.key = key;
+		__atomic_store_n(&c.key, key, __ATOMIC_RELEASE);
 		sched_yield();
 		assert_int_equal(memreg_mr_deregister(t, key), 0);
 		free(buf);
 	}
-	c.stop = 1;
+	__atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
 	assert_int_equal(memreg_mr_count(t), 0);
 }
