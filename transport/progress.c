@@ -258,10 +258,28 @@ int sib_progress_poll(struct sib_hca *hca)
 	return n + run_timers(hca);
 }
 
+/* A burst left packets queued lately (also one newer than now). */
 static bool tx_deferred(struct sib_progress *pg, uint64_t now)
 {
-	return now - __atomic_load_n(&pg->tx_deferred_ns, __ATOMIC_RELAXED) <
-	       SIB_PROGRESS_LEASE_NS;
+	return __atomic_load_n(&pg->tx_deferred_ns, __ATOMIC_SEQ_CST) + SIB_PROGRESS_LEASE_NS > now;
+}
+
+/*
+ * The thread is about to sleep for ns (UINT64_MAX: no timeout): it
+ * publishes when it will look again, then caps the sleep at the burst
+ * bound if a burst is queued.  Both sequentially consistent, like the
+ * burst's side (sib_progress_post: tx_deferred_ns, then wake_by_ns), so a
+ * burst is either seen here or sees the long sleep and kicks it.
+ */
+static uint64_t sleep_publish(struct sib_progress *pg, uint64_t now, uint64_t ns)
+{
+	__atomic_store_n(&pg->wake_by_ns, ns == UINT64_MAX ? UINT64_MAX : now + ns,
+			 __ATOMIC_SEQ_CST);
+	if (ns > SIB_PROGRESS_DEFER_NS && tx_deferred(pg, now)) {
+		ns = SIB_PROGRESS_DEFER_NS;
+		__atomic_store_n(&pg->wake_by_ns, now + ns, __ATOMIC_SEQ_CST);
+	}
+	return ns;
 }
 
 void sib_progress_post(struct sib_hca *hca, struct sib_qp *qp)
@@ -277,8 +295,19 @@ void sib_progress_post(struct sib_hca *hca, struct sib_qp *qp)
 	 * transmits at once. */
 	if (now - prev < SIB_PROGRESS_BURST_NS &&
 	    __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED) > now) {
-		__atomic_store_n(&pg->tx_deferred_ns, now, __ATOMIC_RELAXED);
+		uint64_t wake, one = 1;
+
+		__atomic_store_n(&pg->tx_deferred_ns, now, __ATOMIC_SEQ_CST);
 		sib_qp_kick_queued(qp);
+		/* The thread went to sleep before this burst, for longer than
+		 * the bound (sleep_publish): wake it once, so that it sleeps
+		 * to the bound. */
+		wake = __atomic_load_n(&pg->wake_by_ns, __ATOMIC_SEQ_CST);
+		if (wake > now + SIB_PROGRESS_DEFER_NS && pg->kick_fd >= 0 &&
+		    __atomic_compare_exchange_n(&pg->wake_by_ns, &wake, 0, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED) &&
+		    write(pg->kick_fd, &one, sizeof(one)) < 0)
+			sib_dbg("progress kick: %s", strerror(errno));
 		return;
 	}
 	sib_qp_kick(qp);
@@ -352,13 +381,16 @@ static bool lease_sleep(struct sib_hca *hca, uint64_t ns)
 		{ .fd = pg->kick_fd, .events = POLLIN },
 		{ .fd = pg->stop_fd, .events = POLLIN },
 	};
-	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
-			       .tv_nsec = (long)(ns % 1000000000ull) };
+	struct timespec ts;
 	uint64_t v;
 
 	/* A drain_end that misses this flag costs at most the timeout. */
 	__atomic_store_n(&pg->lease_sleep, true, __ATOMIC_SEQ_CST);
+	ns = sleep_publish(pg, sib_link_now_ns(), ns);
+	ts.tv_sec = (time_t)(ns / 1000000000ull);
+	ts.tv_nsec = (long)(ns % 1000000000ull);
 	ppoll(fds, 3, &ts, NULL);
+	__atomic_store_n(&pg->wake_by_ns, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&pg->lease_sleep, false, __ATOMIC_RELEASE);
 	if (fds[0].revents & POLLIN && read(pg->timer_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		sib_dbg("timerfd read: %s", strerror(errno));
@@ -380,7 +412,7 @@ static void *progress_main(void *arg)
 {
 	struct sib_hca *hca = arg;
 	struct sib_progress *pg = &hca->progress;
-	struct pollfd fds[SIB_NUM_PORTS + 2];
+	struct pollfd fds[SIB_NUM_PORTS + 3];
 	bool watch = false;
 	unsigned empty = 0;
 	uint64_t last_rx = 0;
@@ -458,15 +490,28 @@ static void *progress_main(void *arg)
 		 * the poller never comes back (sib_progress_post). */
 		if (tx_deferred(pg, now) && (timeout < 0 || timeout > (int64_t)SIB_PROGRESS_DEFER_NS))
 			timeout = SIB_PROGRESS_DEFER_NS;
+		fds[nfds].fd = pg->kick_fd;
+		fds[nfds++].events = POLLIN;
 		fds[nfds].fd = pg->timer_fd;
 		fds[nfds++].events = POLLIN;
 		fds[nfds].fd = pg->stop_fd;
 		fds[nfds++].events = POLLIN;
+		/* A burst posted while this sleeps kicks it (sib_progress_post). */
+		timeout = (int64_t)sleep_publish(pg, now, timeout < 0 ? UINT64_MAX : (uint64_t)timeout);
+		if (timeout == (int64_t)UINT64_MAX)
+			timeout = -1;
 		ts.tv_sec = timeout < 0 ? 0 : (time_t)(timeout / 1000000000);
 		ts.tv_nsec = timeout < 0 ? 0 : (long)(timeout % 1000000000);
 		if (ppoll(fds, nfds, timeout < 0 ? NULL : &ts, NULL) < 0 && errno != EINTR) {
 			sib_err("progress thread: poll failed: %s; stopping", strerror(errno));
 			break;
+		}
+		__atomic_store_n(&pg->wake_by_ns, 0, __ATOMIC_RELEASE);
+		if (fds[nfds - 3].revents & POLLIN) {
+			uint64_t v;
+
+			if (read(pg->kick_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				sib_dbg("kick read: %s", strerror(errno));
 		}
 		if (fds[nfds - 2].revents & POLLIN) {
 			uint64_t expirations;

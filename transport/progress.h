@@ -63,6 +63,7 @@ struct sib_progress {
 	uint64_t tx_deferred_ns;     /* ... last left packets queued (a burst) */
 	uint64_t spin_ns;	     /* SOFTIB_SPIN_US */
 	bool lease_sleep;	     /* the thread sleeps on a timeout, not the links */
+	uint64_t wake_by_ns;	     /* the sleeping thread looks again by then (0: awake) */
 	/* what nobody took, for `softib info` */
 	uint64_t rx_data_unclaimed; /* data packets while no rx_data hook */
 	uint64_t rx_mad_malformed;  /* QP0/QP1 packets that are no well-formed MAD */
