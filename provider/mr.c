@@ -177,6 +177,9 @@ static int softib_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, v
 	if ((new_access ^ softib_mr_access(vmr->access)) & MEMREG_ACCESS_ZERO_BASED)
 		flags |= IBV_REREG_MR_CHANGE_TRANSLATION;
 
+	/* Packets queued to send from this MR hold it (sib_tx_commit_split):
+	 * send them now rather than wait for a poll. */
+	sib_progress_flush(to_sctx(mr->context)->hca);
 	err = memreg_mr_rereg(softib_memreg(mr->context), mr->lkey, (unsigned)flags, &a);
 	if (err) {
 		if (err == EBUSY)
@@ -206,7 +209,11 @@ static int softib_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, v
 static int softib_dereg_mr(struct verbs_mr *vmr)
 {
 	struct ibv_mr *mr = &vmr->ibv_mr;
-	int err = memreg_mr_deregister(softib_memreg(mr->context), mr->lkey);
+	int err;
+
+	/* as in rereg: what waits to be sent from this MR holds it */
+	sib_progress_flush(to_sctx(mr->context)->hca);
+	err = memreg_mr_deregister(softib_memreg(mr->context), mr->lkey);
 
 	if (err == EBUSY) {
 		sib_warn("dereg_mr on MR 0x%06x: memory windows are still bound to it", mr->lkey);

@@ -27,6 +27,12 @@
  *	...
  *	sib_link_flush(link);                        (end of a post, of a poll)
  *
+ * A large payload can also stay where it is (the application's registered
+ * memory): sib_link_tx_commit_split queues header, payload and trailer as
+ * pieces that the socket link hands the kernel as one datagram's iovecs,
+ * and releases the caller's hold on the memory once the kernel has copied
+ * it.
+ *
  * Receiving: sib_link_poll() calls rx() once per datagram that arrived, with
  * a pointer into the link's receive buffer, valid only during the call.
  *
@@ -66,6 +72,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include "wire/packet.h"
@@ -160,11 +167,26 @@ struct sib_link;
 typedef void (*sib_link_rx_fn)(void *arg, const uint8_t *pkt, size_t len,
 			       const struct sib_endpoint *from);
 
+/*
+ * What a packet whose payload the link does not own (it is sent straight
+ * from the application's registered memory) keeps until the kernel has
+ * copied it: release(ctx) runs once, after the send, whatever became of
+ * the packet.  ctx is the holder's state, copied into the link.
+ */
+struct sib_link_hold {
+	void (*release)(void *ctx);
+	uint64_t ctx[8];
+};
+
 struct sib_link_ops {
 	const char *kind; /* "udp", "mem", "faults", "capture" */
 	uint8_t *(*tx_alloc)(struct sib_link *l, size_t *cap);
 	void (*tx_commit)(struct sib_link *l, uint8_t *buf, size_t len,
 			  const struct sib_endpoint *dst);
+	/* NULL: the link wants each packet in one piece (sib_link_tx_commit_split) */
+	void (*tx_commit_split)(struct sib_link *l, uint8_t *buf, size_t hdr_len,
+				const uint8_t *payload, size_t payload_len, size_t trailer_len,
+				const struct sib_endpoint *dst, struct sib_link_hold *hold);
 	void (*tx_abort)(struct sib_link *l, uint8_t *buf);
 	int (*flush)(struct sib_link *l);
 	int (*poll)(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *arg);
@@ -203,6 +225,30 @@ static inline void sib_link_tx_commit(struct sib_link *l, uint8_t *buf, size_t l
 				      const struct sib_endpoint *dst)
 {
 	l->ops->tx_commit(l, buf, len, dst);
+}
+
+/*
+ * Queues the packet buf[0..hdr_len) + payload[0..payload_len) +
+ * buf[hdr_len..hdr_len + trailer_len) for dst, the payload read where it
+ * lies when the packet is sent; hold->release runs after that (or at once
+ * if the link joins the pieces now: links without tx_commit_split, such as
+ * the fault and capture decorators, which read or change the bytes).
+ * buf must have room for the joined packet, as from tx_alloc.
+ */
+static inline void sib_link_tx_commit_split(struct sib_link *l, uint8_t *buf, size_t hdr_len,
+					    const uint8_t *payload, size_t payload_len,
+					    size_t trailer_len, const struct sib_endpoint *dst,
+					    struct sib_link_hold *hold)
+{
+	if (l->ops->tx_commit_split) {
+		l->ops->tx_commit_split(l, buf, hdr_len, payload, payload_len, trailer_len, dst,
+					hold);
+		return;
+	}
+	memmove(buf + hdr_len + payload_len, buf + hdr_len, trailer_len);
+	memcpy(buf + hdr_len, payload, payload_len);
+	hold->release(hold->ctx);
+	l->ops->tx_commit(l, buf, hdr_len + payload_len + trailer_len, dst);
 }
 
 /* Gives back a buffer from tx_alloc without sending. */

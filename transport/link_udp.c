@@ -51,9 +51,16 @@
 
 struct tx_pkt {
 	uint16_t slot;
-	uint16_t len;
+	uint16_t len; /* the whole packet */
+	uint16_t hdr_len; /* split (payload != NULL): the buffer's part before the payload */
+	uint16_t payload_len;
+	const uint8_t *payload; /* NULL: the packet is all in the buffer */
 	struct sib_endpoint dst;
+	struct sib_link_hold hold; /* split: released after the send */
 };
+
+/* iovecs per packet: header, payload, trailer */
+#define IOV_PER_PKT 3
 
 union tx_ctrl {
 	char buf[CMSG_SPACE(sizeof(uint16_t))];
@@ -82,7 +89,8 @@ struct udp_link {
 	struct tx_pkt sending[SIB_LINK_TX_BUFS];
 	struct mmsghdr mmsg[SIB_LINK_TX_BUFS];
 	unsigned first[SIB_LINK_TX_BUFS]; /* message i carries sending[first[i]..] */
-	struct iovec iov[SIB_LINK_TX_BUFS];
+	struct iovec iov[SIB_LINK_TX_BUFS * IOV_PER_PKT];
+	unsigned piov[SIB_LINK_TX_BUFS + 1]; /* packet i's iovecs: [piov[i], piov[i+1]) */
 	struct sockaddr_storage names[SIB_LINK_TX_BUFS];
 	union tx_ctrl ctrl[SIB_LINK_TX_BUFS];
 	bool tx_err_logged;
@@ -122,36 +130,58 @@ static void tx_error(struct udp_link *u, int err, uint64_t packets)
 	}
 }
 
+/* Packet i's iovecs, from u->iov[v]: its buffer, or for a split packet
+ * the header, the payload where it lies, and the trailer.  Returns the
+ * next free iovec. */
+static unsigned tx_iovecs(struct udp_link *u, unsigned i, unsigned v)
+{
+	const struct tx_pkt *p = &u->sending[i];
+	uint8_t *buf = slot_buf(u, p->slot);
+
+	u->piov[i] = v;
+	if (!p->payload) {
+		u->iov[v++] = (struct iovec){ buf, p->len };
+	} else {
+		u->iov[v++] = (struct iovec){ buf, p->hdr_len };
+		u->iov[v++] = (struct iovec){ (void *)p->payload, p->payload_len };
+		u->iov[v++] = (struct iovec){ buf + p->hdr_len,
+					      (size_t)p->len - p->hdr_len - p->payload_len };
+	}
+	u->piov[i + 1] = v;
+	return v;
+}
+
 /*
  * Groups sending[0..n) into messages: a run of datagrams to one endpoint,
  * all of one size but the last (which may be shorter), becomes one GSO
- * message.  Returns the number of messages.
+ * message (the kernel cuts the concatenation of its iovecs at the segment
+ * size).  Returns the number of messages.
  */
 static unsigned tx_build(struct udp_link *u, unsigned n)
 {
-	unsigned m = 0, i = 0;
+	unsigned m = 0, i = 0, v = 0;
 
+	u->piov[0] = 0;
 	while (i < n) {
 		struct tx_pkt *p = &u->sending[i];
 		struct mmsghdr *h = &u->mmsg[m];
 		socklen_t alen = sib_endpoint_to_sockaddr(&p->dst, u->af, &u->names[m]);
-		unsigned j = i + 1, bytes = p->len;
+		unsigned j = i + 1, bytes = p->len, v0 = v;
 
 		if (!alen) {
 			sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_TX_NO_ROUTE], 1);
+			u->piov[i + 1] = v;
 			i++;
 			continue;
 		}
-		u->iov[i].iov_base = slot_buf(u, p->slot);
-		u->iov[i].iov_len = p->len;
+		v = tx_iovecs(u, i, v);
 		if (u->gso) {
 			/* the previous one's size is the segment size until one is shorter */
 			while (j < n && j - i < GSO_MAX_SEGS && u->sending[j - 1].len == p->len &&
 			       u->sending[j].len <= p->len &&
 			       bytes + u->sending[j].len <= GSO_MAX_BYTES &&
 			       sib_endpoint_equal(&u->sending[j].dst, &p->dst)) {
-				u->iov[j].iov_base = slot_buf(u, u->sending[j].slot);
-				u->iov[j].iov_len = u->sending[j].len;
+				v = tx_iovecs(u, j, v);
 				bytes += u->sending[j].len;
 				j++;
 			}
@@ -159,8 +189,8 @@ static unsigned tx_build(struct udp_link *u, unsigned n)
 		memset(h, 0, sizeof(*h));
 		h->msg_hdr.msg_name = &u->names[m];
 		h->msg_hdr.msg_namelen = alen;
-		h->msg_hdr.msg_iov = &u->iov[i];
-		h->msg_hdr.msg_iovlen = j - i;
+		h->msg_hdr.msg_iov = &u->iov[v0];
+		h->msg_hdr.msg_iovlen = v - v0;
 		if (j - i > 1) {
 			struct cmsghdr *cm = &u->ctrl[m].align;
 			uint16_t seg = p->len;
@@ -188,12 +218,13 @@ static void tx_one_by_one(struct udp_link *u, unsigned k)
 	mh.msg_controllen = 0;
 	mh.msg_iovlen = 1;
 	for (unsigned i = u->first[k]; i < u->first[k + 1]; i++) {
-		mh.msg_iov = &u->iov[i];
+		mh.msg_iov = &u->iov[u->piov[i]];
+		mh.msg_iovlen = u->piov[i + 1] - u->piov[i];
 		if (sendmsg(u->fd, &mh, 0) < 0) {
 			tx_error(u, errno, 1);
 		} else {
 			sib_link_count(&u->link.counters.tx_packets, 1);
-			sib_link_count(&u->link.counters.tx_bytes, u->iov[i].iov_len);
+			sib_link_count(&u->link.counters.tx_bytes, u->sending[i].len);
 		}
 	}
 }
@@ -226,7 +257,7 @@ static void tx_send(struct udp_link *u, unsigned m)
 			poll(&pfd, 1, 1);
 			continue;
 		}
-		if (errno == EIO && u->mmsg[k].msg_hdr.msg_iovlen > 1) {
+		if (errno == EIO && u->first[k + 1] - u->first[k] > 1) {
 			/* No GSO on this path (e.g. no checksum offload). */
 			sib_info("UDP GSO refused here (%s); sending one datagram per message",
 				 strerror(errno));
@@ -252,6 +283,10 @@ static void tx_flush(struct udp_link *u)
 	pthread_mutex_unlock(&u->q_lock);
 	if (n) {
 		tx_send(u, tx_build(u, n));
+		/* The kernel has copied every payload (or dropped the packet). */
+		for (unsigned i = 0; i < n; i++)
+			if (u->sending[i].payload)
+				u->sending[i].hold.release(u->sending[i].hold.ctx);
 		pthread_mutex_lock(&u->q_lock);
 		for (unsigned i = 0; i < n; i++)
 			u->free_slots[u->nfree++] = u->sending[i].slot;
@@ -314,6 +349,35 @@ static void udp_tx_commit(struct sib_link *l, uint8_t *buf, size_t len,
 	pthread_mutex_lock(&u->q_lock);
 	u->queue[u->queued++] = (struct tx_pkt){ .slot = (uint16_t)idx, .len = (uint16_t)len,
 						 .dst = *dst };
+	full = u->queued >= SIB_LINK_TX_BATCH;
+	pthread_mutex_unlock(&u->q_lock);
+	if (full)
+		tx_flush(u);
+}
+
+static void udp_tx_commit_split(struct sib_link *l, uint8_t *buf, size_t hdr_len,
+				const uint8_t *payload, size_t payload_len, size_t trailer_len,
+				const struct sib_endpoint *dst, struct sib_link_hold *hold)
+{
+	struct udp_link *u = to_udp(l);
+	size_t len = hdr_len + payload_len + trailer_len;
+	unsigned idx = slot_of(u, buf);
+	bool full;
+
+	if (len > SIB_LINK_MAX_DGRAM) {
+		sib_link_count(&l->counters.drop[SIB_LINK_DROP_TX_TOO_LONG], 1);
+		hold->release(hold->ctx);
+		udp_tx_abort(l, buf);
+		return;
+	}
+	pthread_mutex_lock(&u->q_lock);
+	u->queue[u->queued++] = (struct tx_pkt){ .slot = (uint16_t)idx,
+						 .len = (uint16_t)len,
+						 .hdr_len = (uint16_t)hdr_len,
+						 .payload_len = (uint16_t)payload_len,
+						 .payload = payload,
+						 .dst = *dst,
+						 .hold = *hold };
 	full = u->queued >= SIB_LINK_TX_BATCH;
 	pthread_mutex_unlock(&u->q_lock);
 	if (full)
@@ -493,6 +557,7 @@ static const struct sib_link_ops udp_ops = {
 	.kind = "udp",
 	.tx_alloc = udp_tx_alloc,
 	.tx_commit = udp_tx_commit,
+	.tx_commit_split = udp_tx_commit_split,
 	.tx_abort = udp_tx_abort,
 	.flush = udp_flush,
 	.poll = udp_poll,

@@ -175,6 +175,14 @@ uint8_t *sib_tx_alloc(struct sib_qp *qp, struct ib_packet *pkt, uint32_t payload
 		      uint8_t **payload, size_t *hdr_len);
 void sib_tx_commit(struct sib_qp *qp, uint8_t *buf, size_t hdr_len, uint32_t payload_len,
 		   const struct sib_endpoint *dst);
+/*
+ * Sends the packet in buf (headers from sib_tx_alloc) with its payload read
+ * where it lies, g->host[0..payload_len): the grant g (from memreg_check)
+ * is kept until the kernel has copied the payload, so a deregistration
+ * waits for it.  Takes over g whatever happens.
+ */
+void sib_tx_commit_split(struct sib_qp *qp, uint8_t *buf, size_t hdr_len, uint32_t payload_len,
+			 const struct sib_endpoint *dst, const struct memreg_grant *g);
 /* A payload-less packet (ACK, NAK, read request, atomic ACK): 0 or -ENOBUFS. */
 int sib_tx_send_hdr(struct sib_qp *qp, struct ib_packet *pkt, const struct sib_endpoint *dst);
 

@@ -194,6 +194,44 @@ static uint8_t segment_op(const struct sib_send_wqe *w, bool first, bool last)
 	return IB_OP_SEND_MIDDLE;
 }
 
+/* Payloads this large are sent from the application's memory rather than
+ * copied (a copy of 4 KiB costs more than the kernel's extra iovecs). */
+enum { SPLIT_MIN = 1024 };
+
+/*
+ * The segment [off, off + n) of w's payload, when it lies in one SGE: the
+ * grant for it (*g, held) and 0.  -1 when it spans SGEs (copy it instead);
+ * a completion status (> 0) when the L_Key refuses it, logged.
+ */
+static int send_in_place(struct sib_qp *qp, const struct sib_send_wqe *w, uint64_t off,
+			 uint32_t n, struct memreg_grant *g)
+{
+	uint32_t i = 0;
+
+	while (i < w->num_sge && off >= w->sge[i].length) {
+		off -= w->sge[i].length;
+		i++;
+	}
+	if (i >= w->num_sge || w->sge[i].length - off < n)
+		return -1;
+	struct memreg_request req = {
+		.key = w->sge[i].lkey,
+		.remote = false,
+		.pd = qp->pd,
+		.qpn = qp->qp_num,
+		.va = w->sge[i].addr + off,
+		.len = n,
+		.access = 0,
+	};
+	enum memreg_verdict v = memreg_check(sib_engine_memreg(qp->eng), &req, g);
+
+	if (v != MEMREG_OK) {
+		sib_log_access(qp, "local SGE", &req, v, g);
+		return SIB_WC_LOC_PROT_ERR;
+	}
+	return 0;
+}
+
 int sib_req_send_segment(struct sib_qp *qp, const struct sib_send_wqe *w, uint8_t transport,
 			 uint32_t psn, uint64_t off, unsigned mtu, bool ackreq)
 {
@@ -229,6 +267,20 @@ int sib_req_send_segment(struct sib_qp *qp, const struct sib_send_wqe *w, uint8_
 	buf = sib_tx_alloc(qp, &pkt, n, &payload, &hdr_len);
 	if (!buf)
 		return -1;
+	if (!(w->send_flags & SIB_SEND_INLINE) && n >= SPLIT_MIN) {
+		/* A large payload inside one SGE goes from where it lies. */
+		struct memreg_grant g;
+		int v = send_in_place(qp, w, off, n, &g);
+
+		if (v == 0) {
+			sib_tx_commit_split(qp, buf, hdr_len, n, sib_req_dest(qp), &g);
+			return 0;
+		}
+		if (v > 0) {
+			sib_link_tx_abort(sib_engine_link(qp->eng), buf);
+			return v;
+		}
+	}
 	if (w->send_flags & SIB_SEND_INLINE) {
 		memcpy(payload, w->inline_data + off, n);
 	} else if (n) {

@@ -79,6 +79,33 @@ void sib_tx_commit(struct sib_qp *qp, uint8_t *buf, size_t hdr_len, uint32_t pay
 	sib_link_tx_commit(link, buf, len, dst);
 }
 
+struct split_hold {
+	struct memreg_table *t;
+	struct memreg_grant g;
+};
+_Static_assert(sizeof(struct split_hold) <= sizeof(((struct sib_link_hold *)0)->ctx),
+	       "a grant fits in a link hold");
+
+static void split_release(void *ctx)
+{
+	struct split_hold *h = ctx;
+
+	memreg_release(h->t, &h->g);
+}
+
+void sib_tx_commit_split(struct sib_qp *qp, uint8_t *buf, size_t hdr_len, uint32_t payload_len,
+			 const struct sib_endpoint *dst, const struct memreg_grant *g)
+{
+	struct sib_link_hold hold = { .release = split_release };
+	struct split_hold *h = (struct split_hold *)hold.ctx;
+	size_t trailer = ib_packet_seal_split(buf, hdr_len, g->host, payload_len);
+
+	h->t = sib_engine_memreg(qp->eng);
+	h->g = *g;
+	sib_link_tx_commit_split(sib_engine_link(qp->eng), buf, hdr_len, g->host, payload_len,
+				 trailer, dst, &hold);
+}
+
 int sib_tx_send_hdr(struct sib_qp *qp, struct ib_packet *pkt, const struct sib_endpoint *dst)
 {
 	uint8_t *payload;

@@ -226,6 +226,26 @@ void ib_crcs(const uint8_t *pkt, size_t len, uint32_t *icrc, uint16_t *vcrc)
 	*vcrc = ib_crc16(ib_crc16(0, pkt, n), tail, sizeof(tail));
 }
 
+void ib_crcs_split(const uint8_t *hdr, size_t hdr_len, const uint8_t *body, size_t body_len,
+		   size_t pad_len, uint32_t *icrc, uint16_t *vcrc)
+{
+	static const uint8_t zeros[3];
+	size_t len = hdr_len + body_len + pad_len + IB_ICRC_BYTES + IB_VCRC_BYTES;
+	uint8_t head[ICRC_HEAD_MAX], tail[IB_ICRC_BYTES];
+	size_t h = icrc_masked_head(hdr, len, hdr_len, head);
+	uint32_t ic = ib_crc32(0, head, h);
+	uint16_t vc;
+
+	if (pad_len > sizeof(zeros))
+		pad_len = sizeof(zeros); /* IBA pads to a word: at most 3 */
+	ic = ib_crc32(ib_crc32(ib_crc32(ic, hdr + h, hdr_len - h), body, body_len), zeros, pad_len);
+	for (int i = 0; i < IB_ICRC_BYTES; i++)
+		tail[i] = ic >> (8 * i);
+	vc = ib_crc16(ib_crc16(ib_crc16(0, hdr, hdr_len), body, body_len), zeros, pad_len);
+	*icrc = ic;
+	*vcrc = ib_crc16(vc, tail, sizeof(tail));
+}
+
 /* ---------------------------------------------------------------- carried values */
 
 uint32_t ib_icrc_get(const uint8_t *pkt, size_t len)

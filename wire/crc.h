@@ -36,6 +36,12 @@ uint16_t ib_vcrc(const uint8_t *pkt, size_t len);
  * the results are those of ib_icrc and ib_vcrc. */
 void ib_crcs(const uint8_t *pkt, size_t len, uint32_t *icrc, uint16_t *vcrc);
 
+/* ib_crcs of a packet held in pieces: hdr[0..hdr_len) (all its headers,
+ * so every masked field), body[0..body_len) (the payload), pad_len zero
+ * bytes, then the 6 CRC bytes. */
+void ib_crcs_split(const uint8_t *hdr, size_t hdr_len, const uint8_t *body, size_t body_len,
+		   size_t pad_len, uint32_t *icrc, uint16_t *vcrc);
+
 /* Reads/writes the carried values (LSB first) at the end of a packet. */
 uint32_t ib_icrc_get(const uint8_t *pkt, size_t len);
 uint16_t ib_vcrc_get(const uint8_t *pkt, size_t len);

@@ -104,6 +104,15 @@ size_t ib_packet_encode_headers(struct ib_packet *pkt, uint32_t payload_len, uin
  * returns the total packet length. */
 size_t ib_packet_seal(uint8_t *buf, size_t hdr_len, uint32_t payload_len);
 
+/*
+ * The same for a payload that stays where it is (sent straight from the
+ * application's memory): the packet is buf[0..hdr_len), then
+ * payload[0..payload_len), then the trailer this writes at buf + hdr_len
+ * (pad, ICRC, VCRC).  Returns the trailer's length.
+ */
+size_t ib_packet_seal_split(uint8_t *buf, size_t hdr_len, const uint8_t *payload,
+			    uint32_t payload_len);
+
 /* Headers + payload copy + seal, in one call.  Returns the total length, or
  * 0 when it does not fit in cap. */
 size_t ib_packet_encode(struct ib_packet *pkt, const void *payload, uint32_t payload_len,

@@ -496,6 +496,61 @@ static void poll_after_an_empty_one_takes_one_message_then_the_rest(void **state
 	assert_int_equal(got, 3);
 }
 
+static unsigned released;
+
+static void count_release(void *ctx)
+{
+	(void)ctx;
+	released++;
+}
+
+/*
+ * Packets whose payload stays where it lies (tx_commit_split: a header in
+ * the link's buffer, the payload elsewhere, the trailer after the header):
+ * each arrives as the three pieces joined, a burst of them still goes as
+ * GSO, and each hold is released exactly once, after the send (at once on
+ * a link that joins the pieces itself).
+ */
+static void split_packets_arrive_whole_and_are_released_once_sent(void **state)
+{
+	enum { N = 12, HDR = 24, PAY = 3968, TRAIL = 8 }; /* 4000 bytes, as gro_rx wants */
+	static uint8_t payloads[N][PAY];
+	struct pair *p = *state;
+	struct gro_got g = { 0 };
+	bool joins = p->a->ops->tx_commit_split == NULL;
+
+	released = 0;
+	for (uint32_t seq = 0; seq < N; seq++) {
+		struct sib_link_hold hold = { .release = count_release };
+		size_t cap;
+		uint8_t *buf = sib_link_tx_alloc(p->a, &cap);
+
+		assert_non_null(buf);
+		memcpy(buf, &seq, 4);
+		for (size_t i = 4; i < HDR; i++)
+			buf[i] = byte_of(seq, i);
+		for (size_t i = 0; i < PAY; i++)
+			payloads[seq][i] = byte_of(seq, HDR + i);
+		for (size_t i = 0; i < TRAIL; i++)
+			buf[HDR + i] = byte_of(seq, HDR + PAY + i);
+		sib_link_tx_commit_split(p->a, buf, HDR, payloads[seq], PAY, TRAIL, &p->b->local,
+					 &hold);
+	}
+	assert_int_equal(released, joins ? N : 0);
+	sib_link_flush(p->a);
+	assert_int_equal(released, N);
+	for (unsigned sleeps = 0; g.n < N && sleeps < 200;) {
+		struct pollfd pfd = { .fd = sib_link_wait_fd(p->b), .events = POLLIN };
+
+		if (sib_link_poll(p->b, 16, gro_rx, &g) > 0)
+			continue;
+		poll(&pfd, 1, 100);
+		sleeps++;
+	}
+	assert_int_equal(g.n, N);
+	assert_int_equal(g.bad, 0);
+}
+
 /* Counts datagrams; the one with seq 0 is the marker sent last. */
 static unsigned marker_seen;
 
@@ -758,7 +813,7 @@ static void unknown_softib_link_fails_with_a_line_naming_the_knob(void **state)
 	sib_log_capture(NULL, 0);
 }
 
-#define NTESTS 16
+#define NTESTS 17
 
 int main(void)
 {
@@ -787,6 +842,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			poll_after_an_empty_one_takes_one_message_then_the_rest, pair_setup,
 			pair_teardown),
+		cmocka_unit_test_setup_teardown(split_packets_arrive_whole_and_are_released_once_sent,
+						pair_setup, pair_teardown),
 		cmocka_unit_test_setup_teardown(mtu_on_loopback_is_4096, pair_setup,
 						pair_teardown),
 		cmocka_unit_test(ib_mtu_is_the_largest_whose_packet_fits_the_interface),

@@ -509,6 +509,37 @@ static void test_encode_refuses_what_it_cannot_build(void **state)
 	assert_int_equal(ib_packet_encode(&p, big, IB_MAX_PACKET, buf, sizeof(buf)), 0);
 }
 
+/* A payload sent from where it lies (seal_split) gets the very bytes a
+ * packet built in one buffer gets, for every pad, local and global. */
+static void test_seal_split_equals_seal_of_the_joined_packet(void **state)
+{
+	static uint8_t payload[IB_MAX_PACKET], one[IB_MAX_PACKET + 64],
+		split[IB_MAX_PACKET + 64];
+	struct ib_packet p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 131 + 7);
+	for (int global = 0; global < 2; global++) {
+		for (uint32_t n = 0; n <= 4096; n += n < 64 ? 1 : 509) {
+			size_t hdr, len, tl;
+			struct ib_packet d;
+
+			base_fields(&p, IB_OP_SEND_ONLY, global);
+			hdr = ib_packet_encode_headers(&p, n, one, sizeof(one));
+			assert_true(hdr > 0);
+			memcpy(split, one, hdr);
+			memcpy(one + hdr, payload, n);
+			len = ib_packet_seal(one, hdr, n);
+			tl = ib_packet_seal_split(split, hdr, payload, n);
+			assert_int_equal(hdr + n + tl, len);
+			assert_memory_equal(split, one, hdr);
+			assert_memory_equal(split + hdr, one + hdr + n, tl);
+			assert_int_equal(ib_packet_decode(one, len, &d), IB_PKT_OK);
+		}
+	}
+}
+
 static void test_seal_zeroes_the_pad(void **state)
 {
 	uint8_t buf[IB_MAX_PACKET];
@@ -630,6 +661,7 @@ int main(void)
 		cmocka_unit_test(test_built_packets_with_and_without_grh_match_hardware),
 		cmocka_unit_test(test_encode_refuses_what_it_cannot_build),
 		cmocka_unit_test(test_seal_zeroes_the_pad),
+		cmocka_unit_test(test_seal_split_equals_seal_of_the_joined_packet),
 		cmocka_unit_test(test_error_names_and_reasons_exist_for_every_value),
 		cmocka_unit_test(test_every_hardware_captured_packet_decodes_ok),
 	};
