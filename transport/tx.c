@@ -86,22 +86,24 @@ struct split_hold {
 _Static_assert(sizeof(struct split_hold) <= sizeof(((struct sib_link_hold *)0)->ctx),
 	       "a grant fits in a link hold");
 
+/* The hold's bytes are copied in and out (memcpy): the link keeps them as
+ * plain words. */
 static void split_release(void *ctx)
 {
-	struct split_hold *h = ctx;
+	struct split_hold h;
 
-	memreg_release(h->t, &h->g);
+	memcpy(&h, ctx, sizeof(h));
+	memreg_release(h.t, &h.g);
 }
 
 void sib_tx_commit_split(struct sib_qp *qp, uint8_t *buf, size_t hdr_len, uint32_t payload_len,
 			 const struct sib_endpoint *dst, const struct memreg_grant *g)
 {
 	struct sib_link_hold hold = { .release = split_release };
-	struct split_hold *h = (struct split_hold *)hold.ctx;
+	struct split_hold h = { .t = sib_engine_memreg(qp->eng), .g = *g };
 	size_t trailer = ib_packet_seal_split(buf, hdr_len, g->host, payload_len);
 
-	h->t = sib_engine_memreg(qp->eng);
-	h->g = *g;
+	memcpy(hold.ctx, &h, sizeof(h));
 	sib_link_tx_commit_split(sib_engine_link(qp->eng), buf, hdr_len, g->host, payload_len,
 				 trailer, dst, &hold);
 }
