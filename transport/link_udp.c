@@ -9,8 +9,7 @@
  *     the goodput of one message per datagram (tests/bench/udp_limit.c);
  *   - receive: recvmmsg with UDP_GRO: a GSO burst from a peer arrives as
  *     one message of equal-sized segments (the kernel says the size), so
- *     one pass through the kernel's receive path carries up to 64 KiB; a
- *     poll after an empty one asks for one message only (latency);
+ *     one pass through the kernel's receive path carries up to 64 KiB;
  *   - the wait fd is the socket itself: readable while datagrams wait.
  * io_uring (the first version) ran receive work on the thread that armed
  * the receive, so only that thread could take datagrams and every burst
@@ -102,7 +101,6 @@ struct udp_link {
 	struct sockaddr_storage rx_names[RX_BATCH];
 	union rx_ctrl rx_ctrl[RX_BATCH];
 	bool rx_err_logged;
-	bool rx_idle; /* the last poll found nothing: the next one probes */
 };
 
 static struct udp_link *to_udp(struct sib_link *l)
@@ -501,24 +499,10 @@ static int udp_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *a
 	unsigned n = 0;
 
 	pthread_mutex_lock(&u->rx_lock);
-	/* After an empty poll, one message is asked for: a recvmmsg that
-	 * finds one datagram and then tries for the next costs about 0.1 us
-	 * more on a ping-pong's critical path than one that stops there.  A
-	 * stream of datagrams keeps the full batches. */
-	if (u->rx_idle && max) {
-		unsigned msgs;
-
-		n = rx_batch(u, 1, rx, arg, &msgs);
-		u->rx_idle = !msgs;
-		pthread_mutex_unlock(&u->rx_lock);
-		return (int)n;
-	}
 	while (n < max) {
 		unsigned want = max - n < RX_BATCH ? max - n : RX_BATCH, msgs;
 
 		n += rx_batch(u, want, rx, arg, &msgs);
-		if (!n)
-			u->rx_idle = true;
 		if (msgs < want)
 			break;
 	}

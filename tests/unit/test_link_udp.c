@@ -463,39 +463,6 @@ static void gso_burst_arrives_whole_and_is_split_into_its_datagrams(void **state
 	assert_true(first > 1);
 }
 
-static void count_only(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
-{
-	(void)pkt;
-	(void)len;
-	(void)from;
-	(*(unsigned *)arg)++;
-}
-
-static void poll_after_an_empty_one_takes_one_message_then_the_rest(void **state)
-{
-	struct pair *p = *state;
-	unsigned got = 0;
-	struct pollfd pfd = { .fd = sib_link_wait_fd(p->b), .events = POLLIN };
-
-	if (strcmp(p->b->ops->kind, "udp"))
-		skip(); /* the socket link's recvmmsg batches */
-	assert_int_equal(sib_link_poll(p->b, 16, count_only, &got), 0);
-	/* Growing sizes: three messages, never one GSO burst. */
-	for (unsigned i = 0; i < 3; i++) {
-		size_t cap;
-		uint8_t *buf = sib_link_tx_alloc(p->a, &cap);
-
-		assert_non_null(buf);
-		memset(buf, (int)i, 100 * (i + 1));
-		sib_link_tx_commit(p->a, buf, 100 * (i + 1), &p->b->local);
-	}
-	sib_link_flush(p->a);
-	assert_int_equal(poll(&pfd, 1, 1000), 1);
-	assert_int_equal(sib_link_poll(p->b, 16, count_only, &got), 1);
-	assert_int_equal(sib_link_poll(p->b, 16, count_only, &got), 2);
-	assert_int_equal(got, 3);
-}
-
 static unsigned released;
 
 static void count_release(void *ctx)
@@ -813,7 +780,7 @@ static void unknown_softib_link_fails_with_a_line_naming_the_knob(void **state)
 	sib_log_capture(NULL, 0);
 }
 
-#define NTESTS 17
+#define NTESTS 16
 
 int main(void)
 {
@@ -838,9 +805,6 @@ int main(void)
 						pair_setup, pair_teardown),
 		cmocka_unit_test_setup_teardown(
 			gso_burst_arrives_whole_and_is_split_into_its_datagrams, pair_setup,
-			pair_teardown),
-		cmocka_unit_test_setup_teardown(
-			poll_after_an_empty_one_takes_one_message_then_the_rest, pair_setup,
 			pair_teardown),
 		cmocka_unit_test_setup_teardown(split_packets_arrive_whole_and_are_released_once_sent,
 						pair_setup, pair_teardown),
