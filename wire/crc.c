@@ -182,24 +182,19 @@ enum { ICRC_SMALL = 128 };
 
 uint32_t ib_icrc(const uint8_t *pkt, size_t len)
 {
+	uint8_t head[ICRC_HEAD_MAX];
 	size_t n = icrc_span(len), h;
-	uint32_t crc;
 
 	if (n <= ICRC_SMALL) {
 		uint8_t copy[ICRC_SMALL];
-
 		bool global = icrc_global(pkt, len);
 
 		memcpy(copy, pkt, n);
 		icrc_mask(copy, global, icrc_head_len(global, n));
 		return ib_crc32(0, copy, n);
-	} else {
-		uint8_t head[ICRC_HEAD_MAX];
-
-		h = icrc_masked_head(pkt, len, n, head);
-		crc = ib_crc32(0, head, h);
-		return ib_crc32(crc, pkt + h, n - h);
 	}
+	h = icrc_masked_head(pkt, len, n, head);
+	return ib_crc32(ib_crc32(0, head, h), pkt + h, n - h);
 }
 
 uint16_t ib_vcrc(const uint8_t *pkt, size_t len)
@@ -229,15 +224,17 @@ void ib_crcs(const uint8_t *pkt, size_t len, uint32_t *icrc, uint16_t *vcrc)
 void ib_crcs_split(const uint8_t *hdr, size_t hdr_len, const uint8_t *body, size_t body_len,
 		   size_t pad_len, uint32_t *icrc, uint16_t *vcrc)
 {
-	static const uint8_t zeros[3];
-	size_t len = hdr_len + body_len + pad_len + IB_ICRC_BYTES + IB_VCRC_BYTES;
+	static const uint8_t zeros[3]; /* IBA pads to a word: at most 3 bytes */
 	uint8_t head[ICRC_HEAD_MAX], tail[IB_ICRC_BYTES];
-	size_t h = icrc_masked_head(hdr, len, hdr_len, head);
-	uint32_t ic = ib_crc32(0, head, h);
+	size_t len, h;
+	uint32_t ic;
 	uint16_t vc;
 
 	if (pad_len > sizeof(zeros))
-		pad_len = sizeof(zeros); /* IBA pads to a word: at most 3 */
+		pad_len = sizeof(zeros);
+	len = hdr_len + body_len + pad_len + IB_ICRC_BYTES + IB_VCRC_BYTES;
+	h = icrc_masked_head(hdr, len, hdr_len, head);
+	ic = ib_crc32(0, head, h);
 	ic = ib_crc32(ib_crc32(ib_crc32(ic, hdr + h, hdr_len - h), body, body_len), zeros, pad_len);
 	for (int i = 0; i < IB_ICRC_BYTES; i++)
 		tail[i] = ic >> (8 * i);
