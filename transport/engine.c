@@ -157,6 +157,12 @@ void sib_engine_send_owed(struct sib_engine *eng)
 	pthread_rwlock_unlock(&eng->qps_lock);
 }
 
+void sib_engine_flush(struct sib_engine *eng)
+{
+	sib_engine_send_owed(eng);
+	sib_link_flush(eng->link);
+}
+
 void sib_engine_quiesce(struct sib_engine *eng)
 {
 	pthread_rwlock_wrlock(&eng->qps_lock);
@@ -333,9 +339,10 @@ static void kick(struct sib_qp *qp, bool flush)
 	pthread_mutex_lock(&qp->lock);
 	req_run(qp);
 	pthread_mutex_unlock(&qp->lock);
-	sib_engine_send_owed(qp->eng); /* after the request: engine.h */
 	if (flush)
-		sib_link_flush(qp->eng->link);
+		sib_engine_flush(qp->eng); /* the owed ACKs after the request: engine.h */
+	else
+		sib_engine_send_owed(qp->eng);
 }
 
 void sib_qp_kick(struct sib_qp *qp)
@@ -372,8 +379,7 @@ int sib_engine_poll(struct sib_engine *eng, unsigned max)
 	struct poll_ctx pc = { .eng = eng };
 	int n = sib_link_poll(eng->link, max, poll_rx, &pc);
 
-	sib_engine_send_owed(eng);
-	sib_link_flush(eng->link);
+	sib_engine_flush(eng);
 	return n;
 }
 
@@ -432,8 +438,7 @@ void sib_engine_tick(struct sib_engine *eng)
 		pthread_mutex_unlock(&qp->lock);
 	}
 	pthread_rwlock_unlock(&eng->qps_lock);
-	sib_engine_send_owed(eng);
-	sib_link_flush(eng->link);
+	sib_engine_flush(eng);
 	if (eng->arm)
 		sib_engine_want_tick(eng, sib_engine_next_deadline(eng));
 }

@@ -116,6 +116,8 @@ int sib_engine_poll(struct sib_engine *eng, unsigned max);
 void sib_engine_defer_acks(struct sib_engine *eng, bool on);
 bool sib_engine_acks_deferred(struct sib_engine *eng);
 void sib_engine_send_owed(struct sib_engine *eng);
+/* The owed ACKs, then everything the link has queued. */
+void sib_engine_flush(struct sib_engine *eng);
 
 /* Timers that are due, output that waits for room; then flush the link. */
 void sib_engine_tick(struct sib_engine *eng);

@@ -449,11 +449,8 @@ static void *progress_main(void *arg)
 			/* An application thread drains the links: look again
 			 * when its lease runs out (or it says it sleeps); one
 			 * draining past its lease is done in a moment. */
-			uint64_t ns = busy > now ? busy - now : SIB_PROGRESS_LEASE_NS / 4;
-
-			if (tx_deferred(pg, now) && ns > SIB_PROGRESS_DEFER_NS)
-				ns = SIB_PROGRESS_DEFER_NS;
-			if (lease_sleep(hca, ns))
+			/* (capped at the burst bound there: sleep_publish) */
+			if (lease_sleep(hca, busy > now ? busy - now : SIB_PROGRESS_LEASE_NS / 4))
 				break;
 			continue;
 		}
@@ -486,17 +483,15 @@ static void *progress_main(void *arg)
 		}
 		if (pending)
 			continue;
-		/* Packets a post left queued leave within the bound even if
-		 * the poller never comes back (sib_progress_post). */
-		if (tx_deferred(pg, now) && (timeout < 0 || timeout > (int64_t)SIB_PROGRESS_DEFER_NS))
-			timeout = SIB_PROGRESS_DEFER_NS;
 		fds[nfds].fd = pg->kick_fd;
 		fds[nfds++].events = POLLIN;
 		fds[nfds].fd = pg->timer_fd;
 		fds[nfds++].events = POLLIN;
 		fds[nfds].fd = pg->stop_fd;
 		fds[nfds++].events = POLLIN;
-		/* A burst posted while this sleeps kicks it (sib_progress_post). */
+		/* Packets a post left queued leave within the bound even if
+		 * the poller never comes back: the sleep is capped at it, and
+		 * a burst posted while this sleeps kicks it (sib_progress_post). */
 		timeout = (int64_t)sleep_publish(pg, now, timeout < 0 ? UINT64_MAX : (uint64_t)timeout);
 		if (timeout == (int64_t)UINT64_MAX)
 			timeout = -1;

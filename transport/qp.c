@@ -171,10 +171,8 @@ static void clean_cqs(struct sib_qp *qp)
 void sib_qp_destroy(struct sib_qp *qp)
 {
 	/* ACKs this QP owes, and what a drain left queued, leave first. */
-	if (qp->eng) {
-		sib_engine_send_owed(qp->eng);
-		sib_link_flush(sib_engine_link(qp->eng));
-	}
+	if (qp->eng)
+		sib_engine_flush(qp->eng);
 	/* First out of the engine: rx and timers no longer find the QP. */
 	if (qp->eng)
 		sib_engine_qp_detach(qp->eng, qp); /* frees the number too */
@@ -306,8 +304,7 @@ void sib_qp_enter_error_locked(struct sib_qp *qp)
 	bool was_err = qp->attr.qp_state == SIB_QPS_ERR;
 
 	/* What was accepted is acknowledged, as a hardware HCA would have. */
-	if (qp->resp.ack_owed)
-		sib_rc_resp_send_owed(qp);
+	sib_rc_resp_send_owed(qp);
 	qp->attr.qp_state = SIB_QPS_ERR;
 	flush_sq(qp);
 	if (qp->resp.have_wqe) {
@@ -384,10 +381,8 @@ int sib_qp_modify(struct sib_qp *qp, const struct sib_qp_attr *attr, uint32_t ma
 	bool drained = false, resolved = false;
 	int rc;
 
-	if (qp->eng) { /* owed and queued ACKs leave under the old state */
-		sib_engine_send_owed(qp->eng);
-		sib_link_flush(sib_engine_link(qp->eng));
-	}
+	if (qp->eng) /* owed and queued ACKs leave under the old state */
+		sib_engine_flush(qp->eng);
 
 	/* Path -> endpoint before taking the lock: resolving may wait for the
 	 * SA, whose answer the progress thread receives. */
