@@ -118,13 +118,6 @@ static void wc_from_cqe(struct ibv_wc *wc, const struct sib_cqe *c)
 	wc->dlid_path_bits = c->dlid_path_bits;
 }
 
-/* Nothing in the CQ: the polling thread drains the link itself (DESIGN.md
- * section 6) rather than wait for the progress thread to do it. */
-static bool drain(struct ibv_context *ctx)
-{
-	return sib_progress_drain(to_sctx(ctx)->hca) > 0;
-}
-
 static int poll_some(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
 	struct sib_cqe c[16];
@@ -143,6 +136,27 @@ static int poll_some(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	return done;
 }
 
+/*
+ * Every poll tells the progress thread that this thread polls (the lease,
+ * DESIGN.md section 6); one that found nothing also drains the links
+ * itself rather than wait for the progress thread.  A thread that armed
+ * the CQ is about to sleep (ibv_get_cq_event): its polls hold no lease,
+ * or the progress thread would leave the event it waits for to the
+ * lease's end.  True when the drain took packets.
+ */
+static bool after_poll(struct ibv_context *ctx, struct sib_cq *cq, bool found)
+{
+	struct sib_hca *hca = to_sctx(ctx)->hca;
+	bool lease = !sib_cq_armed(cq);
+
+	if (found) {
+		if (lease)
+			sib_progress_touch(hca);
+		return false;
+	}
+	return sib_progress_drain(hca, lease) > 0;
+}
+
 static int softib_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 {
 	int done;
@@ -150,7 +164,7 @@ static int softib_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 	if (num_entries < 0)
 		return -EINVAL;
 	done = poll_some(cq, num_entries, wc);
-	if (!done && num_entries && drain(cq->context))
+	if (num_entries && after_poll(cq->context, to_scq(cq)->cq, done > 0))
 		done = poll_some(cq, num_entries, wc);
 	return done;
 }
@@ -223,7 +237,7 @@ static int cqx_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 		return EINVAL;
 	}
 	err = take_one(cqx);
-	if (err == ENOENT && drain(cqx->context))
+	if (after_poll(cqx->context, to_scq(ibv_cq_ex_to_cq(cqx))->cq, err != ENOENT))
 		err = take_one(cqx);
 	return err;
 }

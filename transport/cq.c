@@ -168,7 +168,7 @@ int sib_cq_push(struct sib_cq *cq, const struct sib_cqe *cqe, bool solicited)
 	cq->count++;
 	if (cq->arm == SIB_CQ_ARM_NEXT ||
 	    (cq->arm == SIB_CQ_ARM_SOLICITED && (solicited || cqe->status != SIB_WC_SUCCESS))) {
-		cq->arm = SIB_CQ_DISARMED;
+		__atomic_store_n(&cq->arm, SIB_CQ_DISARMED, __ATOMIC_RELAXED);
 		fire = true;
 	}
 out:
@@ -212,8 +212,14 @@ void sib_cq_arm(struct sib_cq *cq, bool solicited_only)
 	pthread_mutex_lock(&cq->lock);
 	/* A pending "next" arm is not narrowed by a later solicited-only one. */
 	if (!solicited_only || cq->arm != SIB_CQ_ARM_NEXT)
-		cq->arm = solicited_only ? SIB_CQ_ARM_SOLICITED : SIB_CQ_ARM_NEXT;
+		__atomic_store_n(&cq->arm, solicited_only ? SIB_CQ_ARM_SOLICITED : SIB_CQ_ARM_NEXT,
+				 __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&cq->lock);
+}
+
+bool sib_cq_armed(struct sib_cq *cq)
+{
+	return __atomic_load_n(&cq->arm, __ATOMIC_RELAXED) != SIB_CQ_DISARMED;
 }
 
 void sib_cq_clean(struct sib_cq *cq, uint32_t qpn)

@@ -121,6 +121,8 @@ int sib_cq_poll(struct sib_cq *cq, struct sib_cqe *out, int n);
 uint32_t sib_cq_count(struct sib_cq *cq);
 /* Arm for the next completion, or the next solicited/error one. */
 void sib_cq_arm(struct sib_cq *cq, bool solicited_only);
+/* Armed for an event and not yet fired (read without the lock). */
+bool sib_cq_armed(struct sib_cq *cq);
 /* Remove every waiting CQE of QP qpn (the QP is being destroyed or reset). */
 void sib_cq_clean(struct sib_cq *cq, uint32_t qpn);
 bool sib_cq_in_error(struct sib_cq *cq);

@@ -91,17 +91,23 @@ int sib_progress_poll(struct sib_hca *hca);
 /*
  * Called by an application thread that polls and finds nothing (an empty
  * CQ, DESIGN.md section 6): drains the links on this thread, so a busy
- * poller gets its packets without a hand-over between threads.  While
- * such calls keep coming, the progress thread stops waking for every
- * datagram and only looks in now and then (SIB_PROGRESS_LEASE_NS), since
- * the poller does its work; timers stay with it.  Never waits for another
- * drainer.  What the last batch made the HCA send (ACKs, mostly) stays
- * queued until the caller's next post, drain or drain_end, a QP change, or
- * the progress thread's next pass: the completions reach the caller first,
- * and a post right after sends ACK and request in one system call.
+ * poller gets its packets without a hand-over between threads.  With
+ * lease, the caller says it keeps polling: while such calls (or
+ * sib_progress_touch) keep coming, the progress thread stops waking for
+ * every datagram and only looks in now and then (SIB_PROGRESS_LEASE_NS),
+ * since the poller does its work; timers stay with it.  Never waits for
+ * another drainer.  What the last batch of a leased drain made the HCA
+ * send (ACKs, mostly) stays queued until the caller's next post, drain or
+ * drain_end, a QP change, or the progress thread's next pass: the
+ * completions reach the caller first, and a post right after sends ACK
+ * and request in one system call.  Without lease (the CQ is armed: the
+ * caller is about to sleep) everything leaves at once.
  * Returns the number of packets handled.
  */
-int sib_progress_drain(struct sib_hca *hca);
+int sib_progress_drain(struct sib_hca *hca, bool lease);
+/* A poll that found completions: the caller keeps polling (the lease of
+ * sib_progress_drain) even though it had no need to drain. */
+void sib_progress_touch(struct sib_hca *hca);
 /*
  * After a post (provider post_send, wr_complete): transmits what the QP's
  * send queue allows now, on the caller's thread (DESIGN.md section 6), or,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /* transport/hca and transport/port: GUIDs, GIDs, LIDs, the per-process HCA
- * lifetime and port events. */
+ * lifetime and port events; the polling lease of transport/progress. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "transport/hca.h"
+#include "transport/link.h"
 
 static void guid_from_random_is_locally_administered_unicast(void **state)
 {
@@ -223,6 +224,39 @@ static void pd_numbers_are_unique_and_nonzero(void **state)
 	sib_hca_put(hca);
 }
 
+static uint64_t lease_end(struct sib_hca *h)
+{
+	return __atomic_load_n(&h->progress.busy_until_ns, __ATOMIC_RELAXED);
+}
+
+/* progress.h: a poll that found completions holds the lease as an empty
+ * one does; the poll of a thread that armed its CQ (about to sleep) holds
+ * none, and drain_end gives the lease back. */
+static void polls_hold_the_lease_unless_the_poller_is_about_to_sleep(void **state)
+{
+	struct sib_hca *h = sib_hca_get();
+	uint64_t before;
+
+	(void)state;
+	assert_non_null(h);
+	sib_progress_drain_end(h);
+	assert_int_equal(lease_end(h), 0);
+	sib_progress_drain(h, false);
+	assert_int_equal(lease_end(h), 0);
+
+	before = sib_link_now_ns();
+	sib_progress_touch(h);
+	assert_true(lease_end(h) > before);
+	sib_progress_drain_end(h);
+	assert_int_equal(lease_end(h), 0);
+
+	before = sib_link_now_ns();
+	sib_progress_drain(h, true);
+	assert_true(lease_end(h) > before);
+	sib_progress_drain_end(h);
+	sib_hca_put(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +272,7 @@ int main(void)
 		cmocka_unit_test(lid_change_reaches_every_listener_until_unlisten),
 		cmocka_unit_test(first_lid_raises_port_active),
 		cmocka_unit_test(pd_numbers_are_unique_and_nonzero),
+		cmocka_unit_test(polls_hold_the_lease_unless_the_poller_is_about_to_sleep),
 	};
 
 	/* The HCA object alone: no subnet manager (tests/unit/test_sm.c has
