@@ -125,7 +125,7 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(CORE_LIB) $(if $(PROV_SRC),$(PROV_LIB))
 
 $(B)/bench/%: $(B)/obj/tests/bench/%.o $(CORE_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(LINK_ALL) -libverbs $(SYS_LIBS) -lz
+	$(CC) $(LDFLAGS) -o $@ $< $(LINK_ALL) -libverbs $(SYS_LIBS) -lz -lcmocka
 
 # Programs the integration tests drive (packet generators and the like).
 # Not linked with the provider: a helper that calls ibv_* would otherwise pull

@@ -32,6 +32,7 @@ struct mem_link {
 	int efd;
 	struct mem_pkt q[MEM_QUEUE]; /* ring, under the hub lock */
 	unsigned head, count;
+	bool armed; /* a waiter may sleep on efd (mem_wait_arm); under the hub lock */
 	pthread_mutex_t poll_lock; /* one poller at a time, as link.h promises */
 };
 
@@ -151,7 +152,12 @@ static void mem_tx_commit(struct sib_link *l, uint8_t *buf, size_t len,
 		p->from = m->link.local;
 		sib_link_count(&l->counters.tx_packets, 1);
 		sib_link_count(&l->counters.tx_bytes, len);
-		eventfd_write(to->efd, 1);
+		/* Only a waiter needs the eventfd: mem_wait_arm arms after it
+		 * clears it and before it checks the count. */
+		if (to->armed) {
+			to->armed = false;
+			eventfd_write(to->efd, 1);
+		}
 	}
 	pthread_mutex_unlock(&hub->lock);
 	if (why == SIB_LINK_DROP_RX_QUEUE_FULL)
@@ -213,6 +219,7 @@ static int mem_wait_arm(struct sib_link *l)
 
 	eventfd_read(m->efd, &v);
 	pthread_mutex_lock(&m->hub->lock);
+	m->armed = true;
 	count = m->count;
 	pthread_mutex_unlock(&m->hub->lock);
 	return count > 0;

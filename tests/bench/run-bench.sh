@@ -22,7 +22,10 @@
 # 50th percentile, udp_limit's median half round trip), in microseconds.
 # The table also shows udp_limit's request+ACK ping-pong (each hop two
 # datagrams in one GSO message, as softib's RC ping-pong sends them), the
-# kernel's own cost of an IBA-shaped hop; it has no target.
+# kernel's own cost of an IBA-shaped hop; it has no target.  And softib's
+# own share of a hop (bench_hop.c: two engines on the in-memory link, one
+# thread, no system call): what ib_send_lat's hop costs beyond the kernel
+# and the verbs layer.
 # The link's half round trip is the lower of udp_limit's two medians,
 # blocking recv and busy-polling recv (perftest busy-polls its CQ); the
 # table's labels name which variant it was.
@@ -68,6 +71,18 @@ bench_crc() {
 	fi
 	"$B/bench/bench_crc" | tee "$TMP/crc.txt"
 	R[crc]=$(awk '/ib_crcs/ && /pclmul/ { print $(NF-3) }' "$TMP/crc.txt")
+}
+
+# softib's own work per ping-pong hop, no kernel (bench_hop.c): the part of
+# ib_send_lat's hop that is not sendmmsg/recvmmsg or the verbs layer
+bench_engine() {
+	section "softib engine alone: an RC SEND ping-pong hop on the in-memory link"
+	if [ ! -x "$B/bench/bench_hop" ]; then
+		echo "  skipped: $B/bench/bench_hop not built"
+		return 1
+	fi
+	"$B/bench/bench_hop" | tee "$TMP/hop.txt"
+	R[engine_hop]=$(awk '/ns per hop/ { for (i = 1; i < NF; i++) if ($(i + 1) == "ns") print $i / 1000 }' "$TMP/hop.txt")
 }
 
 # udp_limit once; its figures go to R[link_bw$1], R[link_lat$1]
@@ -413,6 +428,7 @@ table() {
 	row "ib_send_lat 8 B (vs $lv)" "$sl" "us" "$rll" "$rpl" 0 "<=1.25 link, <=1 peer" "$v2" \
 		"$xsl" "$xsp"
 	row "ib_send_lat 8 B vs req+ACK" "$sl" "us" "${R[link_pair]:-}" "$rpl" 0 "" ""
+	row "engine hop, no kernel" "${R[engine_hop]:-}" "us" - - 0 "" ""
 	row "ib_write_lat 8 B" "${R[write_lat]:-}" "us" "$ll" "$pl" 0 "" ""
 	row "ib_read_lat 8 B" "${R[read_lat]:-}" "us" "$ll" "$pl" 0 "" ""
 	row "ib_atomic_lat" "${R[atomic_lat]:-}" "us" "$ll" "$pl" 0 "" ""
@@ -426,7 +442,7 @@ table() {
 		"$([ -n "${R[crc]:-}" ] && verdict "${R[crc]} >= 4")"
 }
 
-SECTIONS=(bench_crc bench_udp_limit bench_peer bench_softib bench_backends bench_idle)
+SECTIONS=(bench_crc bench_engine bench_udp_limit bench_peer bench_softib bench_backends bench_idle)
 # BENCH_SECTIONS="bench_softib ..." runs a subset (while working on one figure)
 [ -n "${BENCH_SECTIONS:-}" ] && read -r -a SECTIONS <<<"$BENCH_SECTIONS"
 

@@ -8,6 +8,7 @@
 #ifndef SIB_TESTS_ENGINE_WORLD_H
 #define SIB_TESTS_ENGINE_WORLD_H
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
