@@ -39,7 +39,13 @@ void sib_wq_fini(struct sib_wq *wq)
 
 void *sib_wq_at(struct sib_wq *wq, uint32_t i)
 {
-	return wq->slots + (size_t)((wq->head + i) % wq->max_wr) * wq->slot_size;
+	/* head < max_wr and i <= count <= max_wr: at most one wrap, and no
+	 * division on every WQE access. */
+	uint32_t at = wq->head + i;
+
+	while (at >= wq->max_wr)
+		at -= wq->max_wr;
+	return wq->slots + (size_t)at * wq->slot_size;
 }
 
 void *sib_wq_tail(struct sib_wq *wq)
