@@ -25,7 +25,8 @@
 # kernel's own cost of an IBA-shaped hop; it has no target.  And softib's
 # own share of a hop (bench_hop.c: two engines on the in-memory link, one
 # thread, no system call): what ib_send_lat's hop costs beyond the kernel
-# and the verbs layer.
+# and the verbs layer; and the same on two UDP sockets, still one thread,
+# which adds the UDP link and the kernel but no second core or wake-up.
 # The link's half round trip is the lower of udp_limit's two medians,
 # blocking recv and busy-polling recv (perftest busy-polls its CQ); the
 # table's labels name which variant it was.
@@ -76,13 +77,19 @@ bench_crc() {
 # softib's own work per ping-pong hop, no kernel (bench_hop.c): the part of
 # ib_send_lat's hop that is not sendmmsg/recvmmsg or the verbs layer
 bench_engine() {
-	section "softib engine alone: an RC SEND ping-pong hop on the in-memory link"
+	section "softib engine alone: an RC SEND ping-pong hop in one thread (in-memory link; UDP)"
 	if [ ! -x "$B/bench/bench_hop" ]; then
 		echo "  skipped: $B/bench/bench_hop not built"
 		return 1
 	fi
 	"$B/bench/bench_hop" | tee "$TMP/hop.txt"
-	R[engine_hop]=$(awk '/ns per hop/ { for (i = 1; i < NF; i++) if ($(i + 1) == "ns") print $i / 1000 }' "$TMP/hop.txt")
+	"$B/bench/bench_hop" -u | tee "$TMP/hop-udp.txt"
+	R[engine_hop]=$(hop_us "$TMP/hop.txt")
+	R[engine_hop_udp]=$(hop_us "$TMP/hop-udp.txt")
+}
+
+hop_us() {
+	awk '/ns per hop/ { for (i = 1; i < NF; i++) if ($(i + 1) == "ns") print $i / 1000 }' "$1"
 }
 
 # udp_limit once; its figures go to R[link_bw$1], R[link_lat$1]
@@ -429,6 +436,7 @@ table() {
 		"$xsl" "$xsp"
 	row "ib_send_lat 8 B vs req+ACK" "$sl" "us" "${R[link_pair]:-}" "$rpl" 0 "" ""
 	row "engine hop, no kernel" "${R[engine_hop]:-}" "us" - - 0 "" ""
+	row "engine hop, UDP, 1 thread" "${R[engine_hop_udp]:-}" "us" - - 0 "" ""
 	row "ib_write_lat 8 B" "${R[write_lat]:-}" "us" "$ll" "$pl" 0 "" ""
 	row "ib_read_lat 8 B" "${R[read_lat]:-}" "us" "$ll" "$pl" 0 "" ""
 	row "ib_atomic_lat" "${R[atomic_lat]:-}" "us" "$ll" "$pl" 0 "" ""

@@ -46,6 +46,7 @@ struct world {
 	uint8_t retry_cnt; /* for world_connect; 0 means 3 */
 	uint8_t max_dest_rd_atomic; /* for world_connect; 0 means 4 */
 	bool lossy;	   /* packets may arrive damaged (faults): drop what does not decode */
+	bool udp;	   /* links are UDP sockets (world_new_on), not the in-memory hub */
 	uint64_t rx_bad;   /* ... counted here */
 };
 
@@ -78,7 +79,10 @@ static inline void world_node_init(struct world *w, int i, uint16_t lid,
 	struct node *n = &w->n[i];
 	struct sib_cq_init ci = { .cqe = 4096 };
 
-	assert_int_equal(sib_link_mem_open(w->hub, 4096, &n->link), 0);
+	if (w->udp)
+		assert_int_equal(sib_link_udp_open("127.0.0.1", NULL, &n->link), 0);
+	else
+		assert_int_equal(sib_link_mem_open(w->hub, 4096, &n->link), 0);
 	if (faults) {
 		struct sib_fault_cfg fc = *faults;
 		struct sib_link *inner = n->link;
@@ -111,8 +115,9 @@ static inline void world_node_init(struct world *w, int i, uint16_t lid,
 	n->pd = 7 + (uint32_t)i;
 }
 
-/* Two nodes; with faults, each node's link applies them to what it sends. */
-static inline struct world *world_new_faulty(const struct sib_fault_cfg *faults)
+/* Two nodes; with faults, each node's link applies them to what it sends;
+ * with udp, their links are UDP sockets on loopback instead of the hub. */
+static inline struct world *world_new_on(const struct sib_fault_cfg *faults, bool udp)
 {
 	struct world *w = calloc(1, sizeof(*w));
 
@@ -121,9 +126,15 @@ static inline struct world *world_new_faulty(const struct sib_fault_cfg *faults)
 	assert_non_null(w->hub);
 	w->now = 1000000000ull;
 	w->lossy = faults != NULL;
+	w->udp = udp;
 	world_node_init(w, 0, 0x11, faults);
 	world_node_init(w, 1, 0x22, faults);
 	return w;
+}
+
+static inline struct world *world_new_faulty(const struct sib_fault_cfg *faults)
+{
+	return world_new_on(faults, false);
 }
 
 static inline struct world *world_new(void)
