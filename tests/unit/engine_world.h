@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * A two-node world for data-path tests: two HCAs (memreg table, port, QP
- * numbers, engine) on one in-memory link hub, one QP each, a test clock,
- * and a pump that moves packets until the wire is quiet.  No threads.
+ * numbers, engine) on one in-memory link hub (or on two UDP sockets on
+ * loopback: world_new_on), one QP each, a test clock, and a pump that
+ * moves packets until the wire is quiet.  No threads.
  * A filter can drop chosen packets on their way in.
  */
 #ifndef SIB_TESTS_ENGINE_WORLD_H
