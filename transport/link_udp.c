@@ -332,54 +332,49 @@ static void udp_tx_abort(struct sib_link *l, uint8_t *buf)
 	pthread_mutex_unlock(&u->q_lock);
 }
 
-static void udp_tx_commit(struct sib_link *l, uint8_t *buf, size_t len,
-			  const struct sib_endpoint *dst)
+/* Queues p, whose packet is buf and len bytes long, or drops it (and
+ * releases its hold) when it is too long; flushes a full queue. */
+static void tx_queue(struct udp_link *u, uint8_t *buf, size_t len, struct tx_pkt *p)
 {
-	struct udp_link *u = to_udp(l);
-	unsigned idx = slot_of(u, buf);
 	bool full;
 
 	if (len > SIB_LINK_MAX_DGRAM) {
-		sib_link_count(&l->counters.drop[SIB_LINK_DROP_TX_TOO_LONG], 1);
-		udp_tx_abort(l, buf);
+		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_TX_TOO_LONG], 1);
+		if (p->payload)
+			p->hold.release(p->hold.ctx);
+		udp_tx_abort(&u->link, buf);
 		return;
 	}
+	p->slot = (uint16_t)slot_of(u, buf);
+	p->len = (uint16_t)len;
 	pthread_mutex_lock(&u->q_lock);
-	u->queue[u->queued++] = (struct tx_pkt){ .slot = (uint16_t)idx, .len = (uint16_t)len,
-						 .dst = *dst };
+	u->queue[u->queued++] = *p;
 	full = u->queued >= SIB_LINK_TX_BATCH;
 	pthread_mutex_unlock(&u->q_lock);
 	if (full)
 		tx_flush(u);
 }
 
+static void udp_tx_commit(struct sib_link *l, uint8_t *buf, size_t len,
+			  const struct sib_endpoint *dst)
+{
+	struct tx_pkt p = { .dst = *dst };
+
+	tx_queue(to_udp(l), buf, len, &p);
+}
+
 static void udp_tx_commit_split(struct sib_link *l, uint8_t *buf, size_t hdr_len,
 				const uint8_t *payload, size_t payload_len, size_t trailer_len,
 				const struct sib_endpoint *dst, struct sib_link_hold *hold)
 {
-	struct udp_link *u = to_udp(l);
-	size_t len = hdr_len + payload_len + trailer_len;
-	unsigned idx = slot_of(u, buf);
-	bool full;
+	/* The lengths fit 16 bits whenever tx_queue keeps the packet. */
+	struct tx_pkt p = { .hdr_len = (uint16_t)hdr_len,
+			    .payload_len = (uint16_t)payload_len,
+			    .payload = payload,
+			    .dst = *dst,
+			    .hold = *hold };
 
-	if (len > SIB_LINK_MAX_DGRAM) {
-		sib_link_count(&l->counters.drop[SIB_LINK_DROP_TX_TOO_LONG], 1);
-		hold->release(hold->ctx);
-		udp_tx_abort(l, buf);
-		return;
-	}
-	pthread_mutex_lock(&u->q_lock);
-	u->queue[u->queued++] = (struct tx_pkt){ .slot = (uint16_t)idx,
-						 .len = (uint16_t)len,
-						 .hdr_len = (uint16_t)hdr_len,
-						 .payload_len = (uint16_t)payload_len,
-						 .payload = payload,
-						 .dst = *dst,
-						 .hold = *hold };
-	full = u->queued >= SIB_LINK_TX_BATCH;
-	pthread_mutex_unlock(&u->q_lock);
-	if (full)
-		tx_flush(u);
+	tx_queue(to_udp(l), buf, hdr_len + payload_len + trailer_len, &p);
 }
 
 static int udp_flush(struct sib_link *l)

@@ -123,9 +123,9 @@ void sib_progress_flush(struct sib_hca *hca);
  * progress thread takes the links back at once. */
 void sib_progress_drain_end(struct sib_hca *hca);
 #define SIB_PROGRESS_LEASE_NS 1000000ull
-/* A datagram the thread finds waiting when the application has not
- * drained for this long means it waits on something else (memory, in
- * ib_write_lat): the thread then watches the links itself. */
+/* A packet other than a plain ACK that the thread finds waiting when the
+ * application has not drained for this long means it waits on something
+ * else (memory, in ib_write_lat): the thread then watches the links. */
 #define SIB_PROGRESS_STALE_NS 25000ull
 /* ...until this many wake-ups in a row find the application took the
  * datagrams first. */

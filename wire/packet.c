@@ -298,19 +298,17 @@ size_t ib_packet_seal(uint8_t *buf, size_t hdr_len, uint32_t payload_len)
 size_t ib_packet_seal_split(uint8_t *buf, size_t hdr_len, const uint8_t *payload,
 			    uint32_t payload_len)
 {
-	size_t pad = -payload_len & 3u;
+	size_t pad = -payload_len & 3u, len = pad + IB_ICRC_BYTES + IB_VCRC_BYTES;
 	uint8_t *trailer = buf + hdr_len;
 	uint32_t icrc;
 	uint16_t vcrc;
 
 	ib_crcs_split(buf, hdr_len, payload, payload_len, pad, &icrc, &vcrc);
 	memset(trailer, 0, pad);
-	/* LSB first, as ib_icrc_put and ib_vcrc_put store them */
-	for (int i = 0; i < IB_ICRC_BYTES; i++)
-		trailer[pad + i] = icrc >> (8 * i);
-	trailer[pad + IB_ICRC_BYTES] = vcrc;
-	trailer[pad + IB_ICRC_BYTES + 1] = vcrc >> 8;
-	return pad + IB_ICRC_BYTES + IB_VCRC_BYTES;
+	/* The trailer is the end of the packet: the CRCs go where they would. */
+	ib_icrc_put(trailer, len, icrc);
+	ib_vcrc_put(trailer, len, vcrc);
+	return len;
 }
 
 size_t ib_packet_encode(struct ib_packet *pkt, const void *payload, uint32_t payload_len,
