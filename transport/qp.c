@@ -290,6 +290,7 @@ void sib_qp_dp_reset(struct sib_qp *qp)
 	qp->req.w_len = w_len;
 	qp->resp.res = res;
 	qp->req.psn = qp->req.una_psn = qp->attr.sq_psn;
+	qp->req.ackreq_psn = psn_add(qp->attr.sq_psn, SIB_PSN_MASK); /* none yet */
 	qp->req.retry_left = qp->attr.retry_cnt;
 	qp->req.rnr_left = qp->attr.rnr_retry;
 	qp->resp.epsn = qp->attr.rq_psn;
@@ -416,6 +417,7 @@ int sib_qp_modify(struct sib_qp *qp, const struct sib_qp_attr *attr, uint32_t ma
 		sib_qp_dp_reset(qp);
 	if (cur == SIB_QPS_RTR && next == SIB_QPS_RTS) {
 		qp->req.psn = qp->req.una_psn = qp->attr.sq_psn;
+		qp->req.ackreq_psn = psn_add(qp->attr.sq_psn, SIB_PSN_MASK);
 		qp->req.retry_left = qp->attr.retry_cnt;
 		qp->req.rnr_left = qp->attr.rnr_retry;
 	}

@@ -370,6 +370,19 @@ void sib_rc_arm_rto(struct sib_qp *qp, bool restart)
 	}
 }
 
+/*
+ * An AckReq sent in this pass and not yet acknowledged: its ACK will open
+ * the window, so a full window needs no AckReq of its own.  Asking anyway
+ * doubled a stream's ACKs (ib_write_bw: two per 64 KiB message): an ACK
+ * off the 16-PSN grid set the next edge off it too, so edges and the
+ * 16-PSN points stayed on different packets.  A go-back-N rewind puts psn
+ * at or below the old AckReq, which then no longer counts.
+ */
+static bool ackreq_in_flight(const struct sib_req *q)
+{
+	return psn_diff(q->ackreq_psn, q->una_psn) >= 0 && psn_diff(q->ackreq_psn, q->psn) < 0;
+}
+
 /* Whether the WQE after the current one goes out right after it: one
  * that waits (READ or atomic limits, a fence) or fails needs the current
  * one acknowledged first. */
@@ -495,13 +508,15 @@ static void req_run(struct sib_qp *qp)
 					break;
 				}
 				/* ACKs coalesced (IBA 9.7.5.1.1): asked for every
-				 * REQ_ACK_EVERY PSNs, when the window fills, and on
-				 * a message's last packet unless another follows at
-				 * once; one ACK covers all earlier PSNs. */
+				 * REQ_ACK_EVERY PSNs, on a message's last packet
+				 * unless another follows at once, and when the
+				 * window fills with no AckReq in flight; one ACK
+				 * covers all earlier PSNs. */
 				bool last = q->cur_off + mtu >= w->length;
 				bool ackreq = q->psn % REQ_ACK_EVERY == REQ_ACK_EVERY - 1 ||
-					      psn_diff(psn_add(q->psn, 1), q->una_psn) >=
-						      (int32_t)req_window(qp) ||
+					      (psn_diff(psn_add(q->psn, 1), q->una_psn) >=
+						       (int32_t)req_window(qp) &&
+					       !ackreq_in_flight(q)) ||
 					      (last && !next_follows(qp));
 				int rc = sib_req_send_segment(qp, w, transport, q->psn, q->cur_off,
 							      mtu, ackreq);
@@ -514,6 +529,8 @@ static void req_run(struct sib_qp *qp)
 					stop = true;
 					break;
 				}
+				if (ackreq)
+					q->ackreq_psn = q->psn;
 				q->psn = psn_add(q->psn, 1);
 				q->cur_off += mtu;
 				if (q->cur_off >= w->length)

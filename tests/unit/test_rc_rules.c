@@ -2,8 +2,9 @@
 /*
  * RC ordering rules over the in-memory link, watched on the wire: the
  * requester never has more READ / atomic requests outstanding than
- * max_rd_atomic (IBA 9.7.4.1.3 / 11.2.4.2), and a fenced WQE waits for the
- * earlier READs and atomics to complete (IBA 10.8.3.3).  The two-process
+ * max_rd_atomic (IBA 9.7.4.1.3 / 11.2.4.2), a fenced WQE waits for the
+ * earlier READs and atomics to complete (IBA 10.8.3.3), and a stream asks
+ * for coalesced ACKs (IBA 9.7.5.1.1).  The two-process
  * versions of these and of the error paths are tests/helpers/rc_errors.c.
  */
 #include <stdarg.h>
@@ -26,6 +27,7 @@ struct watch {
 	int outstanding, max_outstanding;
 	int read_answered; /* the READ's (last) response reached the requester */
 	int send_seen_before_answer;
+	int ackreqs; /* requests reaching node 1 with AckReq set */
 };
 
 static bool watch_packets(int node, uint64_t n, const struct ib_packet *pkt, void *arg)
@@ -34,6 +36,8 @@ static bool watch_packets(int node, uint64_t n, const struct ib_packet *pkt, voi
 	uint32_t f = pkt->op->flags;
 
 	(void)n;
+	if (node == 1 && (f & IB_OPF_REQUEST) && pkt->bth.A)
+		wt->ackreqs++;
 	if (node == 1 && (f & IB_OPF_REQUEST)) {
 		if (f & (IB_OPF_READ | IB_OPF_ATOMIC)) {
 			wt->outstanding++;
@@ -137,11 +141,60 @@ static void fenced_send_waits_for_the_earlier_read(void **state)
 	world_free(w);
 }
 
+/*
+ * A stream of WRITEs that keeps the window full asks for an ACK once per
+ * 16 PSNs (IBA 9.7.5.1.1 lets ACKs be coalesced), not also at each window
+ * edge.  Lone messages first, each ACKed at its end as a sender's whose
+ * queue runs dry, put window edges off the 16-PSN grid: asking at every
+ * full window too then added an ACK per lone message per window, since
+ * each edge's ACK set the next edge off the grid again (97 AckReqs here,
+ * ib_write_bw 64 KiB: two ACKs per message).
+ */
+static void a_full_window_stream_asks_for_one_ack_per_16_psns(void **state)
+{
+	struct watch wt = { 0 };
+	struct world *w = rc_world(&wt);
+	enum { LONE = 16, MSGS = 62, MSG_LEN = 12 * 1024 }; /* 12 PSNs each at MTU 1024 */
+	static uint8_t local[MSG_LEN], remote[MSG_LEN];
+	uint32_t lk = world_reg(&w->n[0], local, sizeof(local), 0);
+	uint32_t rk = world_reg(&w->n[1], remote, sizeof(remote), ALL_ACCESS);
+	struct sib_send_wqe s = { .opcode = SIB_WR_RDMA_WRITE };
+	struct sib_sge sge = { .addr = (uint64_t)(uintptr_t)local, .length = MSG_LEN, .lkey = lk };
+	struct sib_cqe c;
+
+	(void)state;
+	s.rdma.remote_addr = (uint64_t)(uintptr_t)remote;
+	s.rdma.rkey = rk;
+	/* Lone messages: each leaves at its post, nothing after it yet. */
+	for (int i = 0; i < LONE; i++)
+		world_post_send(&w->n[0], &s, local, MSG_LEN, lk);
+	assert_int_equal(wt.ackreqs, 0); /* not delivered yet */
+	for (int i = LONE; i < MSGS; i++) {
+		char why[160] = "";
+
+		s.wr_id = (uint64_t)i;
+		s.num_sge = 1;
+		s.send_flags = i == MSGS - 1 ? SIB_SEND_SIGNALED : 0;
+		if (sib_qp_post_send(w->n[0].qp, &s, &sge, why, sizeof(why)))
+			fail_msg("post_send: %s", why);
+	}
+	sib_qp_kick(w->n[0].qp); /* these have a next one, but for the last */
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(c.wr_id, MSGS - 1);
+	/* 744 PSNs: 46 at the 16-PSN points, 16 lone ends and the last one;
+	 * the edge asks only when none of those is in flight. */
+	assert_in_range(wt.ackreqs, 60, 66);
+	world_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(requester_keeps_at_most_max_rd_atomic_requests_outstanding),
 		cmocka_unit_test(fenced_send_waits_for_the_earlier_read),
+		cmocka_unit_test(a_full_window_stream_asks_for_one_ack_per_16_psns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
