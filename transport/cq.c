@@ -165,7 +165,8 @@ int sib_cq_push(struct sib_cq *cq, const struct sib_cqe *cqe, bool solicited)
 		slot->timestamp = clock_ns(CLOCK_MONOTONIC);
 		slot->timestamp_wall = clock_ns(CLOCK_REALTIME);
 	}
-	cq->count++;
+	/* Release: a poller that sees the count sees the entry (sib_cq_poll). */
+	__atomic_store_n(&cq->count, cq->count + 1, __ATOMIC_RELEASE);
 	if (cq->arm == SIB_CQ_ARM_NEXT ||
 	    (cq->arm == SIB_CQ_ARM_SOLICITED && (solicited || cqe->status != SIB_WC_SUCCESS))) {
 		__atomic_store_n(&cq->arm, SIB_CQ_DISARMED, __ATOMIC_RELAXED);
@@ -187,11 +188,14 @@ int sib_cq_poll(struct sib_cq *cq, struct sib_cqe *out, int n)
 {
 	int got = 0;
 
+	/* An empty CQ is the common answer of a spinning poller: no lock. */
+	if (!__atomic_load_n(&cq->count, __ATOMIC_ACQUIRE))
+		return 0;
 	pthread_mutex_lock(&cq->lock);
 	while (got < n && cq->count) {
 		out[got++] = cq->ring[cq->head];
 		cq->head = (cq->head + 1) % cq->ring_cap;
-		cq->count--;
+		__atomic_store_n(&cq->count, cq->count - 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&cq->lock);
 	return got;
@@ -233,7 +237,7 @@ void sib_cq_clean(struct sib_cq *cq, uint32_t qpn)
 		if (e->qp_num != qpn)
 			cq->ring[(cq->head + kept++) % cq->ring_cap] = *e;
 	}
-	cq->count = kept;
+	__atomic_store_n(&cq->count, kept, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&cq->lock);
 }
 

@@ -27,6 +27,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "transport/link_socket.h"
@@ -100,6 +101,7 @@ struct udp_link {
 	struct iovec rx_iov[RX_BATCH];
 	struct sockaddr_storage rx_names[RX_BATCH];
 	union rx_ctrl rx_ctrl[RX_BATCH];
+	unsigned rx_used; /* messages the kernel may have written since the last reset */
 	bool rx_err_logged;
 };
 
@@ -456,6 +458,20 @@ static unsigned rx_message(struct udp_link *u, unsigned k, sib_link_rx_fn rx, vo
 	return n;
 }
 
+/* The lengths and flags recvmmsg wrote back, set again for the next call;
+ * only those of messages it may have touched. */
+static void rx_reset(struct udp_link *u)
+{
+	for (unsigned k = 0; k < u->rx_used; k++) {
+		struct msghdr *mh = &u->rx_msgs[k].msg_hdr;
+
+		mh->msg_namelen = sizeof(u->rx_names[k]);
+		mh->msg_controllen = sizeof(u->rx_ctrl[k].buf);
+		mh->msg_flags = 0;
+	}
+	u->rx_used = 0;
+}
+
 /* One recvmmsg of up to want messages; returns how many datagrams it took
  * (a UDP_GRO message carries several). */
 static unsigned rx_batch(struct udp_link *u, unsigned want, sib_link_rx_fn rx, void *arg,
@@ -465,14 +481,13 @@ static unsigned rx_batch(struct udp_link *u, unsigned want, sib_link_rx_fn rx, v
 	int got;
 
 	*msgs = 0;
-	for (unsigned k = 0; k < want; k++) {
-		struct msghdr *mh = &u->rx_msgs[k].msg_hdr;
-
-		mh->msg_namelen = sizeof(u->rx_names[k]);
-		mh->msg_controllen = sizeof(u->rx_ctrl[k].buf);
-		mh->msg_flags = 0;
-	}
-	got = recvmmsg(u->fd, u->rx_msgs, want, MSG_DONTWAIT, NULL);
+	rx_reset(u);
+	/* The system call itself: libc's recvmmsg is a cancellation point,
+	 * two atomic operations around every empty poll of a spinning CQ. */
+	got = (int)syscall(SYS_recvmmsg, u->fd, u->rx_msgs, want, MSG_DONTWAIT, NULL);
+	/* The kernel writes back only the messages it filled; the one after
+	 * them is reset too, in case a failed receive touched it. */
+	u->rx_used = got < 0 ? 1 : (unsigned)got + ((unsigned)got < want);
 	if (got < 0) {
 		int err = errno;
 
@@ -560,6 +575,8 @@ static void setup_rx(struct udp_link *u)
 		mh->msg_iovlen = 1;
 		mh->msg_control = u->rx_ctrl[k].buf;
 	}
+	u->rx_used = RX_BATCH;
+	rx_reset(u);
 }
 
 int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **out)
