@@ -144,11 +144,11 @@ static void fenced_send_waits_for_the_earlier_read(void **state)
 /*
  * A stream of WRITEs that keeps the window full asks for an ACK once per
  * 16 PSNs (IBA 9.7.5.1.1 lets ACKs be coalesced), not also at each window
- * edge.  Lone messages first, each ACKed at its end as a sender's whose
- * queue runs dry, put window edges off the 16-PSN grid: asking at every
+ * edge.  Lone messages first, each ACKed at its end (as when a sender's
+ * queue runs dry), put window edges off the 16-PSN grid: asking at every
  * full window too then added an ACK per lone message per window, since
- * each edge's ACK set the next edge off the grid again (97 AckReqs here,
- * ib_write_bw 64 KiB: two ACKs per message).
+ * each edge's ACK set the next edge off the grid again (the old rule asked
+ * 97 times here; ib_write_bw 64 KiB drew two ACKs per message).
  */
 static void a_full_window_stream_asks_for_one_ack_per_16_psns(void **state)
 {
