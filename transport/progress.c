@@ -484,8 +484,8 @@ static void *progress_main(void *arg)
 		if ((busy > now || draining) && !watch) {
 			/* An application thread drains the links: look again
 			 * when its lease runs out (or it says it sleeps); one
-			 * draining past its lease is done in a moment. */
-			/* (capped at the burst bound there: sleep_publish) */
+			 * draining past its lease is done in a moment.  A burst
+			 * caps the sleep (sleep_publish). */
 			if (lease_sleep(hca, busy > now ? busy - now : SIB_PROGRESS_LEASE_NS / 4))
 				break;
 			continue;
