@@ -373,14 +373,37 @@ void sib_rc_arm_rto(struct sib_qp *qp, bool restart)
 /*
  * An AckReq sent in this pass and not yet acknowledged: its ACK will open
  * the window, so a full window needs no AckReq of its own.  Asking anyway
- * doubled a stream's ACKs (ib_write_bw: two per 64 KiB message): an ACK
- * off the 16-PSN grid set the next edge off it too, so edges and the
- * 16-PSN points stayed on different packets.  A go-back-N rewind puts psn
- * at or below the old AckReq, which then no longer counts.
+ * doubled a stream's ACKs (ib_write_bw: two per 64 KiB message), since
+ * edges and the points ack_due picks stayed on different packets.  A
+ * go-back-N rewind moves ackreq_psn back before psn, so the old AckReq no
+ * longer counts.
  */
 static bool ackreq_in_flight(const struct sib_req *q)
 {
 	return psn_diff(q->ackreq_psn, q->una_psn) >= 0 && psn_diff(q->ackreq_psn, q->psn) < 0;
+}
+
+/*
+ * AckReq at least every REQ_ACK_EVERY PSNs, and on a message's last
+ * packet when the next message of its length would end past that: the
+ * ACKs of a stream then fall on message ends, so the window opens by
+ * whole messages, and each burst goes out as two GSO messages (the first
+ * packet, longer by its RETH, and the rest) instead of three.  At a fixed
+ * 16-PSN grid, which the initial PSN sets, ib_write_bw -q 8 sent 6.4 to
+ * 6.9 packets per GSO message instead of 8, and moved 5 to 8 % less.  A
+ * message longer than REQ_ACK_EVERY asks at its end if half that has
+ * passed, which aligns the count again after a window edge.
+ */
+static bool ack_due(const struct sib_req *q, const struct sib_req_wqe *r, bool last)
+{
+	int32_t since = psn_diff(q->psn, q->ackreq_psn);
+	int32_t npkts = psn_diff(r->last_psn, r->first_psn) + 1;
+
+	if (since >= REQ_ACK_EVERY)
+		return true;
+	if (!last)
+		return false;
+	return npkts <= REQ_ACK_EVERY ? since + npkts > REQ_ACK_EVERY : since >= REQ_ACK_EVERY / 2;
 }
 
 /* Whether the WQE after the current one goes out right after it: one
@@ -507,13 +530,13 @@ static void req_run(struct sib_qp *qp)
 					stop = true;
 					break;
 				}
-				/* ACKs coalesced (IBA 9.7.5.1.1): asked for every
-				 * REQ_ACK_EVERY PSNs, on a message's last packet
-				 * unless another follows at once, and when the
-				 * window fills with no AckReq in flight; one ACK
-				 * covers all earlier PSNs. */
+				/* ACKs coalesced (IBA 9.7.5.1.1): see ack_due;
+				 * also on a message's last packet unless another
+				 * follows at once, and when the window fills with
+				 * no AckReq in flight.  One ACK covers all earlier
+				 * PSNs. */
 				bool last = q->cur_off + mtu >= w->length;
-				bool ackreq = q->psn % REQ_ACK_EVERY == REQ_ACK_EVERY - 1 ||
+				bool ackreq = ack_due(q, r, last) ||
 					      (psn_diff(psn_add(q->psn, 1), q->una_psn) >=
 						       (int32_t)req_window(qp) &&
 					       !ackreq_in_flight(q)) ||
@@ -586,6 +609,7 @@ void sib_rc_req_retry(struct sib_qp *qp, uint32_t from_psn)
 	q->psn_hi = sib_rc_sent_end(qp);
 	q->psn_hi_valid = true;
 	q->psn = from_psn;
+	q->ackreq_psn = psn_add(from_psn, SIB_PSN_MASK); /* count again from here */
 }
 
 static const uint64_t rnr_timer_ns[32] = {
