@@ -391,8 +391,9 @@ static bool ackreq_in_flight(const struct sib_req *q)
  * packet, longer by its RETH, and the rest) instead of three.  At a fixed
  * 16-PSN grid, which the initial PSN sets, ib_write_bw -q 8 sent 6.4 to
  * 6.9 packets per GSO message instead of 8, and moved 5 to 8 % less.  A
- * message longer than REQ_ACK_EVERY asks at its end if half that has
- * passed, which aligns the count again after a window edge.
+ * message longer than REQ_ACK_EVERY asks at its end only when at least
+ * half of REQ_ACK_EVERY PSNs have passed since the last AckReq, not right
+ * after one.
  */
 static bool ack_due(const struct sib_req *q, const struct sib_req_wqe *r, bool last)
 {
