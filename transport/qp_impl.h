@@ -46,7 +46,7 @@ struct sib_req {
 	uint32_t cur;	      /* send-queue index (from head) being transmitted */
 	uint64_t cur_off;     /* bytes of that WQE already sent */
 	uint32_t cwnd;	      /* PSNs in flight allowed now; 0 = the full window */
-	uint32_t ackreq_psn;  /* the last PSN sent with AckReq (rc_requester.c) */
+	uint32_t ackreq_psn;  /* the last PSN that asked for an answer (rc_requester.c) */
 	uint32_t psn_hi;      /* go-back-N rewound psn from here (if psn_hi_valid) */
 	bool psn_hi_valid;
 	uint32_t gap_psn;     /* read: a missing response was asked for again from here */

@@ -393,7 +393,8 @@ static bool ackreq_in_flight(const struct sib_req *q)
  * 6.9 packets per GSO message instead of 8, and moved 5 to 8 % less.  A
  * message longer than REQ_ACK_EVERY asks at its end only when at least
  * half of REQ_ACK_EVERY PSNs have passed since the last AckReq, not right
- * after one.
+ * after one.  READ and atomic requests count as AckReqs (their responses
+ * acknowledge), so the count never starts from a PSN old enough to wrap.
  */
 static bool ack_due(const struct sib_req *q, const struct sib_req_wqe *r, bool last)
 {
@@ -510,6 +511,8 @@ static void req_run(struct sib_qp *qp)
 			}
 			if (at + npk > r->asked)
 				r->asked = at + npk;
+			/* Its last response acknowledges all before it. */
+			q->ackreq_psn = psn_add(r->first_psn, at + npk - 1);
 			q->cur_off += n;
 			if (q->cur_off < w->length) {
 				q->psn = psn_add(r->first_psn, (uint32_t)(q->cur_off / mtu));
@@ -522,6 +525,7 @@ static void req_run(struct sib_qp *qp)
 				break;
 			}
 			q->psn = psn_add(r->last_psn, 1);
+			q->ackreq_psn = r->last_psn; /* its response acknowledges */
 			r->asked = 1;
 		} else {
 			bool stop = false;

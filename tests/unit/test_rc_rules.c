@@ -176,8 +176,9 @@ static void a_stream_asks_for_acks_on_message_ends(void **state)
 	struct watch wt = { 0 };
 	struct world *w = rc_world(&wt);
 	enum { LONE = 4, MSGS = 58, SMALL = 64, MTU = 1024 }; /* 64 WQEs at once */
-	static uint8_t local[16 * MTU], remote[16 * MTU];
+	static uint8_t local[16 * MTU], remote[16 * MTU], rbuf[4 * MTU];
 	uint32_t lk = world_reg(&w->n[0], local, sizeof(local), 0);
+	uint32_t rlk = world_reg(&w->n[0], rbuf, sizeof(rbuf), MEMREG_ACCESS_LOCAL_WRITE);
 	uint32_t rk = world_reg(&w->n[1], remote, sizeof(remote), ALL_ACCESS);
 	struct sib_send_wqe s = { .opcode = SIB_WR_RDMA_WRITE };
 	struct sib_sge sge = { .addr = (uint64_t)(uintptr_t)local, .lkey = lk };
@@ -203,6 +204,16 @@ static void a_stream_asks_for_acks_on_message_ends(void **state)
 	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
 	assert_int_equal(c.status, SIB_WC_SUCCESS);
 	assert_int_equal(wt.ackreqs, SMALL / 16);
+	/* A READ's response acknowledges too: the count starts again after
+	 * its PSNs, so the next messages still ask on their ends. */
+	s.opcode = SIB_WR_RDMA_READ;
+	s.send_flags = 0;
+	world_post_send(&w->n[0], &s, rbuf, 4 * MTU, rlk);
+	s.opcode = SIB_WR_RDMA_WRITE;
+	post_stream(w, &s, &sge, 8, 16 * MTU);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(wt.mid_ackreqs, 0);
 	world_free(w);
 }
 
