@@ -132,6 +132,11 @@ bool sib_engine_acks_deferred(struct sib_engine *eng)
 	return __atomic_load_n(&eng->defer_acks, __ATOMIC_RELAXED);
 }
 
+bool sib_engine_acks_owed(struct sib_engine *eng)
+{
+	return __atomic_load_n(&eng->acks_owed, __ATOMIC_RELAXED) != 0;
+}
+
 void sib_engine_owe_ack(struct sib_engine *eng)
 {
 	__atomic_fetch_add(&eng->acks_owed, 1, __ATOMIC_RELAXED);

@@ -115,6 +115,8 @@ int sib_engine_poll(struct sib_engine *eng, unsigned max);
  */
 void sib_engine_defer_acks(struct sib_engine *eng, bool on);
 bool sib_engine_acks_deferred(struct sib_engine *eng);
+/* Whether some QP owes an ACK now (a relaxed read). */
+bool sib_engine_acks_owed(struct sib_engine *eng);
 void sib_engine_send_owed(struct sib_engine *eng);
 /* The owed ACKs, then everything the link has queued. */
 void sib_engine_flush(struct sib_engine *eng);

@@ -205,27 +205,51 @@ static void rx_cb(void *arg, const uint8_t *pkt, size_t len, const struct sib_en
 
 enum { DRAIN_BATCH = 16, DRAIN_MAX = 256 };
 
-/* Owed ACKs (the data path is on port 1's link), then the link's queue. */
-static void flush_port(struct sib_hca *hca, unsigned i)
+/* Owed ACKs (the data path is on port 1's link) unless acks is false,
+ * then the link's queue. */
+static void flush_port(struct sib_hca *hca, unsigned i, bool acks)
 {
-	if (i == 0 && hca->engine)
+	if (acks && i == 0 && hca->engine)
 		sib_engine_send_owed(hca->engine);
 	sib_link_flush(hca->mgmt[i].link);
 }
 
-/* Every port's link, up to DRAIN_MAX datagrams each; under drain_lock.
- * defer: an application thread drains for its poll; the ACKs its last
- * batch asks for stay owed (engine.h) and what it queued stays queued, so
- * the completions reach the caller one system call sooner.  They leave
- * with the caller's next post (after its request, in one sendmmsg), its
- * next drain, its drain_end, a QP change, or the progress thread's next
- * pass, whichever comes first. */
-static int drain_links(struct sib_hca *hca, bool defer, unsigned *placing)
+enum drain_mode {
+	/* Everything the packets caused leaves. */
+	DRAIN_FLUSH,
+	/* An application thread drains for its poll (with a lease): the ACKs
+	 * its last batch asks for stay owed (engine.h) and what it queued
+	 * stays queued, so the completions reach the caller one system call
+	 * sooner.  They leave with the caller's next post (after its request,
+	 * in one sendmmsg), its next drain, its drain_end, a QP change, or
+	 * the progress thread's next pass (which may hold them in turn:
+	 * DRAIN_HOLD), whichever comes first. */
+	DRAIN_DEFER,
+	/* The progress thread while an application that posts holds a
+	 * lease: owed ACKs stay owed (thread_pass), the rest leaves. */
+	DRAIN_HOLD,
+};
+
+/* The thread holds owed ACKs for the application's next post, and has not
+ * held them for its bound yet. */
+static bool acks_held(struct sib_progress *pg)
 {
+	uint64_t since = __atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED);
+
+	return since && sib_link_now_ns() - since < pg->ack_hold_max_ns;
+}
+
+/* Every port's link, up to DRAIN_MAX datagrams each; under drain_lock. */
+static int drain_links(struct sib_hca *hca, enum drain_mode mode, unsigned *placing)
+{
+	struct sib_progress *pg = &hca->progress;
+	bool defer = mode == DRAIN_DEFER;
+	/* What the thread holds stays for this caller's post (thread_pass). */
+	bool acks = mode == DRAIN_FLUSH || (defer && !acks_held(pg));
 	int total = 0;
 
 	if (hca->engine)
-		sib_engine_defer_acks(hca->engine, defer);
+		sib_engine_defer_acks(hca->engine, mode != DRAIN_FLUSH);
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
 		struct sib_link *link = hca->mgmt[i].link;
 		struct rx_ctx c = { hca, i + 1, 0 };
@@ -234,7 +258,7 @@ static int drain_links(struct sib_hca *hca, bool defer, unsigned *placing)
 		if (!link)
 			continue;
 		if (defer)
-			flush_port(hca, i); /* what the last drain left */
+			flush_port(hca, i, acks); /* what the last drain left */
 		/* Small batches, each followed by a flush: the ACKs and read
 		 * responses they caused leave before the next batch is read,
 		 * so the peer's window keeps moving. */
@@ -242,15 +266,19 @@ static int drain_links(struct sib_hca *hca, bool defer, unsigned *placing)
 			total += n;
 			if (n < DRAIN_BATCH || total >= DRAIN_MAX)
 				break;
-			flush_port(hca, i);
+			flush_port(hca, i, mode != DRAIN_HOLD);
 		}
 		if (!defer || !total)
-			flush_port(hca, i);
+			flush_port(hca, i, acks);
 		if (placing)
 			*placing += c.placing;
 	}
-	if (hca->engine && defer)
+	if (hca->engine && mode != DRAIN_FLUSH)
 		sib_engine_defer_acks(hca->engine, false);
+	/* A caller that takes packets itself is served as usual again: what
+	 * is owed leaves with its next post or drain. */
+	if (defer && total)
+		__atomic_store_n(&pg->ack_hold_ns, 0, __ATOMIC_RELAXED);
 	return total;
 }
 
@@ -258,7 +286,7 @@ void sib_progress_flush(struct sib_hca *hca)
 {
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
 		if (hca->mgmt[i].link)
-			flush_port(hca, i);
+			flush_port(hca, i, true);
 }
 
 int sib_progress_poll(struct sib_hca *hca)
@@ -266,7 +294,7 @@ int sib_progress_poll(struct sib_hca *hca)
 	int n;
 
 	pthread_mutex_lock(&hca->progress.drain_lock);
-	n = drain_links(hca, false, NULL);
+	n = drain_links(hca, DRAIN_FLUSH, NULL);
 	pthread_mutex_unlock(&hca->progress.drain_lock);
 	return n + run_timers(hca);
 }
@@ -286,6 +314,15 @@ static bool tx_deferred(struct sib_progress *pg, uint64_t now)
  */
 static uint64_t sleep_publish(struct sib_progress *pg, uint64_t now, uint64_t ns)
 {
+	uint64_t held = __atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED);
+
+	/* Held ACKs leave by their bound (hold_update). */
+	if (held) {
+		uint64_t left = held + pg->ack_hold_max_ns > now ? held + pg->ack_hold_max_ns - now : 0;
+
+		if (left < ns)
+			ns = left;
+	}
 	__atomic_store_n(&pg->wake_by_ns, ns == UINT64_MAX ? UINT64_MAX : now + ns,
 			 __ATOMIC_SEQ_CST);
 	if (ns > SIB_PROGRESS_DEFER_NS && tx_deferred(pg, now)) {
@@ -348,7 +385,7 @@ int sib_progress_drain(struct sib_hca *hca, bool lease)
 	if (pthread_mutex_trylock(&pg->drain_lock))
 		return 0;
 	/* Without a lease nothing may wait for this caller's next call. */
-	n = drain_links(hca, lease, NULL);
+	n = drain_links(hca, lease ? DRAIN_DEFER : DRAIN_FLUSH, NULL);
 	pthread_mutex_unlock(&pg->drain_lock);
 	return n;
 }
@@ -382,6 +419,46 @@ void sib_hca_set_rx_data(struct sib_hca *hca, sib_rx_data_fn fn)
 	__atomic_store_n(&hca->progress.rx_data, fn, __ATOMIC_RELEASE);
 }
 
+/*
+ * Whether the thread's pass holds the ACKs it owes: while an application
+ * thread polls (a lease) and has posted lately.  An application waiting on
+ * memory (ib_write_lat) sees the WRITE the thread took and answers within
+ * microseconds; its request and the ACK then reach the peer in one
+ * message, which the peer's poll for that ACK takes whole.  Sent alone,
+ * the ACK completes the peer's request early, the peer goes back to
+ * waiting on memory, and nobody drains our answer there until its
+ * progress thread looks: up to a lease, or a wake-up per hop from then on
+ * (the thread's watch mode).
+ */
+static bool hold_acks(struct sib_progress *pg)
+{
+	uint64_t now = sib_link_now_ns();
+
+	return __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED) > now &&
+	       __atomic_load_n(&pg->last_post_ns, __ATOMIC_RELAXED) + SIB_PROGRESS_LEASE_NS > now;
+}
+
+/* After a pass: starts holding what is owed, or sends it once it has been
+ * held for the bound (the thread's sleeps end by then: sleep_publish). */
+static void hold_update(struct sib_hca *hca, bool held)
+{
+	struct sib_progress *pg = &hca->progress;
+	uint64_t since = __atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED), now;
+
+	if (!held || !hca->engine || !sib_engine_acks_owed(hca->engine)) {
+		if (since)
+			__atomic_store_n(&pg->ack_hold_ns, 0, __ATOMIC_RELAXED);
+		return;
+	}
+	now = sib_link_now_ns();
+	if (!since) {
+		__atomic_store_n(&pg->ack_hold_ns, now, __ATOMIC_RELAXED);
+	} else if (now - since >= pg->ack_hold_max_ns) {
+		__atomic_store_n(&pg->ack_hold_ns, 0, __ATOMIC_RELAXED);
+		flush_port(hca, 0, true);
+	}
+}
+
 /* The thread's sib_progress_poll: an application thread draining now
  * holds the links (and a lease, so the thread sleeps next).  *placing:
  * how many of the packets were more than plain ACKs (progress_rx). */
@@ -393,7 +470,14 @@ static int thread_pass(struct sib_hca *hca, bool *busy, int *packets, unsigned *
 	*placing = 0;
 	*busy = pthread_mutex_trylock(&pg->drain_lock) != 0;
 	if (!*busy) {
-		*packets = drain_links(hca, false, placing);
+		bool hold = hold_acks(pg);
+
+		/* Nothing owed before this pass: the application's post took
+		 * what was held, and a new hold starts from now. */
+		if (hold && hca->engine && !sib_engine_acks_owed(hca->engine))
+			__atomic_store_n(&pg->ack_hold_ns, 0, __ATOMIC_RELAXED);
+		*packets = drain_links(hca, hold ? DRAIN_HOLD : DRAIN_FLUSH, placing);
+		hold_update(hca, hold);
 		pthread_mutex_unlock(&pg->drain_lock);
 	}
 	return *packets + run_timers(hca);
@@ -582,6 +666,7 @@ int sib_progress_init(struct sib_hca *hca)
 
 	memset(pg, 0, sizeof(*pg));
 	pg->spin_ns = spin_from_env();
+	pg->ack_hold_max_ns = SIB_PROGRESS_DEFER_NS;
 	pthread_mutex_init(&pg->timer_lock, NULL);
 	pthread_mutex_init(&pg->drain_lock, NULL);
 	pg->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

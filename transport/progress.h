@@ -62,6 +62,8 @@ struct sib_progress {
 	uint64_t last_post_ns;	     /* ... last posted a send */
 	uint64_t tx_deferred_ns;     /* ... last left packets queued (a burst) */
 	uint64_t spin_ns;	     /* SOFTIB_SPIN_US */
+	uint64_t ack_hold_ns;	     /* the thread holds owed ACKs since then (0: not) */
+	uint64_t ack_hold_max_ns;    /* ... for at most this long (SIB_PROGRESS_DEFER_NS) */
 	bool lease_sleep;	     /* the thread sleeps on a timeout, not the links */
 	uint64_t wake_by_ns;	     /* the sleeping thread looks again by then (0: awake) */
 	/* what nobody took, for `softib info` */
@@ -100,8 +102,11 @@ int sib_progress_poll(struct sib_hca *hca);
  * send (ACKs, mostly) stays queued until the caller's next post, drain or
  * drain_end, a QP change, or the progress thread's next pass: the
  * completions reach the caller first, and a post right after sends ACK
- * and request in one system call.  Without lease (the CQ is armed: the
- * caller is about to sleep) everything leaves at once.
+ * and request in one system call.  The ACKs the thread's own pass owes
+ * while such a caller polls and posts are held for its next post too
+ * (progress.c, thread_pass), and its drains leave them held until they
+ * take packets themselves.  Without lease (the CQ is armed: the caller is
+ * about to sleep) everything leaves at once.
  * Returns the number of packets handled.
  */
 int sib_progress_drain(struct sib_hca *hca, bool lease);

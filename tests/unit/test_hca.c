@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /* transport/hca and transport/port: GUIDs, GIDs, LIDs, the per-process HCA
- * lifetime and port events; the polling lease of transport/progress. */
+ * lifetime and port events; the polling lease of transport/progress, and
+ * the ACKs its thread holds for a posting application. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +13,9 @@
 
 #include "transport/hca.h"
 #include "transport/link.h"
+#include "transport/progress.h"
+
+#include "engine_world.h"
 
 static void guid_from_random_is_locally_administered_unicast(void **state)
 {
@@ -257,6 +261,228 @@ static void polls_hold_the_lease_unless_the_poller_is_about_to_sleep(void **stat
 	sib_hca_put(h);
 }
 
+/* An RC QP on the HCA's own engine, with its own CQs. */
+struct hca_qp {
+	struct sib_cq *scq, *rcq;
+	struct sib_qp *qp;
+	uint8_t buf[8];
+	uint32_t key;
+};
+
+static void hca_qp_new(struct sib_hca *h, uint32_t pd, struct hca_qp *q)
+{
+	struct sib_cq_init ci = { .cqe = 16 };
+	struct memreg_mr_attr mr = {
+		.host = q->buf, .iova = (uint64_t)(uintptr_t)q->buf, .length = sizeof(q->buf),
+		.access = MEMREG_ACCESS_LOCAL_WRITE, .pd = pd,
+	};
+	char why[160] = "";
+	struct sib_qp_init in = {
+		.type = SIB_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+		.pd = pd,
+		.qpns = h->qpns,
+		.engine = h->engine,
+	};
+
+	assert_int_equal(sib_cq_create(&ci, &q->scq), 0);
+	assert_int_equal(sib_cq_create(&ci, &q->rcq), 0);
+	in.send_cq = q->scq;
+	in.recv_cq = q->rcq;
+	if (sib_qp_create(&in, &q->qp, why, sizeof(why)))
+		fail_msg("create_qp: %s", why);
+	assert_int_equal(memreg_mr_register(h->memreg, &mr, &q->key), 0);
+}
+
+static void hca_qp_free(struct sib_hca *h, struct hca_qp *q)
+{
+	sib_qp_destroy(q->qp);
+	assert_int_equal(memreg_mr_deregister(h->memreg, q->key), 0);
+	assert_int_equal(sib_cq_destroy(q->scq), 0);
+	assert_int_equal(sib_cq_destroy(q->rcq), 0);
+}
+
+/* Connects q to peer, on this HCA's own port (a loopback connection). */
+static void hca_qp_connect(struct sib_hca *h, struct hca_qp *q, struct hca_qp *peer)
+{
+	struct sib_qp_attr a = { 0 };
+
+	a.qp_state = SIB_QPS_INIT;
+	a.port_num = 1;
+	world_modify(q->qp, &a, SIB_QP_PKEY_INDEX | SIB_QP_PORT | SIB_QP_ACCESS_FLAGS);
+	a.qp_state = SIB_QPS_RTR;
+	a.ah_attr.DLID = h->ports[0].LID;
+	a.ah_attr.port_num = 1;
+	a.path_mtu = SIB_MTU_1024;
+	a.dest_qp_num = sib_qp_num(peer->qp);
+	a.rq_psn = 100;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	world_modify(q->qp, &a,
+		     SIB_QP_AV | SIB_QP_PATH_MTU | SIB_QP_DEST_QPN | SIB_QP_RQ_PSN |
+			     SIB_QP_MAX_DEST_RD_ATOMIC | SIB_QP_MIN_RNR_TIMER);
+	a.qp_state = SIB_QPS_RTS;
+	a.sq_psn = 100;
+	a.timeout = 0; /* no retransmit timer: its tick sends what is owed */
+	a.retry_cnt = 3;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	world_modify(q->qp, &a,
+		     SIB_QP_SQ_PSN | SIB_QP_TIMEOUT | SIB_QP_RETRY_CNT | SIB_QP_RNR_RETRY |
+			     SIB_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void hca_qp_recv(struct hca_qp *q)
+{
+	struct sib_sge sge = { .addr = (uint64_t)(uintptr_t)q->buf, .length = sizeof(q->buf), .lkey = q->key };
+	char why[160] = "";
+
+	if (sib_qp_post_recv(q->qp, 1, &sge, 1, why, sizeof(why)))
+		fail_msg("post_recv: %s", why);
+}
+
+/* A signaled 8-byte SEND, posted as the provider posts (sib_progress_post). */
+static void hca_qp_send(struct sib_hca *h, struct hca_qp *q)
+{
+	struct sib_sge sge = { .addr = (uint64_t)(uintptr_t)q->buf, .length = sizeof(q->buf), .lkey = q->key };
+	struct sib_send_wqe w = { .wr_id = 2, .opcode = SIB_WR_SEND, .send_flags = SIB_SEND_SIGNALED,
+				  .num_sge = 1 };
+	char why[160] = "";
+
+	if (sib_qp_post_send(q->qp, &w, &sge, why, sizeof(why)))
+		fail_msg("post_send: %s", why);
+	sib_progress_post(h, q->qp);
+}
+
+/* The application polls (a lease) and has posted lately, as ib_write_lat's
+ * side does while it waits on memory between its posts.  Returns how long
+ * it was since the last call: on a loaded machine the test thread can
+ * lose the CPU for longer than the lease, and the progress thread then
+ * rightly stops holding. */
+enum { LAPSE_NS = SIB_PROGRESS_LEASE_NS / 2 };
+
+static uint64_t app_polls_and_posts(struct sib_hca *h)
+{
+	static uint64_t last;
+	uint64_t now = sib_link_now_ns(), gap = last ? now - last : 0;
+
+	last = now;
+	__atomic_store_n(&h->progress.last_post_ns, now, __ATOMIC_RELAXED);
+	sib_progress_touch(h);
+	return gap;
+}
+
+/* Waits up to 2 s for a completion on cq, the application polling (and
+ * draining when drain says so) every 100 us; *lapsed is set when it lost
+ * the CPU for half a lease. */
+static struct sib_cqe wait_cqe_at(struct sib_hca *h, struct sib_cq *cq, bool drain, bool *lapsed, int line)
+{
+	struct sib_cqe c;
+
+	for (int i = 0; i < 20000; i++) {
+		if (app_polls_and_posts(h) > LAPSE_NS)
+			*lapsed = true;
+		if (drain)
+			sib_progress_drain(h, true);
+		if (sib_cq_poll(cq, &c, 1) == 1)
+			return c;
+		usleep(100);
+	}
+	fail_msg("no completion within 2 s (line %d)", line);
+	return c;
+}
+
+#define wait_cqe(h, cq, drain, lapsed) wait_cqe_at(h, cq, drain, lapsed, __LINE__)
+
+/*
+ * One exchange: A sends to B while the application polls without
+ * draining, so that the progress thread takes the SEND; B's ACK must stay
+ * held while the application polls and drains for 10 ms; then B's SEND
+ * to A carries it.  Returns false when the test thread lost the CPU for
+ * half a lease on the way (the hold may then end: inconclusive).
+ */
+static bool ack_waits_for_the_post(struct sib_hca *h, struct hca_qp *a, struct hca_qp *b)
+{
+	bool lapsed = false, early = false;
+	struct sib_cqe c;
+
+	h->progress.ack_hold_max_ns = 10000000000ull; /* only a post ends it */
+	hca_qp_recv(a);
+	hca_qp_recv(b);
+	sib_progress_drain_end(h); /* the thread watches the links */
+	app_polls_and_posts(h);
+	hca_qp_send(h, a);
+	c = wait_cqe(h, b->rcq, false, &lapsed);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(c.byte_len, 8);
+	for (int i = 0; i < 100 && !early; i++) {
+		if (app_polls_and_posts(h) > LAPSE_NS)
+			lapsed = true;
+		sib_progress_drain(h, true);
+		early = sib_cq_poll(a->scq, &c, 1) == 1;
+		usleep(100);
+	}
+	if (early && !lapsed)
+		fail_msg("the ACK left before B's next post, with the lease held throughout");
+	if (!early)
+		assert_true(sib_engine_acks_owed(h->engine));
+	/* B's next post carries it (or it already left).  The ACK A owes for
+	 * B's SEND may be held in turn: from here on, for 2 ms at most. */
+	hca_qp_send(h, b);
+	h->progress.ack_hold_max_ns = 2000000;
+	if (!early) {
+		c = wait_cqe(h, a->scq, true, &lapsed);
+		assert_int_equal(c.status, SIB_WC_SUCCESS);
+	}
+	c = wait_cqe(h, a->rcq, true, &lapsed);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	c = wait_cqe(h, b->scq, true, &lapsed);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	return !lapsed;
+}
+
+/*
+ * progress.c, thread_pass: the ACK that the progress thread's pass owes
+ * while the application polls and posts waits for that application's next
+ * post, which carries it; the application's drains that take nothing leave
+ * it held; and it leaves by itself once held for its bound.
+ */
+static void thread_holds_acks_for_the_next_post(void **state)
+{
+	struct sib_hca *h = sib_hca_get();
+	struct hca_qp a, b;
+	struct sib_cqe c;
+	bool lapsed = false;
+	int round = 0;
+
+	(void)state;
+	assert_non_null(h);
+	assert_non_null(h->engine);
+	hca_qp_new(h, 0x51, &a);
+	hca_qp_new(h, 0x51, &b);
+	hca_qp_connect(h, &a, &b);
+	hca_qp_connect(h, &b, &a);
+	while (!ack_waits_for_the_post(h, &a, &b))
+		if (++round == 20)
+			skip(); /* never had the CPU for 10 ms at a stretch */
+
+	/* Held for its bound, an ACK leaves without a post. */
+	hca_qp_recv(&b);
+	sib_progress_drain_end(h);
+	app_polls_and_posts(h);
+	hca_qp_send(h, &a);
+	c = wait_cqe(h, b.rcq, false, &lapsed);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	c = wait_cqe(h, a.scq, false, &lapsed);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+
+	sib_progress_drain_end(h);
+	h->progress.ack_hold_max_ns = SIB_PROGRESS_DEFER_NS;
+	hca_qp_free(h, &a);
+	hca_qp_free(h, &b);
+	sib_hca_put(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +499,7 @@ int main(void)
 		cmocka_unit_test(first_lid_raises_port_active),
 		cmocka_unit_test(pd_numbers_are_unique_and_nonzero),
 		cmocka_unit_test(polls_hold_the_lease_unless_the_poller_is_about_to_sleep),
+		cmocka_unit_test(thread_holds_acks_for_the_next_post),
 	};
 
 	/* The HCA object alone: no subnet manager (tests/unit/test_sm.c has
