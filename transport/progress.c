@@ -277,7 +277,7 @@ static int drain_links(struct sib_hca *hca, enum drain_mode mode, unsigned *plac
 		sib_engine_defer_acks(hca->engine, false);
 	/* A caller that takes packets itself is served as usual again: what
 	 * is owed leaves with its next post or drain. */
-	if (defer && total)
+	if (defer && total && __atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED))
 		__atomic_store_n(&pg->ack_hold_ns, 0, __ATOMIC_RELAXED);
 	return total;
 }
