@@ -139,12 +139,13 @@ void sib_progress_drain_end(struct sib_hca *hca);
  * this long after the last datagram before it sleeps (SOFTIB_SPIN_US). */
 #define SIB_PROGRESS_SPIN_NS 50000ull
 /* Posts this close together are a burst (sib_progress_post); what a burst
- * left queued leaves at the latest this long after.  A streaming sender's
- * thread wakes once per bound: at 50 us it woke about 6000 times a second
- * and preempted the receiver's thread as often on two cores.  200 us moved
- * 7 to 28 % more in ib_write_bw, ib_read_bw and ib_send_bw (alternated
- * runs); 400 and 1000 us moved less again, since those passes also take
- * ACK work off a sender that is short of CPU. */
+ * left queued leaves at the latest this long after, as do the ACKs the
+ * thread holds for a posting application (ack_hold_max_ns).  A streaming
+ * sender's thread wakes once per bound: at 50 us it woke about 6000 times
+ * a second and preempted the receiver's thread as often on two cores.
+ * 200 us moved 7 to 28 % more in ib_write_bw, ib_read_bw and ib_send_bw
+ * (alternated runs); 400 and 1000 us moved less again, since those passes
+ * also take ACK work off a sender that is short of CPU. */
 #define SIB_PROGRESS_BURST_NS 5000ull
 #define SIB_PROGRESS_DEFER_NS 200000ull
 
