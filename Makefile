@@ -32,7 +32,7 @@ SYS_LIBS   := -lisal -luring -lnl-route-3 -lnl-3 -lpthread -ldl
 override CPPFLAGS += $(shell pkg-config --cflags libnl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
 
 # Layers, lowest first (DESIGN.md section 1).
-CORE_DIRS  := wire memreg transport
+CORE_DIRS  := base wire memreg link transport mgmt hca
 CORE_SRC   := $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
 PROV_SRC   := $(wildcard provider/*.c)
 TOOLS_SRC  := $(wildcard tools/*.c)

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "fabric/sm.h"
-#include "transport/log.h"
+#include "base/log.h"
 #include "wire/sa.h"
 
 /*

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fabric/sm.h"
-#include "transport/log.h"
+#include "base/log.h"
 #include "wire/packet.h"
 #include "wire/smp.h"
 

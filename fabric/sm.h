@@ -27,8 +27,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "transport/link.h"
-#include "transport/mgmt.h"
+#include "link/link.h"
+#include "mgmt/mad_packet.h"
 #include "transport/port.h"
 
 #define SIB_SM_TIMEOUT_NS (200ull * 1000000ull)

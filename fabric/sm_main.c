@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "fabric/sm.h"
-#include "transport/log.h"
+#include "base/log.h"
 
 static volatile sig_atomic_t stop_signal;
 

@@ -13,7 +13,7 @@
 #include "provider/queues.h"
 #include "provider/softib.h"
 #include "transport/caps.h"
-#include "transport/log.h"
+#include "base/log.h"
 
 #define AH_MAX_STATIC_RATE IBV_RATE_1200_GBPS
 #define FLOW_LABEL_MAX 0xfffffu /* 20 bits (IBA 8.3, GRH) */

@@ -10,7 +10,7 @@
 
 #include "provider/queues.h"
 #include "transport/caps.h"
-#include "transport/log.h"
+#include "base/log.h"
 
 _Static_assert((int)SIB_WC_WR_FLUSH_ERR == (int)IBV_WC_WR_FLUSH_ERR, "wc status");
 _Static_assert((int)SIB_WC_GENERAL_ERR == (int)IBV_WC_GENERAL_ERR, "wc status");

@@ -13,7 +13,7 @@
 
 #include "provider/softib.h"
 #include "transport/caps.h"
-#include "transport/log.h"
+#include "base/log.h"
 
 static struct verbs_context *softib_alloc_context(struct ibv_device *ibdev, int cmd_fd,
 						  void *private_data);

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "provider/softib.h"
-#include "transport/log.h"
+#include "base/log.h"
 
 /* The kernel's ib_uverbs_async_event_desc layout. */
 struct softib_async_record {

@@ -17,7 +17,7 @@
 
 #include "provider/softib.h"
 #include "transport/caps.h"
-#include "transport/log.h"
+#include "base/log.h"
 
 /* The real function of the given version, looked up once. */
 #define REAL(fn, ver)                                                                              \

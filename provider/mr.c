@@ -12,7 +12,7 @@
 #include "memreg/memreg.h"
 #include "provider/softib.h"
 #include "transport/caps.h"
-#include "transport/log.h"
+#include "base/log.h"
 
 /* memreg's access bits are IBV_ACCESS_* and its rereg flags IBV_REREG_MR_*. */
 _Static_assert((int)MEMREG_ACCESS_LOCAL_WRITE == (int)IBV_ACCESS_LOCAL_WRITE, "access bits");

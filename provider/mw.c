@@ -9,7 +9,7 @@
 
 #include "provider/mw.h"
 #include "provider/softib.h"
-#include "transport/log.h"
+#include "base/log.h"
 
 _Static_assert((int)MEMREG_MW_TYPE_1 == (int)IBV_MW_TYPE_1, "MW types");
 _Static_assert((int)MEMREG_MW_TYPE_2 == (int)IBV_MW_TYPE_2, "MW types");

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "provider/softib.h"
-#include "transport/log.h"
+#include "base/log.h"
 
 void softib_pd_get(struct ibv_pd *pd)
 {

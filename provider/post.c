@@ -13,7 +13,7 @@
 #include "provider/queues.h"
 #include "transport/engine.h"
 #include "transport/caps.h"
-#include "transport/log.h"
+#include "base/log.h"
 
 _Static_assert((int)SIB_WR_BIND_MW == (int)IBV_WR_BIND_MW, "wr opcode");
 _Static_assert((int)SIB_WR_SEND_WITH_INV == (int)IBV_WR_SEND_WITH_INV, "wr opcode");

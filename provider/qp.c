@@ -10,8 +10,8 @@
 
 #include "provider/queues.h"
 #include "transport/caps.h"
-#include "transport/hca.h"
-#include "transport/log.h"
+#include "hca/hca.h"
+#include "base/log.h"
 
 _Static_assert((int)SIB_QPS_ERR == (int)IBV_QPS_ERR, "QP states");
 _Static_assert((int)SIB_QPS_SQE == (int)IBV_QPS_SQE, "QP states");

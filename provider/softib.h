@@ -22,7 +22,7 @@
 
 #include "provider/verbs_abi.h"
 #include "transport/events.h"
-#include "transport/hca.h"
+#include "hca/hca.h"
 
 #define SIB_DEV_NAME "softib0"
 

@@ -11,8 +11,8 @@
 
 #include "provider/queues.h"
 #include "transport/caps.h"
-#include "transport/hca.h"
-#include "transport/log.h"
+#include "hca/hca.h"
+#include "base/log.h"
 
 _Static_assert((int)SIB_SRQ_MAX_WR == (int)IBV_SRQ_MAX_WR, "srq attr mask");
 _Static_assert((int)SIB_SRQ_LIMIT == (int)IBV_SRQ_LIMIT, "srq attr mask");

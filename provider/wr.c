@@ -13,7 +13,7 @@
 #include "provider/queues.h"
 #include "transport/engine.h"
 #include "transport/caps.h"
-#include "transport/log.h"
+#include "base/log.h"
 
 static struct softib_wr_pending *add(struct ibv_qp_ex *qpx, enum sib_wr_opcode op)
 {

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "provider/queues.h"
-#include "transport/log.h"
+#include "base/log.h"
 
 static struct ibv_xrcd *softib_open_xrcd(struct ibv_context *ctx,
 					 struct ibv_xrcd_init_attr *attr)

@@ -14,7 +14,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "transport/hca.h"
+#include "hca/hca.h"
 #include "tools/run.h"
 #include "tools/softib.h"
 

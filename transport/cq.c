@@ -6,7 +6,7 @@
 
 #include "transport/caps.h"
 #include "transport/cq.h"
-#include "transport/log.h"
+#include "base/log.h"
 
 struct sib_cq {
 	pthread_mutex_t lock;

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "transport/engine.h"
-#include "transport/hca.h"
-#include "transport/log.h"
+#include "hca/hca.h"
+#include "base/log.h"
 #include "transport/numtab.h"
 #include "transport/qp_impl.h"
 

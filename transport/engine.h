@@ -2,7 +2,7 @@
 /*
  * The data-path engine of one HCA port: the RC, UC and UD requester,
  * responder and completer (IBA Vol 1 chapter 9) driving the QPs of
- * transport/qp.h over a link (transport/link.h).
+ * transport/qp.h over a link (link/link.h).
  *
  * Who calls what (DESIGN.md section 6):
  *   - post_send queues a WQE, then sib_qp_kick() transmits what can be sent
@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "memreg/memreg.h"
-#include "transport/link.h"
+#include "link/link.h"
 #include "transport/port.h"
 #include "transport/qp_state.h"
 #include "wire/packet.h"
@@ -127,7 +127,7 @@ void sib_engine_tick(struct sib_engine *eng);
 uint64_t sib_engine_next_deadline(struct sib_engine *eng);
 
 /*
- * The HCA's engine (engine_hca.c): built on port 1's link when the HCA is
+ * The HCA's engine (hca/data_path.c): built on port 1's link when the HCA is
  * created, fed by the progress thread's rx_data hook, its timers run as a
  * progress timer, destinations resolved through the SA client.
  */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "transport/caps.h"
-#include "transport/log.h"
+#include "base/log.h"
 #include "transport/numtab.h"
 #include "transport/qp.h"
 #include "transport/qp_impl.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * The inside of a QP, shared by transport/qp.c (objects, states, queues)
- * and the data path (engine.c, recv.c, tx.c, rc_*.c, uc.c, ud.c).  Nothing
+ * and the data path (engine.c, recv.c, packet_build.c, rc_*.c, uc.c, ud.c).  Nothing
  * outside transport/ includes this file.
  *
  * Everything here is guarded by qp->lock unless said otherwise.
@@ -163,7 +163,7 @@ void sib_rc_resp_send_owed(struct sib_qp *qp);
 struct sib_qp *sib_engine_rx_find(struct sib_engine *eng, uint32_t qpn);
 void sib_engine_rx_unlock(struct sib_engine *eng);
 
-/* tx.c: building and sending packets. */
+/* packet_build.c: building and sending packets. */
 unsigned sib_qp_mtu(const struct sib_qp *qp);
 /*
  * Headers from the QP's path (or av for UD), BTH P_Key from its pkey_index;

@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "transport/log.h"
+#include "base/log.h"
 #include "transport/qp_impl.h"
 #include "transport/req_common.h"
 

@@ -15,7 +15,7 @@
  */
 #include <string.h>
 
-#include "transport/log.h"
+#include "base/log.h"
 #include "transport/numtab.h"
 #include "transport/qp_impl.h"
 #include "transport/srq.h"

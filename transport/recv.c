@@ -5,7 +5,7 @@
  * dispatch: responses to the completer, requests to the responder of the
  * QP's transport.  Also the receive-WQE helpers the responders share.
  */
-#include "transport/log.h"
+#include "base/log.h"
 #include "transport/numtab.h"
 #include "transport/qp_impl.h"
 #include "transport/srq.h"

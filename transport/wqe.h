@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "transport/link.h" /* struct sib_endpoint */
+#include "link/link.h" /* struct sib_endpoint */
 #include "transport/qp_state.h"
 
 enum sib_wr_opcode {

@@ -30,7 +30,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "transport/hca.h"
+#include "hca/hca.h"
 
 static int pair_side = -1; /* 0: the parent, 1: the child */
 static int pair_sock = -1;

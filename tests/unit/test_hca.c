@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
-/* transport/hca and transport/port: GUIDs, GIDs, LIDs, the per-process HCA
- * lifetime and port events; the polling lease of transport/progress, and
+/* hca/hca and transport/port: GUIDs, GIDs, LIDs, the per-process HCA
+ * lifetime and port events; the polling lease of hca/progress, and
  * the ACKs its thread holds for a posting application. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "transport/hca.h"
-#include "transport/link.h"
-#include "transport/progress.h"
+#include "hca/hca.h"
+#include "link/link.h"
+#include "hca/progress.h"
 
 #include "engine_world.h"
 
@@ -505,5 +505,5 @@ int main(void)
 	/* The HCA object alone: no subnet manager (tests/unit/test_sm.c has
 	 * those), so the port is a subnet of one, ACTIVE with its local LID. */
 	setenv("SOFTIB_SM", "none", 1);
-	return cmocka_run_group_tests_name("transport/hca", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("hca/hca", tests, NULL, NULL);
 }

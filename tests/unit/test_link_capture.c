@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "transport/link.h"
-#include "transport/log.h"
+#include "link/link.h"
+#include "base/log.h"
 #include "wire/capture.h"
 
 static void ignore(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)

@@ -11,7 +11,7 @@
 #include <netinet/in.h>
 #include <string.h>
 
-#include "transport/link.h"
+#include "link/link.h"
 
 static void parse_and_print_round_trip(void **state)
 {

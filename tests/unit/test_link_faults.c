@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "transport/link.h"
-#include "transport/log.h"
+#include "link/link.h"
+#include "base/log.h"
 
 #define LEN 200
 #define MAX_GOT 40000

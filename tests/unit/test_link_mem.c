@@ -10,7 +10,7 @@
 #include <poll.h>
 #include <string.h>
 
-#include "transport/link.h"
+#include "link/link.h"
 
 struct got {
 	unsigned n;

@@ -28,8 +28,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "transport/link.h"
-#include "transport/log.h"
+#include "link/link.h"
+#include "base/log.h"
 
 /* The backend under test. */
 struct backend {

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "provider/softib.h"
-#include "transport/log.h"
+#include "base/log.h"
 
 struct record {
 	uint64_t element;

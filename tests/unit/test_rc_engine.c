@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "engine_world.h"
-#include "transport/log.h"
+#include "base/log.h"
 #include "transport/qp_impl.h"
 
 #define ALL_ACCESS                                                                                 \

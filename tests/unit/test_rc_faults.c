@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * RC over in-memory links that drop, duplicate, reorder and corrupt
- * (link_faults.c), one thread and a test clock, so that each seed replays
+ * (link/faults.c), one thread and a test clock, so that each seed replays
  * exactly: both nodes send mixed SEND, WRITE (read back), READ, FetchAdd
  * and CmpSwap to each other, and every byte, every atomic result and every
  * completion status is checked.  The process-level version under real

@@ -21,7 +21,7 @@
 
 #include "fabric/sa.c"
 #include "fabric/sm.c"
-#include "transport/hca.h"
+#include "hca/hca.h"
 #include "wire/sa.h"
 
 #define SEC 1000000000ull

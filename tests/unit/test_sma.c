@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * The port's subnet management agent (transport/sma.c), QP0/QP1 framing
- * (transport/mgmt.c) and the progress engine's dispatch and timers
- * (transport/progress.c), over the in-memory link.
+ * The port's subnet management agent (mgmt/sma.c), QP0/QP1 framing
+ * (mgmt/mad_packet.c) and the progress engine's dispatch and timers
+ * (hca/progress.c), over the in-memory link.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,11 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "transport/hca.h"
-#include "transport/mgmt.h"
-#include "transport/port_up.h"
-#include "transport/progress.h"
-#include "transport/sma.h"
+#include "hca/hca.h"
+#include "mgmt/mad_packet.h"
+#include "mgmt/port_up.h"
+#include "hca/progress.h"
+#include "mgmt/sma.h"
 #include "wire/smp.h"
 
 struct fixture {
@@ -508,5 +508,5 @@ int main(void)
 #undef T
 	};
 
-	return cmocka_run_group_tests_name("transport/sma+progress", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("mgmt/sma+progress", tests, NULL, NULL);
 }

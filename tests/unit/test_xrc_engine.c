@@ -17,7 +17,7 @@
 #include <stdio.h>
 
 #include "engine_world.h"
-#include "transport/log.h"
+#include "base/log.h"
 #include "transport/xrcd.h"
 
 #define ALL_ACCESS                                                                                 \

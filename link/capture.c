@@ -15,8 +15,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "transport/link.h"
-#include "transport/log.h"
+#include "link/link.h"
+#include "base/log.h"
 #include "wire/capture.h"
 
 #define CAPTURE_BUF_BYTES (1 << 20)

@@ -8,12 +8,12 @@
 #include <unistd.h>
 
 #include "transport/engine.h"
-#include "transport/hca.h"
-#include "transport/log.h"
-#include "transport/mgmt.h"
-#include "transport/progress.h"
-#include "transport/sa_client.h"
-#include "transport/sma.h"
+#include "hca/hca.h"
+#include "base/log.h"
+#include "mgmt/mad_packet.h"
+#include "hca/progress.h"
+#include "mgmt/sa_client.h"
+#include "mgmt/sma.h"
 #include "wire/mad.h"
 
 static inline void cpu_relax(void)

@@ -10,10 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "transport/hca.h"
-#include "transport/log.h"
-#include "transport/mgmt.h"
-#include "transport/port_up.h"
+#include "hca/hca.h"
+#include "base/log.h"
+#include "mgmt/mad_packet.h"
+#include "mgmt/port_up.h"
 #include "wire/smp.h"
 
 extern char **environ;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * The UDP link through io_uring (DESIGN.md section 4; SOFTIB_LINK=uring).
- * The socket is link_socket.c's.  Two rings, so that senders and the
+ * The socket is socket.c's.  Two rings, so that senders and the
  * receiver never share a lock:
  *   - the send ring: SENDMSG requests from a fixed set of preallocated
  *     buffers, submitted SIB_LINK_TX_BATCH at a time or at flush;
@@ -29,7 +29,7 @@
  * the kernel cancels the receive; the cancellation signals the eventfd,
  * wait_arm reports it (rx_armed is false) and the next poll re-arms.  That
  * completion work on another thread is why the socket backend
- * (link_udp.c), where the polling thread does all the work, is the default.
+ * (udp.c), where the polling thread does all the work, is the default.
  *
  * Sends are one SENDMSG per datagram (no UDP GSO here).
  */
@@ -44,8 +44,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "transport/link_socket.h"
-#include "transport/log.h"
+#include "link/socket.h"
+#include "base/log.h"
 
 #define RX_BUFS 256 /* power of two: the buffer ring's size */
 /* Room for the source address, rounded up so that the control messages

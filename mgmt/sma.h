@@ -11,14 +11,14 @@
  * Responses (R bit), and directed-route SMPs that would need forwarding
  * (a CA forwards nothing, IBA 14.2.2.2), are dropped.
  */
-#ifndef SIB_TRANSPORT_SMA_H
-#define SIB_TRANSPORT_SMA_H
+#ifndef SIB_MGMT_SMA_H
+#define SIB_MGMT_SMA_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "transport/link.h"
-#include "transport/mgmt.h"
+#include "link/link.h"
+#include "mgmt/mad_packet.h"
 
 struct sib_hca;
 

@@ -30,8 +30,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "transport/link_socket.h"
-#include "transport/log.h"
+#include "link/socket.h"
+#include "base/log.h"
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103

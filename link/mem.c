@@ -13,7 +13,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "transport/link.h"
+#include "link/link.h"
 
 #define HUB_BUFS 1024	/* packet buffers shared by the hub's links */
 #define HUB_LINKS 64

@@ -5,12 +5,12 @@
  * IBA packet from the first LRH byte to the last VCRC byte.
  *
  * The link is an interface, so the transport is testable without sockets:
- *   link_udp.c      the real thing: one UDP socket, sendmmsg (GSO), recvmmsg
- *   link_uring.c    the same through io_uring (SOFTIB_LINK=uring)
- *   link_socket.c   the socket set-up and MTU both of those share
- *   link_mem.c      an in-memory hub for unit tests: in order, no threads
- *   link_faults.c   SOFTIB_FAULTS: drop/dup/reorder/corrupt/delay on send
- *   link_capture.c  SOFTIB_CAPTURE: every packet sent and received, as pcap
+ *   udp.c      the real thing: one UDP socket, sendmmsg (GSO), recvmmsg
+ *   uring.c    the same through io_uring (SOFTIB_LINK=uring)
+ *   socket.c   the socket set-up and MTU both of those share
+ *   mem.c      an in-memory hub for unit tests: in order, no threads
+ *   faults.c   SOFTIB_FAULTS: drop/dup/reorder/corrupt/delay on send
+ *   capture.c  SOFTIB_CAPTURE: every packet sent and received, as pcap
  * sib_link_open_env() builds the stack a port uses:
  *   transport -> faults -> capture -> udp
  * so a capture shows what really went on the wire (corruptions included).
@@ -66,8 +66,8 @@
  *   - sib_link_close only once nothing else uses the link.
  * The send and receive sides never take each other's lock.
  */
-#ifndef SIB_TRANSPORT_LINK_H
-#define SIB_TRANSPORT_LINK_H
+#ifndef SIB_LINK_LINK_H
+#define SIB_LINK_LINK_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -318,7 +318,7 @@ uint64_t sib_link_now_ns(void); /* CLOCK_MONOTONIC */
 /* ---------------------------------------------------------------- opening */
 
 /*
- * The UDP link (link_udp.c).  addr: "ADDR[:PORT]" to bind (NULL: netdev's
+ * The UDP link (udp.c).  addr: "ADDR[:PORT]" to bind (NULL: netdev's
  * first IPv4 address, or 127.0.0.1 when netdev is NULL too); port 0 or none
  * is ephemeral.  Returns 0 or a negative errno after a log line saying what
  * failed and which knob to change.
@@ -326,7 +326,7 @@ uint64_t sib_link_now_ns(void); /* CLOCK_MONOTONIC */
 int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **out);
 
 /*
- * The same UDP link with its I/O through io_uring (link_uring.c): batched
+ * The same UDP link with its I/O through io_uring (uring.c): batched
  * SENDMSG, a multishot RECVMSG into a provided-buffer ring, an eventfd as
  * the wait fd.  Same arguments and errors, and -EOPNOTSUPP (after an error
  * line saying why) when io_uring cannot be set up here: disabled by sysctl
@@ -339,7 +339,7 @@ int sib_link_uring_open(const char *addr, const char *netdev, struct sib_link **
 unsigned sib_link_ib_mtu_for(unsigned if_mtu, bool ipv6);
 
 /*
- * In-memory links (link_mem.c).  A hub connects any number of links; each
+ * In-memory links (mem.c).  A hub connects any number of links; each
  * gets the endpoint 192.0.2.N:4791 (TEST-NET-1), N = 1, 2, ... in order of
  * opening.  A packet committed on one link is queued at the link whose
  * endpoint is its destination (dropped as TX_NO_ROUTE when none is) and
@@ -355,7 +355,7 @@ int sib_link_mem_open(struct sib_mem_hub *hub, unsigned mtu, struct sib_link **o
  * Decorators wrap inner and close it when they are closed; when wrapping
  * fails, inner is still the caller's.
  *
- * SOFTIB_FAULTS (link_faults.c): faults applied to the packets sent through
+ * SOFTIB_FAULTS (faults.c): faults applied to the packets sent through
  * the returned link.
  */
 struct sib_fault_cfg {
@@ -372,7 +372,7 @@ int sib_link_faults_wrap(struct sib_link *inner, const struct sib_fault_cfg *cfg
 			 struct sib_link **out);
 
 /*
- * SOFTIB_CAPTURE (link_capture.c): records every packet sent and received
+ * SOFTIB_CAPTURE (capture.c): records every packet sent and received
  * through the returned link into the pcap file path (created or truncated).
  * Safe with several threads.  Returns 0 or a negative errno with a log line.
  */

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "transport/log.h"
+#include "base/log.h"
 
 int sib_log_level_cur = -1;
 static FILE *log_out;

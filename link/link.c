@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "transport/link_socket.h"
-#include "transport/log.h"
+#include "link/socket.h"
+#include "base/log.h"
 
 bool sib_endpoint_equal(const struct sib_endpoint *a, const struct sib_endpoint *b)
 {

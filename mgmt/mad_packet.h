@@ -9,14 +9,14 @@
  * Every management packet is a UD SEND Only: LRH, BTH (DestQP 0 or 1),
  * DETH (SrcQP, Q_Key), the 256-byte MAD, ICRC, VCRC (IBA 13.5.1, 13.5.4).
  */
-#ifndef SIB_TRANSPORT_MGMT_H
-#define SIB_TRANSPORT_MGMT_H
+#ifndef SIB_MGMT_MAD_PACKET_H
+#define SIB_MGMT_MAD_PACKET_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "transport/link.h"
+#include "link/link.h"
 #include "wire/packet.h"
 
 enum {

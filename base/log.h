@@ -6,8 +6,8 @@
  * "softib: " and says what was wrong in the programmer's terms, e.g.
  *   softib: post_send on QP 0x000012: QP is in INIT, must be RTS
  */
-#ifndef SIB_TRANSPORT_LOG_H
-#define SIB_TRANSPORT_LOG_H
+#ifndef SIB_BASE_LOG_H
+#define SIB_BASE_LOG_H
 
 #include <stdbool.h>
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * The UDP socket both link backends use (link_socket.h): where to bind it
+ * The UDP socket both link backends use (socket.h): where to bind it
  * (SOFTIB_ADDR, SOFTIB_NETDEV), its options, and the port's active MTU from
  * the interface MTU (libnl).
  */
@@ -18,8 +18,8 @@
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
 
-#include "transport/link_socket.h"
-#include "transport/log.h"
+#include "link/socket.h"
+#include "base/log.h"
 
 /* ---------------------------------------------------------------- MTU */
 

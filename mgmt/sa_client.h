@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * The port's SA client (IBA 15.4): asks softib-sm on QP1 where a LID or GID
- * lives (the vendor SoftibEndpointRecord, transport/mgmt.h) and caches the
+ * lives (the vendor SoftibEndpointRecord, mgmt/mad_packet.h) and caches the
  * answer.  The data path calls it when a QP moves to RTR with an address
  * vector and at create_ah; after that data goes straight to the peer's
  * endpoint, never through the SM.
@@ -11,15 +11,15 @@
  * negative one ("no such port") for SIB_SA_NEGATIVE_TTL_NS.  A query waits
  * SIB_SA_TIMEOUT_MS for each of SIB_SA_TRIES attempts.
  */
-#ifndef SIB_TRANSPORT_SA_CLIENT_H
-#define SIB_TRANSPORT_SA_CLIENT_H
+#ifndef SIB_MGMT_SA_CLIENT_H
+#define SIB_MGMT_SA_CLIENT_H
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "transport/link.h"
-#include "transport/mgmt.h"
+#include "link/link.h"
+#include "mgmt/mad_packet.h"
 
 struct sib_hca;
 

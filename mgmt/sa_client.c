@@ -3,9 +3,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "transport/hca.h"
-#include "transport/log.h"
-#include "transport/sa_client.h"
+#include "hca/hca.h"
+#include "base/log.h"
+#include "mgmt/sa_client.h"
 #include "wire/sa.h"
 
 struct sib_sa_query {

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "transport/engine.h"
-#include "transport/hca.h"
-#include "transport/log.h"
-#include "transport/sa_client.h"
+#include "hca/hca.h"
+#include "base/log.h"
+#include "mgmt/sa_client.h"
 
 static void engine_timer_fired(struct sib_hca *hca, void *arg)
 {

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * What the two UDP link backends share (link_socket.c): turning SOFTIB_ADDR
+ * What the two UDP link backends share (socket.c): turning SOFTIB_ADDR
  * / SOFTIB_NETDEV into a bound UDP socket, and the port's active MTU.
- *   link_udp.c    sendmmsg (GSO) and recvmmsg on the socket
- *   link_uring.c  io_uring: batched SENDMSG, multishot RECVMSG
+ *   udp.c    sendmmsg (GSO) and recvmmsg on the socket
+ *   uring.c  io_uring: batched SENDMSG, multishot RECVMSG
  * Internal to transport/.
  */
-#ifndef SIB_TRANSPORT_LINK_SOCKET_H
-#define SIB_TRANSPORT_LINK_SOCKET_H
+#ifndef SIB_LINK_SOCKET_H
+#define SIB_LINK_SOCKET_H
 
 #include <stdlib.h>
-#include "transport/link.h"
+#include "link/link.h"
 
 /* Socket buffer sizes asked for (net.core.[rw]mem_max may cap them). */
 #define SIB_LINK_SOCK_BUF_BYTES (16 << 20)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 #include <string.h>
 
-#include "transport/hca.h"
-#include "transport/log.h"
-#include "transport/sma.h"
-#include "transport/sa_client.h"
+#include "hca/hca.h"
+#include "base/log.h"
+#include "mgmt/sma.h"
+#include "mgmt/sa_client.h"
 #include "wire/smp.h"
 
 /* PortInfo:LinkWidth/LinkSpeed encodings (IBA 14.2.5.6): 4X at QDR, the

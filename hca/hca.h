@@ -9,8 +9,8 @@
  * place below and its set-up/tear-down in sib_hca_create()/sib_hca_destroy()
  * in hca.c.
  */
-#ifndef SIB_TRANSPORT_HCA_H
-#define SIB_TRANSPORT_HCA_H
+#ifndef SIB_HCA_HCA_H
+#define SIB_HCA_HCA_H
 
 #include <pthread.h>
 #include <stdint.h>
@@ -18,10 +18,10 @@
 #include "memreg/memreg.h"
 #include "transport/caps.h"
 #include "transport/events.h"
-#include "transport/link.h"
+#include "link/link.h"
 #include "transport/port.h"
-#include "transport/progress.h"
-#include "transport/sa_client.h"
+#include "hca/progress.h"
+#include "mgmt/sa_client.h"
 
 struct sib_engine;
 

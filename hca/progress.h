@@ -18,14 +18,14 @@
  * thread, so it must not use the parent's HCA; its first sib_hca_get()
  * builds a fresh HCA with a new node GUID (hca.c registers pthread_atfork).
  */
-#ifndef SIB_TRANSPORT_PROGRESS_H
-#define SIB_TRANSPORT_PROGRESS_H
+#ifndef SIB_HCA_PROGRESS_H
+#define SIB_HCA_PROGRESS_H
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "transport/link.h"
+#include "link/link.h"
 
 struct sib_hca;
 struct ib_packet;

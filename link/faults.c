@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/link.h"
-#include "transport/log.h"
+#include "link/link.h"
+#include "base/log.h"
 
 #define HOLD_MAX 64 /* held packets; when full, a packet to hold goes out unharmed */
 #define DEFAULT_HOLD_NS 1000000u /* 1 ms */

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "transport/log.h"
+#include "base/log.h"
 #include "transport/qp_impl.h"
 
 unsigned sib_qp_mtu(const struct sib_qp *qp)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * Bringing a port up (DESIGN.md section 5).  The port's link comes up: the
- * port is INIT and sends a trap (Notice 128, "link state changed", transport/
- * mgmt.h) to the SM at SOFTIB_SM, again every 100 ms until the SM answers
+ * port is INIT and sends a trap (Notice 128, "link state changed", mgmt/
+ * mad_packet.h) to the SM at SOFTIB_SM, again every 100 ms until the SM answers
  * and for the first 3 s, then every 2 s (so a port that found no SM
  * becomes ACTIVE when one is started later).  The SM represses the trap
  * and configures the port through its SMA (sma.c) up to ACTIVE.  An ACTIVE
@@ -14,8 +14,8 @@
  * and waits up to SIB_PORT_BRINGUP_NS in all for ACTIVE.  If that fails the
  * port stays INIT with LID 0 and a warning says what to check.
  */
-#ifndef SIB_TRANSPORT_PORT_UP_H
-#define SIB_TRANSPORT_PORT_UP_H
+#ifndef SIB_MGMT_PORT_UP_H
+#define SIB_MGMT_PORT_UP_H
 
 #include <stdbool.h>
 #include <stdint.h>

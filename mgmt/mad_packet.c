@@ -5,7 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "transport/mgmt.h"
+#include "mgmt/mad_packet.h"
 #include "wire/bitfield.h"
 #include "wire/mad.h"
 

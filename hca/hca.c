@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include "transport/engine.h"
-#include "transport/hca.h"
+#include "hca/hca.h"
 #include "transport/numtab.h"
-#include "transport/log.h"
-#include "transport/mgmt.h"
-#include "transport/port_up.h"
+#include "base/log.h"
+#include "mgmt/mad_packet.h"
+#include "mgmt/port_up.h"
 
 static pthread_mutex_t hca_global_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sib_hca *hca_current;
