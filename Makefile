@@ -2,8 +2,8 @@
 #
 #   make deps    install the Debian packages the build, tests and benchmarks need
 #   make         build libsoftib.so, the softib command and softib-sm
-#   make test    deps, then unit + integration tests, then again under
-#                AddressSanitizer/UBSan, then a short fuzz run
+#   make test    deps, then the layering check, unit + integration tests, then
+#                again under AddressSanitizer/UBSan, then a short fuzz run
 #   make bench   throughput and latency figures (never asserted)
 #   make soak    the fault-injection stress tests, longer (tests/integration/test_stress.sh)
 #   make fuzz    libFuzzer on the packet decoder (FUZZ_TIME seconds)
@@ -68,7 +68,7 @@ TARGETS    += $(EX_BINS)
 # Keep objects of programs linked from one object (examples, tests) between runs.
 .SECONDARY:
 
-.PHONY: all deps test check soak unit integration san fuzz fuzz-short bench clean install abi-check
+.PHONY: all deps test check layers soak unit integration san fuzz fuzz-short bench clean install abi-check
 all: $(TARGETS) $(if $(TOOLS_SRC),tools/softib)
 
 # ---------------------------------------------------------------- packages
@@ -150,7 +150,11 @@ unit: $(TARGETS)
 integration: $(TARGETS) tools/softib
 	@B=$(B) tests/run-integration.sh
 
-check: unit integration
+# Includes point down the README's layer table (tests/check-layers.sh).
+layers:
+	@tests/check-layers.sh
+
+check: layers unit integration
 
 # Longer fault-injection runs than make test: 1 GiB per seed, ten seeds.
 soak: $(TARGETS) tools/softib

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
+ * fabric/: the programs that make a subnet -- softib-sm (sm.c, sa.c,
+ * sm_main.c).  fabric/ may use base/, wire/, link/, transport/ (the port
+ * record's encodings) and mgmt/ (MAD framing), never an HCA.
+ *
  * softib-sm's engine: a subnet manager (IBA 14.4) and subnet administrator
  * (IBA 15) for a fabric without switches, where every port is one UDP
  * endpoint and the SM is one too (DESIGN.md section 5, softib-sm(8)).

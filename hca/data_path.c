@@ -8,14 +8,15 @@
 #include <errno.h>
 #include <string.h>
 
-#include "transport/engine.h"
-#include "hca/hca.h"
 #include "base/log.h"
+#include "hca/hca.h"
 #include "mgmt/sa_client.h"
+#include "transport/engine.h"
 
-static void engine_timer_fired(struct sib_hca *hca, void *arg)
+static void engine_timer_fired(void *arg)
 {
-	(void)arg;
+	struct sib_hca *hca = arg;
+
 	if (hca->engine)
 		sib_engine_tick(hca->engine);
 }
@@ -25,8 +26,8 @@ static void engine_arm(void *arg, uint64_t when)
 	struct sib_hca *hca = arg;
 	uint64_t now = sib_link_now_ns();
 
-	sib_timer_arm(hca, &hca->engine_timer, when > now ? when - now : 0, engine_timer_fired,
-		      NULL);
+	sib_timer_arm(&hca->progress.timers, &hca->engine_timer, when > now ? when - now : 0,
+		      engine_timer_fired, hca);
 }
 
 static int engine_resolve(void *arg, uint16_t dlid, const uint8_t *dgid, struct sib_endpoint *out)
@@ -36,23 +37,31 @@ static int engine_resolve(void *arg, uint16_t dlid, const uint8_t *dgid, struct 
 	uint16_t lid;
 
 	/* Our own port: no need to ask the SA (loopback QPs in one process). */
-	if (port && port->LID && dlid == port->LID && hca->mgmt[0].link) {
-		*out = hca->mgmt[0].link->local;
+	if (port && port->LID && dlid == port->LID && hca->node.mgmt[0].link) {
+		*out = hca->node.mgmt[0].link->local;
 		return 0;
 	}
 	if (dgid && !dlid)
-		return sib_sa_resolve_gid(hca, 1, dgid, out, &lid);
-	return sib_sa_resolve_lid(hca, 1, dlid, out);
+		return sib_sa_resolve_gid(&hca->node, 1, dgid, out, &lid);
+	return sib_sa_resolve_lid(&hca->node, 1, dlid, out);
+}
+
+/* The progress thread's rx_data hook: the packet goes to the HCA's engine. */
+static void data_path_rx(struct sib_hca *hca, const struct ib_packet *pkt,
+			 const struct sib_endpoint *from)
+{
+	if (hca && hca->engine)
+		sib_engine_rx(hca->engine, pkt, from);
 }
 
 int sib_hca_engine_init(struct sib_hca *hca)
 {
 	struct sib_engine_init ei = {
-		.link = hca->mgmt[0].link,
+		.link = hca->node.mgmt[0].link,
 		.memreg = hca->memreg,
 		.qpns = hca->qpns,
 		.srqns = hca->srqns,
-		.port = &hca->ports[0],
+		.port = &hca->node.ports[0],
 		.resolve = engine_resolve,
 		.resolve_arg = hca,
 		.arm = engine_arm,
@@ -62,7 +71,7 @@ int sib_hca_engine_init(struct sib_hca *hca)
 
 	if (err)
 		return err;
-	sib_hca_set_rx_data(hca, sib_transport_rx);
+	sib_hca_set_rx_data(hca, data_path_rx);
 	return 0;
 }
 
@@ -71,7 +80,7 @@ void sib_hca_engine_fini(struct sib_hca *hca)
 	if (!hca->engine)
 		return;
 	sib_hca_set_rx_data(hca, NULL);
-	sib_timer_cancel(hca, &hca->engine_timer);
+	sib_timer_cancel(&hca->progress.timers, &hca->engine_timer);
 	sib_engine_destroy(hca->engine);
 	hca->engine = NULL;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,12 +9,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "transport/engine.h"
-#include "hca/hca.h"
-#include "transport/numtab.h"
 #include "base/log.h"
+#include "hca/hca.h"
 #include "mgmt/mad_packet.h"
 #include "mgmt/port_up.h"
+#include "mgmt/sa_client.h"
+#include "mgmt/sma.h"
+#include "transport/engine.h"
+#include "transport/numtab.h"
 
 static pthread_mutex_t hca_global_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sib_hca *hca_current;
@@ -145,11 +148,44 @@ static enum sib_mtu mtu_code(unsigned bytes)
 	return m;
 }
 
+static struct sib_hca *hca_of(struct sib_node *node)
+{
+	return (struct sib_hca *)((char *)node - offsetof(struct sib_hca, node));
+}
+
+/* The node's lock is held: it guards the listeners too. */
+static void node_port_event(struct sib_node *node, unsigned port_num, enum sib_event ev)
+{
+	for (struct sib_hca_listener *l = hca_of(node)->listeners; l; l = l->next)
+		sib_event_raise(l->sink, ev, NULL, port_num);
+}
+
+static bool node_threaded(struct sib_node *node)
+{
+	return hca_of(node)->progress.running;
+}
+
+static int node_poll(struct sib_node *node)
+{
+	return sib_progress_poll(hca_of(node));
+}
+
+static bool node_on_thread(struct sib_node *node)
+{
+	return sib_progress_on_thread(hca_of(node));
+}
+
+static const struct sib_node_ops hca_node_ops = {
+	.port_event = node_port_event,
+	.threaded = node_threaded,
+	.poll = node_poll,
+	.on_thread = node_on_thread,
+};
+
 struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
 {
 	static const struct sib_hca_opts none;
 	struct sib_hca *hca = calloc(1, sizeof(*hca));
-	pthread_condattr_t ca;
 	const char *sm;
 	int err;
 
@@ -157,44 +193,34 @@ struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
 		opts = &none;
 	if (!hca)
 		return NULL;
-	pthread_mutex_init(&hca->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&hca->port_cond, &ca);
-	pthread_condattr_destroy(&ca);
-	hca->node_guid = opts->node_guid ? opts->node_guid : sib_node_guid();
-	hca->sys_image_guid = hca->node_guid;
-	hca->memreg = memreg_table_create(SIB_MAX_MR, SIB_MAX_MW);
-	if (!hca->memreg) {
-		pthread_cond_destroy(&hca->port_cond);
-		pthread_mutex_destroy(&hca->lock);
+	err = sib_progress_init(hca);
+	if (err) {
 		free(hca);
+		errno = -err;
 		return NULL;
 	}
-	for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
-		sib_port_init(&hca->ports[i], (uint8_t)(i + 1), hca->node_guid + i + 1);
+	sib_node_init(&hca->node, opts->node_guid ? opts->node_guid : sib_node_guid(),
+		      &hca->progress.timers, &hca_node_ops);
+	hca->memreg = memreg_table_create(SIB_MAX_MR, SIB_MAX_MW);
 	hca->next_pdn = 1;
 	hca->qpns = sib_numtab_create(2, SIB_MAX_QP);
 	hca->srqns = sib_numtab_create(1, SIB_MAX_SRQ);
-	sib_sa_client_init(&hca->sa);
-	err = sib_progress_init(hca);
-	if (err || !hca->qpns || !hca->srqns) {
+	if (!hca->memreg || !hca->qpns || !hca->srqns || sib_sma_register(&hca->node) ||
+	    sib_sa_client_register(&hca->node)) {
 		sib_numtab_destroy(hca->qpns);
 		sib_numtab_destroy(hca->srqns);
-		if (!err)
-			sib_progress_fini(hca);
-		sib_sa_client_fini(&hca->sa);
 		memreg_table_destroy(hca->memreg);
-		pthread_cond_destroy(&hca->port_cond);
-		pthread_mutex_destroy(&hca->lock);
+		sib_node_fini(&hca->node);
+		sib_progress_fini(hca);
 		free(hca);
-		errno = err ? -err : ENOMEM;
+		errno = ENOMEM;
 		return NULL;
 	}
 
 	sm = opts->sm ? opts->sm : getenv("SOFTIB_SM");
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
-		struct sib_port_mgmt *pm = &hca->mgmt[i];
+		struct sib_port_mgmt *pm = &hca->node.mgmt[i];
+		struct sib_port *port = &hca->node.ports[i];
 
 		node_desc_make(pm->node_desc, i + 1);
 		sm_config(pm, sm);
@@ -205,17 +231,17 @@ struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
 		if (!pm->link)
 			continue;
 		/* The link is up: INIT until an SM configures the port (IBA 7.2). */
-		hca->ports[i].state = SIB_PORT_INIT;
-		hca->ports[i].max_mtu = mtu_code(pm->link->mtu);
-		hca->ports[i].active_mtu = hca->ports[i].max_mtu;
+		port->state = SIB_PORT_INIT;
+		port->max_mtu = mtu_code(pm->link->mtu);
+		port->active_mtu = port->max_mtu;
 		if (pm->sm_none) {
 			/* No SM by request: a subnet of one, ACTIVE at once. */
 			uint16_t lid = sib_port_local_lid(getpid());
 
-			sib_hca_port_set_lid(hca, i + 1, lid, lid);
+			sib_node_port_set_lid(&hca->node, i + 1, lid, lid);
 		}
 	}
-	if (hca->mgmt[0].link && sib_hca_engine_init(hca)) {
+	if (hca->node.mgmt[0].link && sib_hca_engine_init(hca)) {
 		sib_hca_free(hca);
 		errno = ENOMEM;
 		return NULL;
@@ -226,13 +252,13 @@ struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
 		return NULL;
 	}
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
-		if (!hca->mgmt[i].link || hca->mgmt[i].sm_none)
+		if (!hca->node.mgmt[i].link || hca->node.mgmt[i].sm_none)
 			continue;
-		sib_port_up_start(hca, i + 1);
+		sib_port_up_start(&hca->node, i + 1);
 		if (!opts->no_bringup_wait)
-			sib_port_bringup(hca, i + 1, !opts->no_spawn);
+			sib_port_bringup(&hca->node, i + 1, !opts->no_spawn);
 	}
-	sib_dbg("HCA created: node GUID 0x%016llx", (unsigned long long)hca->node_guid);
+	sib_dbg("HCA created: node GUID 0x%016llx", (unsigned long long)hca->node.node_guid);
 	return hca;
 }
 
@@ -245,17 +271,15 @@ void sib_hca_free(struct sib_hca *hca)
 	sib_progress_stop(hca);
 	sib_hca_engine_fini(hca);
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
-		sib_port_up_stop(hca, i + 1);
-		if (hca->mgmt[i].link)
-			sib_link_close(hca->mgmt[i].link);
-		hca->mgmt[i].link = NULL;
+		sib_port_up_stop(&hca->node, i + 1);
+		if (hca->node.mgmt[i].link)
+			sib_link_close(hca->node.mgmt[i].link);
+		hca->node.mgmt[i].link = NULL;
 	}
+	sib_node_fini(&hca->node);
 	sib_progress_fini(hca);
-	sib_sa_client_fini(&hca->sa);
 	sib_numtab_destroy(hca->qpns);
 	sib_numtab_destroy(hca->srqns);
-	pthread_cond_destroy(&hca->port_cond);
-	pthread_mutex_destroy(&hca->lock);
 	memreg_table_destroy(hca->memreg);
 	free(hca);
 }
@@ -305,23 +329,21 @@ void sib_hca_put(struct sib_hca *hca)
 
 struct sib_port *sib_hca_port(struct sib_hca *hca, unsigned port_num)
 {
-	if (!hca || port_num < 1 || port_num > SIB_NUM_PORTS)
-		return NULL;
-	return &hca->ports[port_num - 1];
+	return hca ? sib_node_port(&hca->node, port_num) : NULL;
 }
 
 void sib_hca_listen(struct sib_hca *hca, struct sib_hca_listener *l, struct sib_event_sink *sink)
 {
-	pthread_mutex_lock(&hca->lock);
+	pthread_mutex_lock(&hca->node.lock);
 	l->sink = sink;
 	l->next = hca->listeners;
 	hca->listeners = l;
-	pthread_mutex_unlock(&hca->lock);
+	pthread_mutex_unlock(&hca->node.lock);
 }
 
 void sib_hca_unlisten(struct sib_hca *hca, struct sib_hca_listener *l)
 {
-	pthread_mutex_lock(&hca->lock);
+	pthread_mutex_lock(&hca->node.lock);
 	for (struct sib_hca_listener **pp = &hca->listeners; *pp; pp = &(*pp)->next) {
 		if (*pp == l) {
 			*pp = l->next;
@@ -329,39 +351,18 @@ void sib_hca_unlisten(struct sib_hca *hca, struct sib_hca_listener *l)
 		}
 	}
 	l->next = NULL;
-	pthread_mutex_unlock(&hca->lock);
-}
-
-void sib_hca_port_set_lid(struct sib_hca *hca, unsigned port_num, uint16_t lid, uint16_t sm_lid)
-{
-	struct sib_port *port = sib_hca_port(hca, port_num);
-	uint16_t old_lid;
-	bool activated;
-
-	if (!port)
-		return;
-	pthread_mutex_lock(&hca->lock);
-	old_lid = port->LID;
-	activated = sib_port_set_lid(port, lid, sm_lid);
-	pthread_cond_broadcast(&hca->port_cond);
-	for (struct sib_hca_listener *l = hca->listeners; l; l = l->next) {
-		if (activated)
-			sib_event_raise(l->sink, SIB_EV_PORT_ACTIVE, NULL, port_num);
-		else if (old_lid != port->LID)
-			sib_event_raise(l->sink, SIB_EV_LID_CHANGE, NULL, port_num);
-	}
-	pthread_mutex_unlock(&hca->lock);
+	pthread_mutex_unlock(&hca->node.lock);
 }
 
 uint32_t sib_hca_alloc_pdn(struct sib_hca *hca)
 {
 	uint32_t pdn;
 
-	pthread_mutex_lock(&hca->lock);
+	pthread_mutex_lock(&hca->node.lock);
 	pdn = hca->next_pdn++;
 	if (hca->next_pdn == 0)
 		hca->next_pdn = 1;
-	pthread_mutex_unlock(&hca->lock);
+	pthread_mutex_unlock(&hca->node.lock);
 	return pdn;
 }
 
@@ -370,16 +371,16 @@ int sib_hca_port_stats(struct sib_hca *hca, unsigned port_num, struct sib_port_s
 	struct sib_link *link;
 
 	memset(out, 0, sizeof(*out));
-	if (!sib_hca_port(hca, port_num) || !(link = hca->mgmt[port_num - 1].link))
+	if (!sib_hca_port(hca, port_num) || !(link = hca->node.mgmt[port_num - 1].link))
 		return -1;
 	sib_link_counters_get(link, &out->link);
 	out->rx_data_unclaimed = __atomic_load_n(&hca->progress.rx_data_unclaimed, __ATOMIC_RELAXED);
 	out->rx_mad_malformed = __atomic_load_n(&hca->progress.rx_mad_malformed, __ATOMIC_RELAXED);
 	out->rx_gsi_unclaimed = __atomic_load_n(&hca->progress.rx_gsi_unclaimed, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&hca->sa.lock);
-	out->sa_sent = __atomic_load_n(&hca->sa.sent, __ATOMIC_RELAXED);
-	out->sa_hits = hca->sa.hits;
-	out->sa_timeouts = hca->sa.timeouts;
-	pthread_mutex_unlock(&hca->sa.lock);
+	pthread_mutex_lock(&hca->node.sa.lock);
+	out->sa_sent = __atomic_load_n(&hca->node.sa.sent, __ATOMIC_RELAXED);
+	out->sa_hits = hca->node.sa.hits;
+	out->sa_timeouts = hca->node.sa.timeouts;
+	pthread_mutex_unlock(&hca->node.sa.lock);
 	return 0;
 }

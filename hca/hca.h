@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * The HCA: one per process (DESIGN.md section 3).  The first context opened
- * on softib0 creates it, every further context shares it (as several
- * contexts share one adapter), and the last close tears it down.  Each
- * process is therefore its own node with its own GUIDs and LID.
+ * hca/: the one HCA per process (DESIGN.md section 3).  It composes a node
+ * (mgmt/node.h: ports and their agents), a link per port (link/), the data
+ * path's engine (transport/) and the memory registration tables (memreg/),
+ * and runs the progress thread that drives them all (progress.c); the
+ * engine's wiring is data_path.c.  hca/ may use every folder below it in
+ * the README's layer table; only provider/ and tools/ use hca/.
+ *
+ * This header: the HCA itself.  The first context opened on softib0
+ * creates it, every further context shares it (as several contexts share
+ * one adapter), and the last close tears it down.  Each process is
+ * therefore its own node with its own GUIDs and LID.
  *
  * Other modules keep their per-HCA state here: add a member in the marked
- * place below and its set-up/tear-down in sib_hca_create()/sib_hca_destroy()
- * in hca.c.
+ * place below and its set-up/tear-down in sib_hca_new()/sib_hca_free() in
+ * hca.c.
  */
 #ifndef SIB_HCA_HCA_H
 #define SIB_HCA_HCA_H
@@ -15,13 +22,13 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "hca/progress.h"
+#include "link/link.h"
 #include "memreg/memreg.h"
+#include "mgmt/node.h"
 #include "transport/caps.h"
 #include "transport/events.h"
-#include "link/link.h"
 #include "transport/port.h"
-#include "hca/progress.h"
-#include "mgmt/sa_client.h"
 
 struct sib_engine;
 
@@ -29,23 +36,6 @@ struct sib_engine;
 struct sib_hca_listener {
 	struct sib_event_sink *sink;
 	struct sib_hca_listener *next;
-};
-
-/*
- * A port's management side (sma.c, port_up.c): its link and what it knows
- * of the subnet manager.  Guarded by the HCA's lock.
- */
-struct sib_port_mgmt {
-	struct sib_link *link;	   /* the port's emulated link; NULL: none could be opened */
-	struct sib_endpoint sm_ep; /* SOFTIB_SM, then wherever the SM's SMPs come from */
-	bool sm_none;		   /* SOFTIB_SM=none: no SM, a subnet of one */
-	bool sm_heard;		   /* an SM repressed our trap or sent us an SMP */
-	uint16_t notice_count;	   /* Notice:NoticeCount of our traps */
-	uint64_t trap_tid;
-	uint64_t up_since_ns;	   /* when bring-up started */
-	uint64_t last_smp_ns;	   /* when the SM last spoke to us */
-	struct sib_timer trap_timer;
-	char node_desc[64];	   /* NodeDescription, NUL-padded */
 };
 
 /* How to build an HCA; sib_hca_get() uses the environment (all zero). */
@@ -59,19 +49,13 @@ struct sib_hca_opts {
 };
 
 struct sib_hca {
+	struct sib_node node; /* ports, their agents, and the lock that guards
+			       * them, the listeners and next_pdn */
 	int refcnt;           /* contexts using this HCA; under the global lock */
-	pthread_mutex_t lock; /* guards listeners and port changes */
-	uint64_t node_guid;      /* NodeInfo:NodeGUID */
-	uint64_t sys_image_guid; /* NodeInfo:SystemImageGUID */
-	struct sib_port ports[SIB_NUM_PORTS]; /* ports[i] is verbs port i + 1 */
 	struct sib_hca_listener *listeners;
 	uint32_t next_pdn; /* PD numbers handed out (ibv_pd.handle) */
 	struct memreg_table *memreg; /* MRs and MWs: the L_Key/R_Key table */
-
-	pthread_cond_t port_cond; /* signalled (under lock) when a port's state changes */
-	struct sib_port_mgmt mgmt[SIB_NUM_PORTS]; /* mgmt[i] belongs to ports[i] */
 	struct sib_progress progress;
-	struct sib_sa_client sa;
 
 	/* ---- per-HCA state of other modules (memreg key tables, the QP
 	 * number table, ...) goes here ---- */
@@ -106,9 +90,13 @@ struct sib_port *sib_hca_port(struct sib_hca *hca, unsigned port_num);
 void sib_hca_listen(struct sib_hca *hca, struct sib_hca_listener *l, struct sib_event_sink *sink);
 void sib_hca_unlisten(struct sib_hca *hca, struct sib_hca_listener *l);
 
-/* The SM (or the local stand-in) gives a port its LID: the port becomes
- * ACTIVE and listeners get PORT_ACTIVE (first time) or LID_CHANGE. */
-void sib_hca_port_set_lid(struct sib_hca *hca, unsigned port_num, uint16_t lid, uint16_t sm_lid);
+/*
+ * The HCA's engine (data_path.c): built on port 1's link when the HCA is
+ * created, fed by the progress thread's rx_data hook, its timers run as a
+ * progress timer, destinations resolved through the SA client.
+ */
+int sib_hca_engine_init(struct sib_hca *hca);
+void sib_hca_engine_fini(struct sib_hca *hca);
 
 /* What `softib info` shows of a port's traffic. */
 struct sib_port_stats {

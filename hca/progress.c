@@ -4,17 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "transport/engine.h"
-#include "hca/hca.h"
 #include "base/log.h"
-#include "mgmt/mad_packet.h"
+#include "hca/hca.h"
 #include "hca/progress.h"
-#include "mgmt/sa_client.h"
-#include "mgmt/sma.h"
-#include "wire/mad.h"
+#include "mgmt/mad_agent.h"
+#include "mgmt/mad_packet.h"
+#include "transport/engine.h"
 
 static inline void cpu_relax(void)
 {
@@ -25,139 +22,18 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static void timerfd_arm_locked(struct sib_progress *pg)
-{
-	struct itimerspec its;
-
-	if (pg->timer_fd < 0)
-		return;
-	memset(&its, 0, sizeof(its));
-	if (pg->timers) {
-		uint64_t d = pg->timers->deadline_ns;
-
-		its.it_value.tv_sec = (time_t)(d / 1000000000ull);
-		its.it_value.tv_nsec = (long)(d % 1000000000ull);
-		if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
-			its.it_value.tv_nsec = 1; /* 0 would disarm */
-	}
-	timerfd_settime(pg->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
-}
-
-static void timer_unlink_locked(struct sib_progress *pg, struct sib_timer *t)
-{
-	for (struct sib_timer **pp = &pg->timers; *pp; pp = &(*pp)->next) {
-		if (*pp == t) {
-			*pp = t->next;
-			break;
-		}
-	}
-	t->next = NULL;
-	t->armed = false;
-}
-
-void sib_timer_arm(struct sib_hca *hca, struct sib_timer *t, uint64_t ns, sib_timer_fn fn,
-		   void *arg)
-{
-	struct sib_progress *pg = &hca->progress;
-	struct sib_timer **pp, *old_head;
-	bool head_changed;
-
-	pthread_mutex_lock(&pg->timer_lock);
-	old_head = pg->timers;
-	if (t->armed)
-		timer_unlink_locked(pg, t);
-	t->deadline_ns = sib_link_now_ns() + ns;
-	t->fn = fn;
-	t->arg = arg;
-	for (pp = &pg->timers; *pp && (*pp)->deadline_ns <= t->deadline_ns; pp = &(*pp)->next)
-		;
-	t->next = *pp;
-	*pp = t;
-	t->armed = true;
-	head_changed = pg->timers == t || pg->timers != old_head;
-	/* The timerfd follows the first deadline (run_timers relies on it);
-	 * it wakes the sleeping thread without a separate kick. */
-	if (head_changed)
-		timerfd_arm_locked(pg);
-	pthread_mutex_unlock(&pg->timer_lock);
-}
-
-bool sib_timer_cancel(struct sib_hca *hca, struct sib_timer *t)
-{
-	struct sib_progress *pg = &hca->progress;
-	bool was;
-
-	pthread_mutex_lock(&pg->timer_lock);
-	was = t->armed;
-	if (was) {
-		bool head = pg->timers == t;
-
-		timer_unlink_locked(pg, t);
-		if (head)
-			timerfd_arm_locked(pg);
-	}
-	pthread_mutex_unlock(&pg->timer_lock);
-	return was;
-}
-
-/* Runs every timer that is due; each callback runs unlocked. */
-static int run_timers(struct sib_hca *hca)
-{
-	struct sib_progress *pg = &hca->progress;
-	uint64_t now = sib_link_now_ns();
-	int n = 0;
-
-	for (;;) {
-		struct sib_timer *t;
-		sib_timer_fn fn;
-		void *arg;
-
-		pthread_mutex_lock(&pg->timer_lock);
-		t = pg->timers;
-		if (!t || t->deadline_ns > now) {
-			/* The timerfd follows the head; only running timers
-			 * moved it (arm and cancel keep it up to date). */
-			if (n)
-				timerfd_arm_locked(pg);
-			pthread_mutex_unlock(&pg->timer_lock);
-			return n;
-		}
-		pg->timers = t->next;
-		t->next = NULL;
-		t->armed = false;
-		fn = t->fn;
-		arg = t->arg;
-		pthread_mutex_unlock(&pg->timer_lock);
-		fn(hca, arg);
-		n++;
-	}
-}
-
 struct rx_ctx {
 	struct sib_hca *hca;
 	unsigned port_num;
 	unsigned placing; /* data packets that were not plain ACKs */
 };
 
-static void gsi_rx(struct sib_hca *hca, unsigned port_num, const struct sib_mad_addr *a,
-		   const uint8_t *mad)
-{
-	(void)a;
-	/* Responses from the SA come back to our SA client; requests for
-	 * other classes (CM, PerfMgt) have no agent here yet. */
-	if (mad[1] == IB_MGMT_CLASS_SUBN_ADM && (mad[3] & IB_MAD_METHOD_RESP)) {
-		sib_sa_client_rx(hca, port_num, mad);
-		return;
-	}
-	sib_link_count(&hca->progress.rx_gsi_unclaimed, 1);
-}
-
 /* True for a data packet that may change memory or wants an answer: any
  * but a plain ACK or NAK, which only completes work requests. */
 static bool progress_rx(struct sib_hca *hca, unsigned port_num, const uint8_t *buf, size_t len,
 			const struct sib_endpoint *from)
 {
-	struct sib_link *link = hca->mgmt[port_num - 1].link;
+	struct sib_link *link = hca->node.mgmt[port_num - 1].link;
 	struct ib_packet pkt;
 	enum ib_pkt_err err = ib_packet_decode(buf, len, &pkt);
 	sib_rx_data_fn rx_data;
@@ -175,10 +51,11 @@ static bool progress_rx(struct sib_hca *hca, unsigned port_num, const uint8_t *b
 			sib_link_count(&hca->progress.rx_mad_malformed, 1);
 			return false;
 		}
-		if (a.DestQP == SIB_QP0)
-			sib_sma_rx(hca, port_num, &a, mad, from);
-		else
-			gsi_rx(hca, port_num, &a, mad);
+		/* QP1 MADs of a class (CM, PerfMgt) or method nobody here
+		 * serves are counted; QP0 has no such counter. */
+		if (!sib_mad_agent_deliver(&hca->node, port_num, &a, mad, from) &&
+		    a.DestQP == SIB_QP1)
+			sib_link_count(&hca->progress.rx_gsi_unclaimed, 1);
 		return false;
 	}
 	rx_data = __atomic_load_n(&hca->progress.rx_data, __ATOMIC_ACQUIRE);
@@ -211,7 +88,7 @@ static void flush_port(struct sib_hca *hca, unsigned i, bool acks)
 {
 	if (acks && i == 0 && hca->engine)
 		sib_engine_send_owed(hca->engine);
-	sib_link_flush(hca->mgmt[i].link);
+	sib_link_flush(hca->node.mgmt[i].link);
 }
 
 enum drain_mode {
@@ -251,7 +128,7 @@ static int drain_links(struct sib_hca *hca, enum drain_mode mode, unsigned *plac
 	if (hca->engine)
 		sib_engine_defer_acks(hca->engine, mode != DRAIN_FLUSH);
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
-		struct sib_link *link = hca->mgmt[i].link;
+		struct sib_link *link = hca->node.mgmt[i].link;
 		struct rx_ctx c = { hca, i + 1, 0 };
 		int n;
 
@@ -285,7 +162,7 @@ static int drain_links(struct sib_hca *hca, enum drain_mode mode, unsigned *plac
 void sib_progress_flush(struct sib_hca *hca)
 {
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
-		if (hca->mgmt[i].link)
+		if (hca->node.mgmt[i].link)
 			flush_port(hca, i, true);
 }
 
@@ -296,7 +173,7 @@ int sib_progress_poll(struct sib_hca *hca)
 	pthread_mutex_lock(&hca->progress.drain_lock);
 	n = drain_links(hca, DRAIN_FLUSH, NULL);
 	pthread_mutex_unlock(&hca->progress.drain_lock);
-	return n + run_timers(hca);
+	return n + sib_timers_run(&hca->progress.timers);
 }
 
 /* A burst left packets queued lately (also one newer than now). */
@@ -480,7 +357,7 @@ static int thread_pass(struct sib_hca *hca, bool *busy, int *packets, unsigned *
 		hold_update(hca, hold);
 		pthread_mutex_unlock(&pg->drain_lock);
 	}
-	return *packets + run_timers(hca);
+	return *packets + sib_timers_run(&pg->timers);
 }
 
 /* Sleeps up to ns on the timers, the kick and the stop fd only; true when
@@ -489,7 +366,7 @@ static bool lease_sleep(struct sib_hca *hca, uint64_t ns)
 {
 	struct sib_progress *pg = &hca->progress;
 	struct pollfd fds[3] = {
-		{ .fd = pg->timer_fd, .events = POLLIN },
+		{ .fd = sib_timers_fd(&pg->timers), .events = POLLIN },
 		{ .fd = pg->kick_fd, .events = POLLIN },
 		{ .fd = pg->stop_fd, .events = POLLIN },
 	};
@@ -504,7 +381,8 @@ static bool lease_sleep(struct sib_hca *hca, uint64_t ns)
 	ppoll(fds, 3, &ts, NULL);
 	__atomic_store_n(&pg->wake_by_ns, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&pg->lease_sleep, false, __ATOMIC_RELEASE);
-	if (fds[0].revents & POLLIN && read(pg->timer_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+	if (fds[0].revents & POLLIN && read(sib_timers_fd(&pg->timers), &v, sizeof(v)) < 0 &&
+	    errno != EAGAIN)
 		sib_dbg("timerfd read: %s", strerror(errno));
 	if (fds[1].revents & POLLIN && read(pg->kick_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		sib_dbg("kick read: %s", strerror(errno));
@@ -584,7 +462,7 @@ static void *progress_main(void *arg)
 		/* Arm every link, then check once more: whatever arrives
 		 * after wait_arm makes its fd readable (link.h). */
 		for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
-			struct sib_link *link = hca->mgmt[i].link;
+			struct sib_link *link = hca->node.mgmt[i].link;
 			uint64_t d;
 
 			if (!link)
@@ -605,7 +483,7 @@ static void *progress_main(void *arg)
 			continue;
 		fds[nfds].fd = pg->kick_fd;
 		fds[nfds++].events = POLLIN;
-		fds[nfds].fd = pg->timer_fd;
+		fds[nfds].fd = sib_timers_fd(&pg->timers);
 		fds[nfds++].events = POLLIN;
 		fds[nfds].fd = pg->stop_fd;
 		fds[nfds++].events = POLLIN;
@@ -631,7 +509,7 @@ static void *progress_main(void *arg)
 		if (fds[nfds - 2].revents & POLLIN) {
 			uint64_t expirations;
 
-			if (read(pg->timer_fd, &expirations, sizeof(expirations)) < 0 &&
+			if (read(sib_timers_fd(&pg->timers), &expirations, sizeof(expirations)) < 0 &&
 			    errno != EAGAIN)
 				sib_dbg("timerfd read: %s", strerror(errno));
 		}
@@ -663,17 +541,17 @@ static uint64_t spin_from_env(void)
 int sib_progress_init(struct sib_hca *hca)
 {
 	struct sib_progress *pg = &hca->progress;
+	int terr;
 
 	memset(pg, 0, sizeof(*pg));
 	pg->spin_ns = spin_from_env();
 	pg->ack_hold_max_ns = SIB_PROGRESS_DEFER_NS;
-	pthread_mutex_init(&pg->timer_lock, NULL);
 	pthread_mutex_init(&pg->drain_lock, NULL);
 	pg->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pg->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	pg->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (pg->stop_fd < 0 || pg->kick_fd < 0 || pg->timer_fd < 0) {
-		int err = errno;
+	terr = sib_timers_init(&pg->timers);
+	if (pg->stop_fd < 0 || pg->kick_fd < 0 || terr) {
+		int err = terr ? -terr : errno;
 
 		sib_err("progress engine: cannot create its eventfd/timerfd: %s", strerror(err));
 		sib_progress_fini(hca);
@@ -718,9 +596,7 @@ void sib_progress_fini(struct sib_hca *hca)
 		close(pg->stop_fd);
 	if (pg->kick_fd >= 0)
 		close(pg->kick_fd);
-	if (pg->timer_fd >= 0)
-		close(pg->timer_fd);
-	pg->stop_fd = pg->kick_fd = pg->timer_fd = -1;
-	pthread_mutex_destroy(&pg->timer_lock);
+	pg->stop_fd = pg->kick_fd = -1;
+	sib_timers_fini(&pg->timers);
 	pthread_mutex_destroy(&pg->drain_lock);
 }

@@ -5,14 +5,16 @@
  * timers, an eventfd to stop it) and, when woken, drains the links:
  * every datagram passes ib_packet_decode (failures are dropped and counted
  * on the link by reason), then goes by BTH.DestQP to
- *   QP0       the subnet management agent (sma.c),
- *   QP1       the general services agent: SA client responses (sa_client.c),
+ *   QP0, QP1  the MAD layer (mgmt/mad_agent.h), which hands each MAD to the
+ *             agent registered for its QP and class (the SMA, the SA
+ *             client); QP1 MADs nobody serves are counted,
  *   any other the data path's receive hook (sib_hca_set_rx_data), counted
  *             and dropped while none is registered.
  *
- * Timers: struct sib_timer, armed for a delay and run on the progress thread
- * (or on whichever thread calls sib_progress_poll when the HCA runs without
- * one, as unit tests do).  The callback runs with no softib lock held.
+ * Timers: the progress's timer queue (base/timer.h, `timers` below), run
+ * on the progress thread (or on whichever thread calls sib_progress_poll
+ * when the HCA runs without one, as unit tests do).  The callback runs with
+ * no softib lock held.
  *
  * fork(): the child of a process with an HCA does not inherit the progress
  * thread, so it must not use the parent's HCA; its first sib_hca_get()
@@ -25,20 +27,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/timer.h"
 #include "link/link.h"
 
 struct sib_hca;
 struct ib_packet;
-
-typedef void (*sib_timer_fn)(struct sib_hca *hca, void *arg);
-
-struct sib_timer {
-	uint64_t deadline_ns; /* CLOCK_MONOTONIC */
-	sib_timer_fn fn;
-	void *arg;
-	struct sib_timer *next;
-	bool armed;
-};
 
 /* The data path's receive hook: every packet whose DestQP is neither 0 nor
  * 1, already validated.  Runs on the polling thread, under the link's
@@ -51,9 +44,7 @@ struct sib_progress {
 	bool running;
 	int stop_fd;  /* eventfd: written to stop the thread */
 	int kick_fd;  /* eventfd: ends the thread's timed sleep early */
-	int timer_fd; /* timerfd: armed for the earliest timer */
-	pthread_mutex_t timer_lock;
-	struct sib_timer *timers; /* sorted by deadline */
+	struct sib_timers timers; /* the HCA's timers: the data path's and the agents' */
 	sib_rx_data_fn rx_data;
 	/* Application threads polling (sib_progress_drain): */
 	pthread_mutex_t drain_lock;  /* one drainer at a time; others skip */
@@ -71,13 +62,6 @@ struct sib_progress {
 	uint64_t rx_mad_malformed;  /* QP0/QP1 packets that are no well-formed MAD */
 	uint64_t rx_gsi_unclaimed;  /* QP1 MADs nobody here serves yet (CM, ...) */
 };
-
-/* Arms t to run fn(hca, arg) ns nanoseconds from now; re-arming an armed
- * timer moves it. */
-void sib_timer_arm(struct sib_hca *hca, struct sib_timer *t, uint64_t ns, sib_timer_fn fn,
-		   void *arg);
-/* Disarms t; false when it was not armed (already ran or running now). */
-bool sib_timer_cancel(struct sib_hca *hca, struct sib_timer *t);
 
 /* Set-up and tear-down (hca.c): init makes the fds, start the thread. */
 int sib_progress_init(struct sib_hca *hca);

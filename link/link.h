@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
+ * link/: the emulated wire under a port -- UDP sockets (udp.c), io_uring
+ * (uring.c), the in-memory hub (mem.c), fault injection (faults.c) and
+ * capture (capture.c) behind one interface (this header).  link/ may use
+ * base/ and wire/; the transport above it never sees a socket.
+ *
  * The emulated link (DESIGN.md section 4): what the transport sends packets
  * through and receives them from.  Every packet is one datagram holding the
  * IBA packet from the first LRH byte to the last VCRC byte.

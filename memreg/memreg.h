@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
+ * memreg/: protection domains, memory regions and windows, their keys and
+ * the access check (IBA Vol 1 10.6).  memreg/ may use base/ and wire/.
+ *
  * Memory registration for one HCA: memory regions (MR), memory windows (MW),
  * the L_Key/R_Key table, and memreg_check(), the one function that decides
  * whether an access (key, PD, QP, address, length, rights) is allowed.

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hca/hca.h"
+#include "mgmt/node.h"
 #include "base/log.h"
 #include "mgmt/mad_packet.h"
 #include "mgmt/port_up.h"
@@ -18,10 +18,10 @@
 
 extern char **environ;
 
-static void send_trap(struct sib_hca *hca, unsigned port_num)
+static void send_trap(struct sib_node *node, unsigned port_num)
 {
-	struct sib_port_mgmt *pm = &hca->mgmt[port_num - 1];
-	struct sib_port *port = &hca->ports[port_num - 1];
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
+	struct sib_port *port = &node->ports[port_num - 1];
 	struct ib_notice n;
 	struct ib_smp smp;
 	struct sib_mad_addr a;
@@ -31,7 +31,7 @@ static void send_trap(struct sib_hca *hca, unsigned port_num)
 
 	memset(&smp, 0, sizeof(smp));
 	memset(&n, 0, sizeof(n));
-	pthread_mutex_lock(&hca->lock);
+	pthread_mutex_lock(&node->lock);
 	lid = port->LID;
 	sm_lid = port->SMLID;
 	dst = pm->sm_ep;
@@ -39,7 +39,7 @@ static void send_trap(struct sib_hca *hca, unsigned port_num)
 	pm->notice_count = (uint16_t)((pm->notice_count + 1) & 0x7fff);
 	smp.hdr.TransactionID = pm->trap_tid;
 	n.NoticeCount = pm->notice_count;
-	pthread_mutex_unlock(&hca->lock);
+	pthread_mutex_unlock(&node->lock);
 
 	smp.hdr.BaseVersion = IB_MAD_BASE_VERSION;
 	smp.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_LID_ROUTED;
@@ -64,64 +64,65 @@ static void send_trap(struct sib_hca *hca, unsigned port_num)
 		sib_dbg("port %u: trap to the SM not sent", port_num);
 }
 
-static void trap_tick(struct sib_hca *hca, void *arg)
+static void trap_tick(void *arg)
 {
-	unsigned port_num = (unsigned)(uintptr_t)arg;
-	struct sib_port_mgmt *pm = &hca->mgmt[port_num - 1];
+	struct sib_port_mgmt *pm = arg;
+	struct sib_node *node = pm->node;
+	unsigned port_num = pm->port_num;
 	uint64_t now = sib_link_now_ns(), next;
 	bool active, heard, fast, silent;
 
-	pthread_mutex_lock(&hca->lock);
-	active = hca->ports[port_num - 1].state == SIB_PORT_ACTIVE;
+	pthread_mutex_lock(&node->lock);
+	active = node->ports[port_num - 1].state == SIB_PORT_ACTIVE;
 	heard = pm->sm_heard;
 	fast = now - pm->up_since_ns < 3000000000ull;
 	silent = now - pm->last_smp_ns > SIB_PORT_SM_SILENCE_NS;
-	pthread_mutex_unlock(&hca->lock);
+	pthread_mutex_unlock(&node->lock);
 
 	if (!active || silent) {
 		if (active) /* the SM stopped sweeping us: it may have restarted */
 			sib_info("port %u: no word from the SM for %llu s; trapping again",
 				 port_num, (unsigned long long)(SIB_PORT_SM_SILENCE_NS / 1000000000ull));
-		send_trap(hca, port_num);
+		send_trap(node, port_num);
 		if (active) {
-			pthread_mutex_lock(&hca->lock);
+			pthread_mutex_lock(&node->lock);
 			pm->last_smp_ns = now; /* one retrap per silence period */
-			pthread_mutex_unlock(&hca->lock);
+			pthread_mutex_unlock(&node->lock);
 		}
 	}
 	next = !active && fast && !heard ? 100000000ull : 2000000000ull;
 	if (!active && heard && fast)
 		next = 500000000ull; /* the SM is configuring us: nudge only gently */
-	sib_timer_arm(hca, &pm->trap_timer, next, trap_tick, arg);
+	sib_timer_arm(node->timers, &pm->trap_timer, next, trap_tick, pm);
 }
 
-void sib_port_up_start(struct sib_hca *hca, unsigned port_num)
+void sib_port_up_start(struct sib_node *node, unsigned port_num)
 {
-	struct sib_port_mgmt *pm = &hca->mgmt[port_num - 1];
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
 
-	pthread_mutex_lock(&hca->lock);
+	pthread_mutex_lock(&node->lock);
 	pm->up_since_ns = sib_link_now_ns();
 	pm->last_smp_ns = pm->up_since_ns;
 	pm->sm_heard = false;
-	pthread_mutex_unlock(&hca->lock);
-	send_trap(hca, port_num);
-	sib_timer_arm(hca, &pm->trap_timer, 100000000ull, trap_tick, (void *)(uintptr_t)port_num);
+	pthread_mutex_unlock(&node->lock);
+	send_trap(node, port_num);
+	sib_timer_arm(node->timers, &pm->trap_timer, 100000000ull, trap_tick, pm);
 }
 
-void sib_port_up_stop(struct sib_hca *hca, unsigned port_num)
+void sib_port_up_stop(struct sib_node *node, unsigned port_num)
 {
-	sib_timer_cancel(hca, &hca->mgmt[port_num - 1].trap_timer);
+	sib_timer_cancel(node->timers, &node->mgmt[port_num - 1].trap_timer);
 }
 
-int sib_port_up_wait(struct sib_hca *hca, unsigned port_num, uint64_t timeout_ns,
+int sib_port_up_wait(struct sib_node *node, unsigned port_num, uint64_t timeout_ns,
 		     bool want_active)
 {
-	struct sib_port_mgmt *pm = &hca->mgmt[port_num - 1];
-	struct sib_port *port = &hca->ports[port_num - 1];
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
+	struct sib_port *port = &node->ports[port_num - 1];
 	uint64_t deadline = sib_link_now_ns() + timeout_ns;
 	int rc = 0;
 
-	pthread_mutex_lock(&hca->lock);
+	pthread_mutex_lock(&node->lock);
 	while (want_active ? port->state != SIB_PORT_ACTIVE : !pm->sm_heard) {
 		uint64_t now = sib_link_now_ns(), until = deadline;
 		struct timespec ts;
@@ -130,36 +131,36 @@ int sib_port_up_wait(struct sib_hca *hca, unsigned port_num, uint64_t timeout_ns
 			rc = -ETIMEDOUT;
 			break;
 		}
-		if (!hca->progress.running) {
-			pthread_mutex_unlock(&hca->lock);
-			sib_progress_poll(hca);
-			pthread_mutex_lock(&hca->lock);
+		if (!node->ops->threaded(node)) {
+			pthread_mutex_unlock(&node->lock);
+			node->ops->poll(node);
+			pthread_mutex_lock(&node->lock);
 			until = now + 1000000ull < deadline ? now + 1000000ull : deadline;
 		}
 		ts.tv_sec = (time_t)(until / 1000000000ull);
 		ts.tv_nsec = (long)(until % 1000000000ull);
-		pthread_cond_timedwait(&hca->port_cond, &hca->lock, &ts);
+		pthread_cond_timedwait(&node->port_cond, &node->lock, &ts);
 	}
-	pthread_mutex_unlock(&hca->lock);
+	pthread_mutex_unlock(&node->lock);
 	return rc;
 }
 
-int sib_port_bringup(struct sib_hca *hca, unsigned port_num, bool may_spawn)
+int sib_port_bringup(struct sib_node *node, unsigned port_num, bool may_spawn)
 {
-	struct sib_port_mgmt *pm = &hca->mgmt[port_num - 1];
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
 	char sm[SIB_ENDPOINT_STRLEN];
 	uint64_t start = sib_link_now_ns(), spent;
 	bool spawned = false;
 
 	sib_endpoint_str(&pm->sm_ep, sm);
-	if (sib_port_up_wait(hca, port_num, SIB_PORT_SM_PROBE_NS, false) && may_spawn) {
+	if (sib_port_up_wait(node, port_num, SIB_PORT_SM_PROBE_NS, false) && may_spawn) {
 		sib_info("port %u: no SM answers at %s; starting softib-sm", port_num, sm);
 		spawned = sib_sm_spawn(sm) == 0;
 	}
 	spent = sib_link_now_ns() - start;
 	if (may_spawn && !spawned && !pm->sm_heard)
 		spent = SIB_PORT_BRINGUP_NS; /* nobody will answer: do not make the caller wait */
-	if (!sib_port_up_wait(hca, port_num, spent < SIB_PORT_BRINGUP_NS ?
+	if (!sib_port_up_wait(node, port_num, spent < SIB_PORT_BRINGUP_NS ?
 			      SIB_PORT_BRINGUP_NS - spent : 0, true))
 		return 0;
 	sib_warn("port %u is not ACTIVE: no subnet manager configured it within %llu ms (SM "
@@ -167,7 +168,7 @@ int sib_port_bringup(struct sib_hca *hca, unsigned port_num, bool may_spawn)
 		 "(softib-sm(8)); the port stays %s with LID 0 until an SM answers",
 		 port_num, (unsigned long long)(SIB_PORT_BRINGUP_NS / 1000000ull), sm,
 		 spawned ? ", started here but silent" : (may_spawn ? ", could not start one" : ""),
-		 hca->ports[port_num - 1].state == SIB_PORT_INIT ? "INIT" : "DOWN");
+		 node->ports[port_num - 1].state == SIB_PORT_INIT ? "INIT" : "DOWN");
 	return -ETIMEDOUT;
 }
 

@@ -20,22 +20,22 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct sib_hca;
+struct sib_node;
 
 #define SIB_PORT_SM_PROBE_NS (300ull * 1000000ull)
 #define SIB_PORT_BRINGUP_NS (4000ull * 1000000ull)
 #define SIB_PORT_SM_SILENCE_NS (8000ull * 1000000ull)
 
 /* Sends the first trap and arms the resend timer. */
-void sib_port_up_start(struct sib_hca *hca, unsigned port_num);
+void sib_port_up_start(struct sib_node *node, unsigned port_num);
 /* Stops trapping (HCA teardown). */
-void sib_port_up_stop(struct sib_hca *hca, unsigned port_num);
+void sib_port_up_stop(struct sib_node *node, unsigned port_num);
 /* The whole policy above, blocking; returns 0 once ACTIVE, else -ETIMEDOUT. */
-int sib_port_bringup(struct sib_hca *hca, unsigned port_num, bool may_spawn);
+int sib_port_bringup(struct sib_node *node, unsigned port_num, bool may_spawn);
 
 /* Waits until the port is ACTIVE (want_active) or has heard from an SM,
  * at most timeout_ns.  0 or -ETIMEDOUT. */
-int sib_port_up_wait(struct sib_hca *hca, unsigned port_num, uint64_t timeout_ns,
+int sib_port_up_wait(struct sib_node *node, unsigned port_num, uint64_t timeout_ns,
 		     bool want_active);
 
 /*

@@ -3,7 +3,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "hca/hca.h"
+#include "mgmt/mad_agent.h"
+#include "mgmt/node.h"
 #include "base/log.h"
 #include "mgmt/sa_client.h"
 #include "wire/sa.h"
@@ -83,24 +84,30 @@ static void cache_put(struct sib_sa_client *sa, bool by_gid, uint16_t lid, const
 	e->expires_ns = now + (found ? SIB_SA_POSITIVE_TTL_NS : SIB_SA_NEGATIVE_TTL_NS);
 }
 
-void sib_sa_flush_cache(struct sib_hca *hca)
+void sib_sa_flush_cache(struct sib_node *node)
 {
-	pthread_mutex_lock(&hca->sa.lock);
+	pthread_mutex_lock(&node->sa.lock);
 	for (unsigned i = 0; i < SIB_SA_CACHE_SIZE; i++)
-		hca->sa.cache[i].used = false;
-	pthread_mutex_unlock(&hca->sa.lock);
+		node->sa.cache[i].used = false;
+	pthread_mutex_unlock(&node->sa.lock);
 }
 
-void sib_sa_client_rx(struct sib_hca *hca, unsigned port_num, const uint8_t *mad)
+/* Responses from the SA come back here; a node serves no SA requests. */
+static bool sa_client_rx(struct sib_node *node, unsigned port_num, const struct sib_mad_addr *a,
+			 const uint8_t *mad, const struct sib_endpoint *from)
 {
-	struct sib_sa_client *sa = &hca->sa;
+	struct sib_sa_client *sa = &node->sa;
 	struct ib_sa_mad m;
 
 	(void)port_num;
+	(void)a;
+	(void)from;
+	if (!(mad[3] & IB_MAD_METHOD_RESP))
+		return false;
 	ib_sa_mad_decode(&m, mad);
 	if (ib_mad_method(&m.hdr) != IB_MAD_METHOD_GET_RESP ||
 	    m.hdr.AttributeID != SIB_SA_ATTR_ENDPOINT_RECORD)
-		return;
+		return true;
 	pthread_mutex_lock(&sa->lock);
 	for (struct sib_sa_query *q = sa->queries; q; q = q->next) {
 		if (q->tid != m.hdr.TransactionID || q->done)
@@ -113,12 +120,25 @@ void sib_sa_client_rx(struct sib_hca *hca, unsigned port_num, const uint8_t *mad
 		break;
 	}
 	pthread_mutex_unlock(&sa->lock);
+	return true;
 }
 
-static int send_query(struct sib_hca *hca, unsigned port_num, uint64_t tid, bool by_gid,
+static const struct sib_mad_agent sa_client_agent = {
+	.name = "SA client",
+	.qp = SIB_QP1,
+	.mgmt_class = IB_MGMT_CLASS_SUBN_ADM,
+	.rx = sa_client_rx,
+};
+
+int sib_sa_client_register(struct sib_node *node)
+{
+	return sib_mad_agent_register(node, &sa_client_agent);
+}
+
+static int send_query(struct sib_node *node, unsigned port_num, uint64_t tid, bool by_gid,
 		      uint16_t lid, const uint8_t *gid)
 {
-	struct sib_port_mgmt *pm = &hca->mgmt[port_num - 1];
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
 	struct sib_endpoint_record rec;
 	struct sib_endpoint sm_ep;
 	struct sib_mad_addr a;
@@ -126,11 +146,11 @@ static int send_query(struct sib_hca *hca, unsigned port_num, uint64_t tid, bool
 	struct ib_sa_mad m;
 	uint16_t my_lid, sm_lid;
 
-	pthread_mutex_lock(&hca->lock);
+	pthread_mutex_lock(&node->lock);
 	sm_ep = pm->sm_ep;
-	my_lid = hca->ports[port_num - 1].LID;
-	sm_lid = hca->ports[port_num - 1].SMLID;
-	pthread_mutex_unlock(&hca->lock);
+	my_lid = node->ports[port_num - 1].LID;
+	sm_lid = node->ports[port_num - 1].SMLID;
+	pthread_mutex_unlock(&node->lock);
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.BaseVersion = IB_MAD_BASE_VERSION;
@@ -147,15 +167,15 @@ static int send_query(struct sib_hca *hca, unsigned port_num, uint64_t tid, bool
 	sib_endpoint_record_encode(&rec, m.SubnAdmData);
 	ib_sa_mad_encode(&m, mad);
 	sib_mad_addr_init(&a, SIB_QP1, sm_lid, my_lid);
-	sib_link_count(&hca->sa.sent, 1);
+	sib_link_count(&node->sa.sent, 1);
 	return sib_mgmt_send(pm->link, &a, mad, &sm_ep);
 }
 
-static int resolve(struct sib_hca *hca, unsigned port_num, bool by_gid, uint16_t lid,
+static int resolve(struct sib_node *node, unsigned port_num, bool by_gid, uint16_t lid,
 		   const uint8_t *gid, struct sib_endpoint_record *out)
 {
-	struct sib_sa_client *sa = &hca->sa;
-	struct sib_port *port = sib_hca_port(hca, port_num);
+	struct sib_sa_client *sa = &node->sa;
+	struct sib_port *port = sib_node_port(node, port_num);
 	struct sib_sa_cache_entry *e;
 	struct sib_sa_query q;
 	bool self, active;
@@ -165,21 +185,21 @@ static int resolve(struct sib_hca *hca, unsigned port_num, bool by_gid, uint16_t
 		return -EINVAL;
 	if (!by_gid && (lid == 0 || lid > SIB_LID_UNICAST_MAX))
 		return -EINVAL;
-	pthread_mutex_lock(&hca->lock);
+	pthread_mutex_lock(&node->lock);
 	active = port->state == SIB_PORT_ACTIVE;
 	self = by_gid ? !memcmp(gid, port->GID[0], 16) : lid == port->LID;
-	if (self && hca->mgmt[port_num - 1].link) {
+	if (self && node->mgmt[port_num - 1].link) {
 		/* Our own port: no need to ask anyone (loopback QPs). */
 		out->LID = port->LID;
 		memcpy(out->GID, port->GID[0], 16);
-		out->ep = hca->mgmt[port_num - 1].link->local;
+		out->ep = node->mgmt[port_num - 1].link->local;
 	}
-	pthread_mutex_unlock(&hca->lock);
+	pthread_mutex_unlock(&node->lock);
 	if (self)
 		return 0;
-	if (!active || !hca->mgmt[port_num - 1].link || hca->mgmt[port_num - 1].sm_none)
+	if (!active || !node->mgmt[port_num - 1].link || node->mgmt[port_num - 1].sm_none)
 		return -ENETDOWN;
-	if (sib_progress_on_thread(hca))
+	if (node->ops->on_thread(node))
 		return -EDEADLK;
 
 	pthread_mutex_lock(&sa->lock);
@@ -203,7 +223,7 @@ static int resolve(struct sib_hca *hca, unsigned port_num, bool by_gid, uint16_t
 
 		/* Same TID on every retry: a late answer to an earlier try
 		 * still counts (IBA 13.4.6.4). */
-		send_query(hca, port_num, q.tid, by_gid, lid, gid);
+		send_query(node, port_num, q.tid, by_gid, lid, gid);
 		pthread_mutex_lock(&sa->lock);
 		while (!q.done) {
 			uint64_t now = sib_link_now_ns(), until = deadline;
@@ -211,11 +231,11 @@ static int resolve(struct sib_hca *hca, unsigned port_num, bool by_gid, uint16_t
 
 			if (now >= deadline)
 				break;
-			if (!hca->progress.running) {
-				/* No progress thread (tests): drive the HCA
+			if (!node->ops->threaded(node)) {
+				/* No progress thread (tests): drive the node
 				 * ourselves, a millisecond at a time. */
 				pthread_mutex_unlock(&sa->lock);
-				sib_progress_poll(hca);
+				node->ops->poll(node);
 				pthread_mutex_lock(&sa->lock);
 				if (q.done)
 					break;
@@ -255,18 +275,18 @@ static int resolve(struct sib_hca *hca, unsigned port_num, bool by_gid, uint16_t
 	return rc;
 }
 
-int sib_sa_resolve_lid(struct sib_hca *hca, unsigned port_num, uint16_t lid,
+int sib_sa_resolve_lid(struct sib_node *node, unsigned port_num, uint16_t lid,
 		       struct sib_endpoint *out)
 {
 	struct sib_endpoint_record rec;
-	int rc = resolve(hca, port_num, false, lid, NULL, &rec);
+	int rc = resolve(node, port_num, false, lid, NULL, &rec);
 
 	if (!rc)
 		*out = rec.ep;
 	return rc;
 }
 
-int sib_sa_resolve_gid(struct sib_hca *hca, unsigned port_num, const uint8_t gid[16],
+int sib_sa_resolve_gid(struct sib_node *node, unsigned port_num, const uint8_t gid[16],
 		       struct sib_endpoint *out, uint16_t *lid_out)
 {
 	struct sib_endpoint_record rec;
@@ -274,7 +294,7 @@ int sib_sa_resolve_gid(struct sib_hca *hca, unsigned port_num, const uint8_t gid
 
 	if (!gid)
 		return -EINVAL;
-	rc = resolve(hca, port_num, true, 0, gid, &rec);
+	rc = resolve(node, port_num, true, 0, gid, &rec);
 	if (!rc) {
 		*out = rec.ep;
 		if (lid_out)

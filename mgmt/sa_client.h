@@ -21,7 +21,7 @@
 #include "link/link.h"
 #include "mgmt/mad_packet.h"
 
-struct sib_hca;
+struct sib_node;
 
 #define SIB_SA_POSITIVE_TTL_NS (30ull * 1000000000ull)
 #define SIB_SA_NEGATIVE_TTL_NS (500ull * 1000000ull)
@@ -61,15 +61,15 @@ void sib_sa_client_fini(struct sib_sa_client *sa);
  * Blocks up to SIB_SA_TIMEOUT_MS * SIB_SA_TRIES; never call it on the
  * progress thread (returns -EDEADLK there).
  */
-int sib_sa_resolve_lid(struct sib_hca *hca, unsigned port_num, uint16_t lid,
+int sib_sa_resolve_lid(struct sib_node *node, unsigned port_num, uint16_t lid,
 		       struct sib_endpoint *out);
-int sib_sa_resolve_gid(struct sib_hca *hca, unsigned port_num, const uint8_t gid[16],
+int sib_sa_resolve_gid(struct sib_node *node, unsigned port_num, const uint8_t gid[16],
 		       struct sib_endpoint *out, uint16_t *lid_out);
 
 /* Forgets every cached answer (the SM changed, a LID moved). */
-void sib_sa_flush_cache(struct sib_hca *hca);
+void sib_sa_flush_cache(struct sib_node *node);
 
-/* A response MAD from QP1 (progress.c calls it). */
-void sib_sa_client_rx(struct sib_hca *hca, unsigned port_num, const uint8_t *mad);
+/* Registers the client with the node's MAD layer for SA responses on QP1. */
+int sib_sa_client_register(struct sib_node *node);
 
 #endif

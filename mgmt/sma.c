@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 #include <string.h>
 
-#include "hca/hca.h"
+#include "mgmt/mad_agent.h"
+#include "mgmt/node.h"
 #include "base/log.h"
 #include "mgmt/sma.h"
 #include "mgmt/sa_client.h"
@@ -18,10 +19,10 @@ enum {
 
 static const uint64_t gid_prefix_link_local = 0xfe80000000000000ull;
 
-void sib_sma_port_info(struct sib_hca *hca, unsigned port_num, struct ib_port_info *pi)
+void sib_sma_port_info(struct sib_node *node, unsigned port_num, struct ib_port_info *pi)
 {
-	struct sib_port *port = sib_hca_port(hca, port_num);
-	bool link_up = hca->mgmt[port_num - 1].link != NULL;
+	struct sib_port *port = sib_node_port(node, port_num);
+	bool link_up = node->mgmt[port_num - 1].link != NULL;
 
 	memset(pi, 0, sizeof(*pi));
 	pi->GidPrefix = gid_prefix_link_local;
@@ -56,16 +57,16 @@ void sib_sma_port_info(struct sib_hca *hca, unsigned port_num, struct ib_port_in
 
 /* SubnSet(PortInfo) (IBA 14.2.5.6, state transitions 7.2): validate all,
  * then apply; on error nothing changes. */
-static uint16_t port_info_set(struct sib_hca *hca, unsigned port_num, const uint8_t *data)
+static uint16_t port_info_set(struct sib_node *node, unsigned port_num, const uint8_t *data)
 {
-	struct sib_port *port = sib_hca_port(hca, port_num);
+	struct sib_port *port = sib_node_port(node, port_num);
 	struct ib_port_info pi;
 	enum sib_port_state cur, next;
 	bool activate, deactivate;
 	uint16_t lid;
 
 	ib_port_info_decode(&pi, data);
-	pthread_mutex_lock(&hca->lock);
+	pthread_mutex_lock(&node->lock);
 	cur = port->state;
 	next = cur;
 	switch (pi.PortState) {
@@ -105,34 +106,33 @@ static uint16_t port_info_set(struct sib_hca *hca, unsigned port_num, const uint
 		port->SMLID = pi.MasterSMLID;
 		port->state = next;
 	}
-	pthread_cond_broadcast(&hca->port_cond);
-	pthread_mutex_unlock(&hca->lock);
+	pthread_cond_broadcast(&node->port_cond);
+	pthread_mutex_unlock(&node->lock);
 
 	if (activate) {
 		/* Raises PORT_ACTIVE the first time, LID_CHANGE on a new LID. */
-		sib_hca_port_set_lid(hca, port_num, lid, pi.MasterSMLID);
+		sib_node_port_set_lid(node, port_num, lid, pi.MasterSMLID);
 		sib_info("port %u ACTIVE: LID %u, SM LID %u", port_num, lid, pi.MasterSMLID);
 	} else if (deactivate && cur == SIB_PORT_ACTIVE) {
-		pthread_mutex_lock(&hca->lock);
-		for (struct sib_hca_listener *l = hca->listeners; l; l = l->next)
-			sib_event_raise(l->sink, SIB_EV_PORT_ERR, NULL, port_num);
-		pthread_mutex_unlock(&hca->lock);
-		sib_sa_flush_cache(hca);
+		pthread_mutex_lock(&node->lock);
+		node->ops->port_event(node, port_num, SIB_EV_PORT_ERR);
+		pthread_mutex_unlock(&node->lock);
+		sib_sa_flush_cache(node);
 	}
 	return 0;
 
 invalid:
-	pthread_mutex_unlock(&hca->lock);
+	pthread_mutex_unlock(&node->lock);
 	sib_dbg("SubnSet(PortInfo) on port %u refused: PortState %u from %u, LID 0x%x, LMC %u",
 		port_num, pi.PortState, cur, pi.LID, pi.LMC);
 	return IB_MAD_STATUS_INVALID_FIELD;
 }
 
 /* One attribute: fills out (SMP Data) and returns the MAD status. */
-static uint16_t sma_attr(struct sib_hca *hca, unsigned port_num, uint8_t method, uint16_t attr,
+static uint16_t sma_attr(struct sib_node *node, unsigned port_num, uint8_t method, uint16_t attr,
 			 uint32_t mod, const uint8_t *in, uint8_t *out)
 {
-	struct sib_port *port = sib_hca_port(hca, port_num);
+	struct sib_port *port = sib_node_port(node, port_num);
 	bool set = method == IB_MAD_METHOD_SET;
 	uint16_t status = 0;
 
@@ -142,7 +142,7 @@ static uint16_t sma_attr(struct sib_hca *hca, unsigned port_num, uint8_t method,
 
 		if (set)
 			return IB_MAD_STATUS_UNSUP_METHOD_ATTR; /* read-only, IBA 14.2.5.2 */
-		memcpy(nd.NodeString, hca->mgmt[port_num - 1].node_desc, sizeof(nd.NodeString));
+		memcpy(nd.NodeString, node->mgmt[port_num - 1].node_desc, sizeof(nd.NodeString));
 		ib_node_description_encode(&nd, out);
 		return 0;
 	}
@@ -152,8 +152,8 @@ static uint16_t sma_attr(struct sib_hca *hca, unsigned port_num, uint8_t method,
 			.ClassVersion = IB_SMP_CLASS_VERSION,
 			.NodeType = IB_NODE_TYPE_CA,
 			.NumPorts = SIB_NUM_PORTS,
-			.SystemImageGUID = hca->sys_image_guid,
-			.NodeGUID = hca->node_guid,
+			.SystemImageGUID = node->sys_image_guid,
+			.NodeGUID = node->node_guid,
 			.PortGUID = port->port_guid,
 			.PartitionCap = SIB_MAX_PKEYS,
 			.DeviceID = SIB_VENDOR_PART_ID,
@@ -188,10 +188,10 @@ static uint16_t sma_attr(struct sib_hca *hca, unsigned port_num, uint8_t method,
 		if (mod != 0 && mod != port_num)
 			return IB_MAD_STATUS_INVALID_FIELD;
 		if (set)
-			status = port_info_set(hca, port_num, in);
-		pthread_mutex_lock(&hca->lock);
-		sib_sma_port_info(hca, port_num, &pi);
-		pthread_mutex_unlock(&hca->lock);
+			status = port_info_set(node, port_num, in);
+		pthread_mutex_lock(&node->lock);
+		sib_sma_port_info(node, port_num, &pi);
+		pthread_mutex_unlock(&node->lock);
 		ib_port_info_encode(&pi, out);
 		return status;
 	}
@@ -226,20 +226,20 @@ static uint16_t sma_attr(struct sib_hca *hca, unsigned port_num, uint8_t method,
 	}
 }
 
-static void trap_repressed(struct sib_hca *hca, unsigned port_num, uint64_t tid)
+static void trap_repressed(struct sib_node *node, unsigned port_num, uint64_t tid)
 {
-	struct sib_port_mgmt *pm = &hca->mgmt[port_num - 1];
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
 
-	pthread_mutex_lock(&hca->lock);
+	pthread_mutex_lock(&node->lock);
 	if (tid == pm->trap_tid) {
 		pm->sm_heard = true;
 		pm->last_smp_ns = sib_link_now_ns();
-		pthread_cond_broadcast(&hca->port_cond);
+		pthread_cond_broadcast(&node->port_cond);
 	}
-	pthread_mutex_unlock(&hca->lock);
+	pthread_mutex_unlock(&node->lock);
 }
 
-bool sib_sma_process(struct sib_hca *hca, unsigned port_num, const uint8_t *in, uint8_t *out)
+bool sib_sma_process(struct sib_node *node, unsigned port_num, const uint8_t *in, uint8_t *out)
 {
 	uint8_t data[IB_SMP_DATA_BYTES];
 	uint8_t resp_data[IB_SMP_DATA_BYTES];
@@ -250,7 +250,7 @@ bool sib_sma_process(struct sib_hca *hca, unsigned port_num, const uint8_t *in, 
 	struct ib_dr_smp dr;
 	struct ib_smp smp;
 
-	if (!sib_hca_port(hca, port_num) || in[0] != IB_MAD_BASE_VERSION)
+	if (!sib_node_port(node, port_num) || in[0] != IB_MAD_BASE_VERSION)
 		return false; /* IBA 13.4.4.1: unknown BaseVersion is discarded */
 	if (mclass == IB_MGMT_CLASS_SUBN_LID_ROUTED) {
 		ib_smp_decode(&smp, in);
@@ -278,12 +278,12 @@ bool sib_sma_process(struct sib_hca *hca, unsigned port_num, const uint8_t *in, 
 
 	if (method & IB_MAD_METHOD_RESP)
 		return false;
-	pthread_mutex_lock(&hca->lock);
-	hca->mgmt[port_num - 1].last_smp_ns = sib_link_now_ns();
-	pthread_mutex_unlock(&hca->lock);
+	pthread_mutex_lock(&node->lock);
+	node->mgmt[port_num - 1].last_smp_ns = sib_link_now_ns();
+	pthread_mutex_unlock(&node->lock);
 	if (method == IB_MAD_METHOD_TRAP_REPRESS) {
 		if (attr == IB_SMP_ATTR_NOTICE)
-			trap_repressed(hca, port_num, tid);
+			trap_repressed(node, port_num, tid);
 		return false;
 	}
 	if (method == IB_MAD_METHOD_TRAP || method == IB_MAD_METHOD_SEND ||
@@ -296,7 +296,7 @@ bool sib_sma_process(struct sib_hca *hca, unsigned port_num, const uint8_t *in, 
 	else if (method != IB_MAD_METHOD_GET && method != IB_MAD_METHOD_SET)
 		status = IB_MAD_STATUS_UNSUP_METHOD;
 	else
-		status = sma_attr(hca, port_num, method, attr, mod, data, resp_data);
+		status = sma_attr(node, port_num, method, attr, mod, data, resp_data);
 
 	/* The response keeps the request's header, with R set and the
 	 * method GetResp (IBA 13.4.5, also for a Set). */
@@ -324,23 +324,24 @@ bool sib_sma_process(struct sib_hca *hca, unsigned port_num, const uint8_t *in, 
 	return true;
 }
 
-void sib_sma_rx(struct sib_hca *hca, unsigned port_num, const struct sib_mad_addr *a,
-		const uint8_t *mad, const struct sib_endpoint *from)
+/* The QP0 receive path: process and answer to `from`. */
+static bool sma_rx(struct sib_node *node, unsigned port_num, const struct sib_mad_addr *a,
+		   const uint8_t *mad, const struct sib_endpoint *from)
 {
-	struct sib_port_mgmt *pm = &hca->mgmt[port_num - 1];
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
 	uint8_t out[IB_MAD_BYTES];
 	struct sib_mad_addr ra;
 	uint16_t my_lid;
 
-	if (!sib_sma_process(hca, port_num, mad, out))
-		return;
-	pthread_mutex_lock(&hca->lock);
+	if (!sib_sma_process(node, port_num, mad, out))
+		return true;
+	pthread_mutex_lock(&node->lock);
 	/* Whoever drives our SMA is our SM: its datagrams say where it is. */
 	pm->sm_ep = *from;
 	pm->sm_heard = true;
-	my_lid = hca->ports[port_num - 1].LID;
-	pthread_cond_broadcast(&hca->port_cond);
-	pthread_mutex_unlock(&hca->lock);
+	my_lid = node->ports[port_num - 1].LID;
+	pthread_cond_broadcast(&node->port_cond);
+	pthread_mutex_unlock(&node->lock);
 	sib_mad_addr_reply(a, my_lid ? my_lid : SIB_LID_PERMISSIVE, &ra);
 	/* IBA 14.2.2: directed-route responses travel with permissive LIDs
 	 * until the end of the path. */
@@ -350,4 +351,26 @@ void sib_sma_rx(struct sib_hca *hca, unsigned port_num, const struct sib_mad_add
 	}
 	if (pm->link)
 		sib_mgmt_send(pm->link, &ra, out, from);
+	return true;
+}
+
+/* SMPs come LID-routed and directed-route: two classes, one agent. */
+static const struct sib_mad_agent sma_lid_routed = {
+	.name = "SMA",
+	.qp = SIB_QP0,
+	.mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED,
+	.rx = sma_rx,
+};
+static const struct sib_mad_agent sma_directed_route = {
+	.name = "SMA",
+	.qp = SIB_QP0,
+	.mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE,
+	.rx = sma_rx,
+};
+
+int sib_sma_register(struct sib_node *node)
+{
+	int rc = sib_mad_agent_register(node, &sma_lid_routed);
+
+	return rc ? rc : sib_mad_agent_register(node, &sma_directed_route);
 }

@@ -20,20 +20,20 @@
 #include "link/link.h"
 #include "mgmt/mad_packet.h"
 
-struct sib_hca;
+struct sib_node;
 
 /*
  * Processes one SMP (in: IB_MAD_BYTES) that arrived on port_num.  Writes the
  * response MAD into out and returns true when one must be sent.
  */
-bool sib_sma_process(struct sib_hca *hca, unsigned port_num, const uint8_t *in, uint8_t *out);
+bool sib_sma_process(struct sib_node *node, unsigned port_num, const uint8_t *in, uint8_t *out);
 
-/* The QP0 receive path: process and answer to `from`. */
-void sib_sma_rx(struct sib_hca *hca, unsigned port_num, const struct sib_mad_addr *a,
-		const uint8_t *mad, const struct sib_endpoint *from);
+/* Registers the SMA with the node's MAD layer for both SMP classes on
+ * QP0: every SMP is then processed and answered to where it came from. */
+int sib_sma_register(struct sib_node *node);
 
-/* Fills PortInfo from the port as it is now (caller holds hca->lock). */
+/* Fills PortInfo from the port as it is now (caller holds node->lock). */
 struct ib_port_info;
-void sib_sma_port_info(struct sib_hca *hca, unsigned port_num, struct ib_port_info *pi);
+void sib_sma_port_info(struct sib_node *node, unsigned port_num, struct ib_port_info *pi);
 
 #endif

@@ -68,8 +68,8 @@ static void fill_device_attr(struct softib_context *sctx, struct ibv_device_attr
 	struct sib_hca *hca = sctx->hca;
 
 	snprintf(a->fw_ver, sizeof(a->fw_ver), "%s", SIB_FW_VER);
-	a->node_guid = htobe64(hca->node_guid);
-	a->sys_image_guid = htobe64(hca->sys_image_guid);
+	a->node_guid = htobe64(hca->node.node_guid);
+	a->sys_image_guid = htobe64(hca->node.sys_image_guid);
 	a->max_mr_size = SIB_MAX_MR_SIZE;
 	a->page_size_cap = ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1); /* any multiple of a page */
 	a->vendor_id = SIB_VENDOR_ID;
@@ -148,7 +148,7 @@ static int softib_query_port(struct ibv_context *ctx, uint8_t port_num,
 
 	if (!port)
 		return EINVAL;
-	pthread_mutex_lock(&sctx->hca->lock);
+	pthread_mutex_lock(&sctx->hca->node.lock);
 	attr->state = (enum ibv_port_state)port->state;
 	attr->max_mtu = (enum ibv_mtu)port->max_mtu;
 	attr->active_mtu = (enum ibv_mtu)port->active_mtu;
@@ -171,7 +171,7 @@ static int softib_query_port(struct ibv_context *ctx, uint8_t port_num,
 	attr->link_layer = IBV_LINK_LAYER_INFINIBAND;
 	attr->flags = 0;
 	attr->port_cap_flags2 = 0;
-	pthread_mutex_unlock(&sctx->hca->lock);
+	pthread_mutex_unlock(&sctx->hca->node.lock);
 	return 0;
 }
 

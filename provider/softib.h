@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
+ * provider/: libsoftib.so, the libibverbs glue -- provider ops, the
+ * interposer that makes softib0 visible, our declarations of rdma-core's
+ * provider ABI (verbs_abi.h).  provider/ may use every folder below it
+ * in the layer table (README.md, Layout) up to hca/.
+ *
  * The provider's view of softib0: the device, the context, and the rules
  * every provider/ source file follows.
  *

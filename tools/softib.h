@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
+ * tools/: the command a user types, at the top of the layer table: it may
+ * use every folder below it.
+ *
  * The softib command: one binary, one subcommand per file in tools/.
  * A subcommand is `int softib_cmd_NAME(int argc, char **argv)`, called with
  * argv[0] == "NAME"; it returns the exit status.  To add one: declare it

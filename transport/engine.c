@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "transport/engine.h"
-#include "hca/hca.h"
 #include "base/log.h"
 #include "transport/numtab.h"
 #include "transport/qp_impl.h"
@@ -386,13 +385,6 @@ int sib_engine_poll(struct sib_engine *eng, unsigned max)
 
 	sib_engine_flush(eng);
 	return n;
-}
-
-void sib_transport_rx(struct sib_hca *hca, const struct ib_packet *pkt,
-		      const struct sib_endpoint *from)
-{
-	if (hca && hca->engine)
-		sib_engine_rx(hca->engine, pkt, from);
 }
 
 static uint64_t qp_deadline(struct sib_qp *qp, uint64_t now)

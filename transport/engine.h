@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
+ * transport/: the data path -- QPs and their state machine (qp.c,
+ * qp_state.c), CQs, SRQs, XRC domains, and the RC, UC and UD requester,
+ * responder and completer with the engine that drives them (this header).
+ * transport/ may use base/, wire/, memreg/ and link/; it knows no HCA,
+ * agent or verbs: its owner hands it a link, tables and callbacks.
+ *
  * The data-path engine of one HCA port: the RC, UC and UD requester,
  * responder and completer (IBA Vol 1 chapter 9) driving the QPs of
  * transport/qp.h over a link (link/link.h).
@@ -8,8 +14,8 @@
  *   - post_send queues a WQE, then sib_qp_kick() transmits what can be sent
  *     now on the caller's thread;
  *   - every received data packet (decoded and CRC-checked by the caller)
- *     goes to sib_engine_rx() -- the progress thread's rx_data hook is
- *     sib_transport_rx(), which finds the HCA's engine;
+ *     goes to sib_engine_rx() (the HCA's progress thread calls it through
+ *     its rx_data hook, hca/data_path.c);
  *   - sib_engine_tick() runs the timers (local ACK timeout, RNR wait) and
  *     continues output that did not fit at once (long read responses,
  *     windows); sib_engine_next_deadline() says when it is next due.
@@ -35,7 +41,6 @@
 
 struct sib_engine;
 struct sib_qp;
-struct sib_hca;
 struct sib_numtab;
 
 /*
@@ -93,9 +98,6 @@ void sib_engine_counters_get(struct sib_engine *eng, struct sib_engine_counters 
 /* One received data packet (ib_packet_decode said OK; DestQP not 0 or 1). */
 void sib_engine_rx(struct sib_engine *eng, const struct ib_packet *pkt,
 		   const struct sib_endpoint *from);
-/* The progress thread's rx_data hook: the packet goes to the HCA's engine. */
-void sib_transport_rx(struct sib_hca *hca, const struct ib_packet *pkt,
-		      const struct sib_endpoint *from);
 
 /*
  * Tests (and callers without a progress thread): take up to max datagrams
@@ -125,14 +127,6 @@ void sib_engine_flush(struct sib_engine *eng);
 void sib_engine_tick(struct sib_engine *eng);
 /* Engine time (ns) of the next tick that has something to do; 0 = none. */
 uint64_t sib_engine_next_deadline(struct sib_engine *eng);
-
-/*
- * The HCA's engine (hca/data_path.c): built on port 1's link when the HCA is
- * created, fed by the progress thread's rx_data hook, its timers run as a
- * progress timer, destinations resolved through the SA client.
- */
-int sib_hca_engine_init(struct sib_hca *hca);
-void sib_hca_engine_fini(struct sib_hca *hca);
 
 /*
  * Returns once no rx or tick that started before the call still runs: an

@@ -4,10 +4,8 @@
  * (LRH, GRH when the address vector is global, BTH with the QP's P_Key),
  * payload gathered from the SGEs' host addresses into the buffer, then
  * sealed (ICRC, VCRC) and committed.  No packet is built twice or copied.
- * Also the one SGE copy routine every role uses, with its memreg checks.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "base/log.h"
@@ -118,74 +116,4 @@ int sib_tx_send_hdr(struct sib_qp *qp, struct ib_packet *pkt, const struct sib_e
 		return -ENOBUFS;
 	sib_tx_commit(qp, buf, hdr_len, 0, dst);
 	return 0;
-}
-
-enum memreg_verdict sib_sge_copy(struct sib_qp *qp, uint32_t pd, const struct sib_sge *sge,
-				 uint32_t num_sge, uint64_t off, uint8_t *buf, uint32_t len,
-				 bool to_sge, struct memreg_request *bad,
-				 struct memreg_grant *grant)
-{
-	struct memreg_table *t = sib_engine_memreg(qp->eng);
-	struct memreg_grant g;
-	uint32_t i = 0;
-
-	/* Skip to the SGE holding byte off. */
-	while (i < num_sge && off >= sge[i].length) {
-		off -= sge[i].length;
-		i++;
-	}
-	while (len) {
-		if (i >= num_sge) {
-			if (bad)
-				*bad = (struct memreg_request){ .key = 0, .len = len };
-			return MEMREG_OUT_OF_BOUNDS;
-		}
-		uint32_t n = sge[i].length - (uint32_t)off;
-
-		if (n > len)
-			n = len;
-		struct memreg_request req = {
-			.key = sge[i].lkey,
-			.remote = false,
-			.pd = pd,
-			.qpn = qp->qp_num,
-			.va = sge[i].addr + off,
-			.len = n,
-			.access = to_sge ? MEMREG_ACCESS_LOCAL_WRITE : 0,
-		};
-		enum memreg_verdict v = memreg_check(t, &req, &g);
-
-		if (v != MEMREG_OK) {
-			if (bad)
-				*bad = req;
-			if (grant)
-				*grant = g;
-			return v;
-		}
-		if (to_sge)
-			memcpy(g.host, buf, n);
-		else
-			memcpy(buf, g.host, n);
-		memreg_release(t, &g);
-		buf += n;
-		len -= n;
-		off = 0;
-		i++;
-	}
-	return MEMREG_OK;
-}
-
-void sib_log_access(struct sib_qp *qp, const char *what, const struct memreg_request *req,
-		    enum memreg_verdict v, const struct memreg_grant *g)
-{
-	char line[200];
-
-	if (!sib_log_on(SIB_LOG_WARN))
-		return;
-	if (v == MEMREG_OUT_OF_BOUNDS && req->key == 0)
-		snprintf(line, sizeof(line), "message longer than the scatter list (%llu bytes over)",
-			 (unsigned long long)req->len);
-	else
-		memreg_explain(req, v, g, line, sizeof(line));
-	sib_warn("%s on QP 0x%06x: %s", what, qp->qp_num, line);
 }

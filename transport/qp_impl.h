@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * The inside of a QP, shared by transport/qp.c (objects, states, queues)
- * and the data path (engine.c, recv.c, packet_build.c, rc_*.c, uc.c, ud.c).  Nothing
- * outside transport/ includes this file.
+ * and the data path (engine.c, recv.c, packet_build.c, sge_copy.c, rc_*.c,
+ * uc.c, ud.c).  Nothing outside transport/ includes this file.
  *
  * Everything here is guarded by qp->lock unless said otherwise.
  */
@@ -188,7 +188,7 @@ void sib_tx_commit_split(struct sib_qp *qp, uint8_t *buf, size_t hdr_len, uint32
 int sib_tx_send_hdr(struct sib_qp *qp, struct ib_packet *pkt, const struct sib_endpoint *dst);
 
 /*
- * Copies between a flat buffer and an SGE list at byte offset off, checking
+ * sge_copy.c: copies between a flat buffer and an SGE list at byte offset off, checking
  * each L_Key (PD pd, QP qpn) for the rights `access` (0: local read,
  * MEMREG_ACCESS_LOCAL_WRITE: scatter).  to_sge: buf -> SGEs.  Returns
  * MEMREG_OK or the refusal; *bad (if not NULL) gets the request refused

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
+ * wire/: the InfiniBand packet formats (IBA Vol 1 chapters 5-9, 13-16):
+ * every header, the opcode table, ICRC and VCRC, the validating decoder,
+ * MAD layouts and capture files.  Pure functions, no I/O, no threads, no
+ * allocation; wire/ may use base/ and nothing else.
+ *
  * Whole packets: building one from a description, and the validating
  * decoder that every received datagram passes before anything trusts it.
  *

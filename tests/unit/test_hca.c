@@ -128,10 +128,10 @@ static void hca_is_shared_until_the_last_put(void **state)
 	b = sib_hca_get();
 	assert_ptr_equal(a, b);
 	assert_int_equal(a->refcnt, 2);
-	assert_int_equal(a->node_guid, sib_node_guid());
-	assert_int_equal(a->ports[0].port_guid, a->node_guid + 1);
-	assert_int_equal(a->ports[0].state, SIB_PORT_ACTIVE);
-	assert_int_equal(a->ports[0].LID, sib_port_local_lid(getpid()));
+	assert_int_equal(a->node.node_guid, sib_node_guid());
+	assert_int_equal(a->node.ports[0].port_guid, a->node.node_guid + 1);
+	assert_int_equal(a->node.ports[0].state, SIB_PORT_ACTIVE);
+	assert_int_equal(a->node.ports[0].LID, sib_port_local_lid(getpid()));
 	sib_hca_put(b);
 	assert_int_equal(a->refcnt, 1);
 	sib_hca_put(a);
@@ -139,7 +139,7 @@ static void hca_is_shared_until_the_last_put(void **state)
 	c = sib_hca_get();
 	assert_non_null(c);
 	assert_int_equal(c->refcnt, 1);
-	assert_int_equal(c->node_guid, sib_node_guid());
+	assert_int_equal(c->node.node_guid, sib_node_guid());
 	sib_hca_put(c);
 }
 
@@ -177,21 +177,21 @@ static void lid_change_reaches_every_listener_until_unlisten(void **state)
 	struct sib_hca *hca = sib_hca_get();
 	struct recorder r1 = { .sink.deliver = record }, r2 = { .sink.deliver = record };
 	struct sib_hca_listener l1, l2;
-	uint16_t lid = hca->ports[0].LID;
+	uint16_t lid = hca->node.ports[0].LID;
 
 	(void)state;
 	sib_hca_listen(hca, &l1, &r1.sink);
 	sib_hca_listen(hca, &l2, &r2.sink);
-	sib_hca_port_set_lid(hca, 1, (uint16_t)(lid % 0xbffe + 1), 1);
+	sib_node_port_set_lid(&hca->node, 1, (uint16_t)(lid % 0xbffe + 1), 1);
 	assert_int_equal(r1.n, 1);
 	assert_int_equal(r1.last, SIB_EV_LID_CHANGE);
 	assert_int_equal(r1.port, 1);
 	assert_int_equal(r2.n, 1);
 	sib_hca_unlisten(hca, &l1);
-	sib_hca_port_set_lid(hca, 1, lid, 1);
+	sib_node_port_set_lid(&hca->node, 1, lid, 1);
 	assert_int_equal(r1.n, 1);
 	assert_int_equal(r2.n, 2);
-	sib_hca_port_set_lid(hca, 1, lid, 1); /* same LID: no event */
+	sib_node_port_set_lid(&hca->node, 1, lid, 1); /* same LID: no event */
 	assert_int_equal(r2.n, 2);
 	sib_hca_unlisten(hca, &l2);
 	sib_hca_put(hca);
@@ -205,12 +205,12 @@ static void first_lid_raises_port_active(void **state)
 
 	(void)state;
 	/* Model a port that loses its LID and gets one again from the SM. */
-	hca->ports[0].state = SIB_PORT_DOWN;
+	hca->node.ports[0].state = SIB_PORT_DOWN;
 	sib_hca_listen(hca, &l, &r.sink);
-	sib_hca_port_set_lid(hca, 1, 5, 1);
+	sib_node_port_set_lid(&hca->node, 1, 5, 1);
 	assert_int_equal(r.n, 1);
 	assert_int_equal(r.last, SIB_EV_PORT_ACTIVE);
-	sib_hca_port_set_lid(hca, 9, 5, 1); /* no such port: nothing */
+	sib_node_port_set_lid(&hca->node, 9, 5, 1); /* no such port: nothing */
 	assert_int_equal(r.n, 1);
 	sib_hca_unlisten(hca, &l);
 	sib_hca_put(hca);
@@ -311,7 +311,7 @@ static void hca_qp_connect(struct sib_hca *h, struct hca_qp *q, struct hca_qp *p
 	a.port_num = 1;
 	world_modify(q->qp, &a, SIB_QP_PKEY_INDEX | SIB_QP_PORT | SIB_QP_ACCESS_FLAGS);
 	a.qp_state = SIB_QPS_RTR;
-	a.ah_attr.DLID = h->ports[0].LID;
+	a.ah_attr.DLID = h->node.ports[0].LID;
 	a.ah_attr.port_num = 1;
 	a.path_mtu = SIB_MTU_1024;
 	a.dest_qp_num = sib_qp_num(peer->qp);

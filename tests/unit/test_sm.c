@@ -111,19 +111,19 @@ static void bringup_assigns_a_lid_and_raises_port_active(void **state)
 	struct sib_sm_port *p;
 
 	sib_hca_listen(hca, &l, &rec.sink);
-	assert_int_equal(hca->ports[0].state, SIB_PORT_INIT);
+	assert_int_equal(hca->node.ports[0].state, SIB_PORT_INIT);
 	settle(f, &hca, 1);
-	assert_int_equal(hca->ports[0].state, SIB_PORT_ACTIVE);
+	assert_int_equal(hca->node.ports[0].state, SIB_PORT_ACTIVE);
 	assert_int_equal(rec.active, 1);
-	assert_true(hca->ports[0].LID >= 2 && hca->ports[0].LID <= SIB_LID_UNICAST_MAX);
-	assert_int_equal(hca->ports[0].SMLID, SIB_SM_LID);
-	assert_int_equal(hca->ports[0].SubnetTimeOut, SIB_SM_SUBNET_TIMEOUT);
-	assert_true(hca->mgmt[0].sm_heard);
+	assert_true(hca->node.ports[0].LID >= 2 && hca->node.ports[0].LID <= SIB_LID_UNICAST_MAX);
+	assert_int_equal(hca->node.ports[0].SMLID, SIB_SM_LID);
+	assert_int_equal(hca->node.ports[0].SubnetTimeOut, SIB_SM_SUBNET_TIMEOUT);
+	assert_true(hca->node.mgmt[0].sm_heard);
 	assert_int_equal(sib_sm_active_ports(&f->sm), 1);
-	p = sib_sm_port_by_lid(&f->sm, hca->ports[0].LID);
+	p = sib_sm_port_by_lid(&f->sm, hca->node.ports[0].LID);
 	assert_non_null(p);
 	assert_int_equal(p->guid, 0x0200000000000011ull);
-	assert_true(sib_endpoint_equal(&p->ep, &hca->mgmt[0].link->local));
+	assert_true(sib_endpoint_equal(&p->ep, &hca->node.mgmt[0].link->local));
 	assert_int_equal(p->mtu_cap, IB_MTU_4096);
 	sib_hca_unlisten(hca, &l);
 	sib_hca_free(hca);
@@ -138,9 +138,9 @@ static void lids_are_unique_across_ports(void **state)
 		h[i] = hca_port_new(f, 0x0200000000000020ull + 0x10 * i);
 	settle(f, h, 3);
 	for (unsigned i = 0; i < 3; i++) {
-		assert_int_equal(h[i]->ports[0].state, SIB_PORT_ACTIVE);
+		assert_int_equal(h[i]->node.ports[0].state, SIB_PORT_ACTIVE);
 		for (unsigned j = 0; j < i; j++)
-			assert_int_not_equal(h[i]->ports[0].LID, h[j]->ports[0].LID);
+			assert_int_not_equal(h[i]->node.ports[0].LID, h[j]->node.ports[0].LID);
 	}
 	assert_int_equal(sib_sm_active_ports(&f->sm), 3);
 	for (unsigned i = 0; i < 3; i++)
@@ -175,7 +175,7 @@ static void sweeps_keep_live_ports_and_drop_silent_ones(void **state)
 	}
 	assert_int_equal(sib_sm_active_ports(&f->sm), 2);
 	/* A port that stops answering is dropped after missed sweeps. */
-	gone_lid = h[1]->ports[0].LID;
+	gone_lid = h[1]->node.ports[0].LID;
 	sib_hca_free(h[1]);
 	h[1] = NULL;
 	sweep_until(f, h, 2, 1);
@@ -194,7 +194,7 @@ static void a_returning_guid_gets_its_lid_back(void **state)
 
 	h[0] = hca_port_new(f, 0x0200000000000300ull);
 	settle(f, h, 1);
-	lid = h[0]->ports[0].LID;
+	lid = h[0]->node.ports[0].LID;
 	sib_hca_free(h[0]);
 	h[0] = NULL;
 	sweep_until(f, h, 1, 0);
@@ -202,12 +202,12 @@ static void a_returning_guid_gets_its_lid_back(void **state)
 	/* Another port joins meanwhile: it does not take the departed LID. */
 	h[1] = hca_port_new(f, 0x0200000000000400ull);
 	settle(f, h, 2);
-	assert_int_not_equal(h[1]->ports[0].LID, lid);
+	assert_int_not_equal(h[1]->node.ports[0].LID, lid);
 	/* The same port GUID comes back (new endpoint): same LID. */
 	h[0] = hca_port_new(f, 0x0200000000000300ull);
 	settle(f, h, 2);
-	assert_int_equal(h[0]->ports[0].state, SIB_PORT_ACTIVE);
-	assert_int_equal(h[0]->ports[0].LID, lid);
+	assert_int_equal(h[0]->node.ports[0].state, SIB_PORT_ACTIVE);
+	assert_int_equal(h[0]->node.ports[0].LID, lid);
 	sib_hca_free(h[0]);
 	sib_hca_free(h[1]);
 }
@@ -280,9 +280,9 @@ static void sa_path_record_by_dlid_and_dgid(void **state)
 
 	/* GetTable by DLID, source = the requester (LRH SLID). */
 	memset(&q, 0, sizeof(q));
-	q.DLID = h[1]->ports[0].LID;
+	q.DLID = h[1]->node.ports[0].LID;
 	ib_path_record_encode(&q, rec);
-	sa_ask(f, probe, h[0]->ports[0].LID, IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_PATH_RECORD,
+	sa_ask(f, probe, h[0]->node.ports[0].LID, IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_PATH_RECORD,
 	       IB_PR_COMP_DLID, rec, sizeof(rec), &r);
 	assert_int_equal(ib_mad_method(&r.hdr), IB_MAD_METHOD_GET_TABLE_RESP);
 	assert_int_equal(r.hdr.Status, 0);
@@ -292,10 +292,10 @@ static void sa_path_record_by_dlid_and_dgid(void **state)
 	assert_int_equal(rm->Data2, IB_SA_CLASS_HDR_BYTES + IB_PATH_RECORD_BYTES);
 	assert_int_equal(r.AttributeOffset, IB_PATH_RECORD_BYTES / 8);
 	ib_path_record_decode(&pr, r.SubnAdmData);
-	assert_int_equal(pr.DLID, h[1]->ports[0].LID);
-	assert_int_equal(pr.SLID, h[0]->ports[0].LID);
-	assert_memory_equal(pr.DGID.raw, h[1]->ports[0].GID[0], 16);
-	assert_memory_equal(pr.SGID.raw, h[0]->ports[0].GID[0], 16);
+	assert_int_equal(pr.DLID, h[1]->node.ports[0].LID);
+	assert_int_equal(pr.SLID, h[0]->node.ports[0].LID);
+	assert_memory_equal(pr.DGID.raw, h[1]->node.ports[0].GID[0], 16);
+	assert_memory_equal(pr.SGID.raw, h[0]->node.ports[0].GID[0], 16);
 	assert_int_equal(pr.MTU, IB_MTU_4096);
 	assert_int_equal(pr.P_Key, 0xffff);
 	assert_int_equal(pr.SL, 0);
@@ -304,34 +304,34 @@ static void sa_path_record_by_dlid_and_dgid(void **state)
 
 	/* Get by DGID and SGID. */
 	memset(&q, 0, sizeof(q));
-	memcpy(q.DGID.raw, h[0]->ports[0].GID[0], 16);
-	memcpy(q.SGID.raw, h[1]->ports[0].GID[0], 16);
+	memcpy(q.DGID.raw, h[0]->node.ports[0].GID[0], 16);
+	memcpy(q.SGID.raw, h[1]->node.ports[0].GID[0], 16);
 	ib_path_record_encode(&q, rec);
 	sa_ask(f, probe, 0xffff, IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD,
 	       IB_PR_COMP_DGID | IB_PR_COMP_SGID, rec, sizeof(rec), &r);
 	assert_int_equal(ib_mad_method(&r.hdr), IB_MAD_METHOD_GET_RESP);
 	assert_int_equal(r.hdr.Status, 0);
 	ib_path_record_decode(&pr, r.SubnAdmData);
-	assert_int_equal(pr.DLID, h[0]->ports[0].LID);
-	assert_int_equal(pr.SLID, h[1]->ports[0].LID);
+	assert_int_equal(pr.DLID, h[0]->node.ports[0].LID);
+	assert_int_equal(pr.SLID, h[1]->node.ports[0].LID);
 
 	/* Nobody at that LID: Get says NO_RECORDS, GetTable an empty table. */
 	memset(&q, 0, sizeof(q));
 	q.DLID = 0x999;
 	ib_path_record_encode(&q, rec);
-	sa_ask(f, probe, h[0]->ports[0].LID, IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD,
+	sa_ask(f, probe, h[0]->node.ports[0].LID, IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD,
 	       IB_PR_COMP_DLID, rec, sizeof(rec), &r);
 	assert_int_equal(r.hdr.Status, IB_SA_STATUS_NO_RECORDS);
-	sa_ask(f, probe, h[0]->ports[0].LID, IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_PATH_RECORD,
+	sa_ask(f, probe, h[0]->node.ports[0].LID, IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_PATH_RECORD,
 	       IB_PR_COMP_DLID, rec, sizeof(rec), &r);
 	assert_int_equal(r.hdr.Status, 0);
 	assert_int_equal(r.rmpp.Data2, IB_SA_CLASS_HDR_BYTES);
 	/* No destination named at all. */
-	sa_ask(f, probe, h[0]->ports[0].LID, IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD, 0, rec,
+	sa_ask(f, probe, h[0]->node.ports[0].LID, IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD, 0, rec,
 	       sizeof(rec), &r);
 	assert_int_equal(r.hdr.Status, IB_SA_STATUS_REQ_INSUFFICIENT_COMPONENTS);
 	/* An attribute the SA does not serve. */
-	sa_ask(f, probe, h[0]->ports[0].LID, IB_MAD_METHOD_GET, IB_SA_ATTR_LINK_RECORD, 0, NULL,
+	sa_ask(f, probe, h[0]->node.ports[0].LID, IB_MAD_METHOD_GET, IB_SA_ATTR_LINK_RECORD, 0, NULL,
 	       0, &r);
 	assert_int_equal(r.hdr.Status, IB_MAD_STATUS_UNSUP_METHOD_ATTR);
 
@@ -353,25 +353,25 @@ static void sa_endpoint_record_maps_lid_and_gid_to_the_udp_endpoint(void **state
 	settle(f, h, 1);
 	assert_int_equal(sib_link_mem_open(f->hub, 4096, &probe), 0);
 	memset(&q, 0, sizeof(q));
-	q.LID = h[0]->ports[0].LID;
+	q.LID = h[0]->node.ports[0].LID;
 	sib_endpoint_record_encode(&q, rec);
 	sa_ask(f, probe, 0xffff, IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD, SIB_EPR_COMP_LID,
 	       rec, sizeof(rec), &m);
 	assert_int_equal(m.hdr.Status, 0);
 	assert_int_equal(sib_endpoint_record_decode(&r, m.SubnAdmData), 0);
-	assert_int_equal(r.LID, h[0]->ports[0].LID);
-	assert_memory_equal(r.GID, h[0]->ports[0].GID[0], 16);
-	assert_true(sib_endpoint_equal(&r.ep, &h[0]->mgmt[0].link->local));
+	assert_int_equal(r.LID, h[0]->node.ports[0].LID);
+	assert_memory_equal(r.GID, h[0]->node.ports[0].GID[0], 16);
+	assert_true(sib_endpoint_equal(&r.ep, &h[0]->node.mgmt[0].link->local));
 	assert_int_equal(r.ep.family, SIB_AF_INET);
 
 	memset(&q, 0, sizeof(q));
-	memcpy(q.GID, h[0]->ports[0].GID[0], 16);
+	memcpy(q.GID, h[0]->node.ports[0].GID[0], 16);
 	sib_endpoint_record_encode(&q, rec);
 	sa_ask(f, probe, 0xffff, IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD, SIB_EPR_COMP_GID,
 	       rec, sizeof(rec), &m);
 	assert_int_equal(m.hdr.Status, 0);
 	assert_int_equal(sib_endpoint_record_decode(&r, m.SubnAdmData), 0);
-	assert_int_equal(r.LID, h[0]->ports[0].LID);
+	assert_int_equal(r.LID, h[0]->node.ports[0].LID);
 
 	q.LID = 0x777;
 	sib_endpoint_record_encode(&q, rec);
@@ -403,23 +403,23 @@ static void sa_finds_a_port_told_active_before_its_getresp_arrives(void **state)
 	settle(f, h, 2);
 	p = NULL;
 	for (unsigned i = 0; i < f->sm.nports; i++)
-		if (f->sm.ports[i].state != SIB_SMP_FREE && f->sm.ports[i].lid == h[1]->ports[0].LID)
+		if (f->sm.ports[i].state != SIB_SMP_FREE && f->sm.ports[i].lid == h[1]->node.ports[0].LID)
 			p = &f->sm.ports[i];
 	assert_non_null(p);
 	p->state = SIB_SMP_SET_ACTIVE; /* its GetResp not yet received */
 	assert_int_equal(sib_link_mem_open(f->hub, 4096, &probe), 0);
 	memset(&q, 0, sizeof(q));
-	q.LID = h[1]->ports[0].LID;
+	q.LID = h[1]->node.ports[0].LID;
 	sib_endpoint_record_encode(&q, rec);
-	sa_ask(f, probe, h[0]->ports[0].LID, IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD,
+	sa_ask(f, probe, h[0]->node.ports[0].LID, IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD,
 	       SIB_EPR_COMP_LID, rec, SIB_ENDPOINT_RECORD_BYTES, &m);
 	assert_int_equal(m.hdr.Status, 0);
 	assert_int_equal(sib_endpoint_record_decode(&r, m.SubnAdmData), 0);
-	assert_int_equal(r.LID, h[1]->ports[0].LID);
+	assert_int_equal(r.LID, h[1]->node.ports[0].LID);
 	memset(&pq, 0, sizeof(pq));
-	pq.DLID = h[1]->ports[0].LID;
+	pq.DLID = h[1]->node.ports[0].LID;
 	ib_path_record_encode(&pq, rec);
-	sa_ask(f, probe, h[0]->ports[0].LID, IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD,
+	sa_ask(f, probe, h[0]->node.ports[0].LID, IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD,
 	       IB_PR_COMP_DLID, rec, IB_PATH_RECORD_BYTES, &m);
 	assert_int_equal(m.hdr.Status, 0);
 	sib_link_close(probe);
@@ -464,26 +464,26 @@ static void sa_client_resolves_and_caches(void **state)
 	h[0] = hca_port_new(f, 0x0200000000000800ull);
 	h[1] = hca_port_new(f, 0x0200000000000900ull);
 	settle(f, h, 2);
-	assert_int_equal(h[1]->ports[0].state, SIB_PORT_ACTIVE);
+	assert_int_equal(h[1]->node.ports[0].state, SIB_PORT_ACTIVE);
 	assert_int_equal(pthread_create(&th, NULL, sm_main, &t), 0);
 
-	assert_int_equal(sib_sa_resolve_lid(h[0], 1, h[1]->ports[0].LID, &ep), 0);
-	assert_true(sib_endpoint_equal(&ep, &h[1]->mgmt[0].link->local));
-	sent = h[0]->sa.sent;
+	assert_int_equal(sib_sa_resolve_lid(&h[0]->node, 1, h[1]->node.ports[0].LID, &ep), 0);
+	assert_true(sib_endpoint_equal(&ep, &h[1]->node.mgmt[0].link->local));
+	sent = h[0]->node.sa.sent;
 	/* Cached: the second lookup sends nothing. */
-	assert_int_equal(sib_sa_resolve_lid(h[0], 1, h[1]->ports[0].LID, &ep), 0);
-	assert_int_equal(h[0]->sa.sent, sent);
-	assert_true(h[0]->sa.hits >= 1);
-	assert_int_equal(sib_sa_resolve_gid(h[0], 1, h[1]->ports[0].GID[0], &ep, &lid), 0);
-	assert_int_equal(lid, h[1]->ports[0].LID);
-	assert_int_equal(sib_sa_resolve_lid(h[0], 1, 0x0abc, &ep), -ENOENT);
+	assert_int_equal(sib_sa_resolve_lid(&h[0]->node, 1, h[1]->node.ports[0].LID, &ep), 0);
+	assert_int_equal(h[0]->node.sa.sent, sent);
+	assert_true(h[0]->node.sa.hits >= 1);
+	assert_int_equal(sib_sa_resolve_gid(&h[0]->node, 1, h[1]->node.ports[0].GID[0], &ep, &lid), 0);
+	assert_int_equal(lid, h[1]->node.ports[0].LID);
+	assert_int_equal(sib_sa_resolve_lid(&h[0]->node, 1, 0x0abc, &ep), -ENOENT);
 	/* Our own LID needs no SM. */
-	sent = h[0]->sa.sent;
-	assert_int_equal(sib_sa_resolve_lid(h[0], 1, h[0]->ports[0].LID, &ep), 0);
-	assert_true(sib_endpoint_equal(&ep, &h[0]->mgmt[0].link->local));
-	assert_int_equal(h[0]->sa.sent, sent);
-	assert_int_equal(sib_sa_resolve_lid(h[0], 1, 0, &ep), -EINVAL);
-	assert_int_equal(sib_sa_resolve_lid(h[0], 2, 5, &ep), -EINVAL);
+	sent = h[0]->node.sa.sent;
+	assert_int_equal(sib_sa_resolve_lid(&h[0]->node, 1, h[0]->node.ports[0].LID, &ep), 0);
+	assert_true(sib_endpoint_equal(&ep, &h[0]->node.mgmt[0].link->local));
+	assert_int_equal(h[0]->node.sa.sent, sent);
+	assert_int_equal(sib_sa_resolve_lid(&h[0]->node, 1, 0, &ep), -EINVAL);
+	assert_int_equal(sib_sa_resolve_lid(&h[0]->node, 2, 5, &ep), -EINVAL);
 
 	pthread_mutex_lock(&t.lock);
 	t.stop = true;
@@ -501,11 +501,11 @@ static void sa_client_times_out_without_an_sm_and_refuses_inactive_ports(void **
 
 	h[0] = hca_port_new(f, 0x0200000000000a00ull);
 	/* Not configured yet: the port is INIT. */
-	assert_int_equal(sib_sa_resolve_lid(h[0], 1, 5, &ep), -ENETDOWN);
+	assert_int_equal(sib_sa_resolve_lid(&h[0]->node, 1, 5, &ep), -ENETDOWN);
 	settle(f, h, 1);
 	/* The SM no longer runs (nobody steps it): the query times out. */
-	assert_int_equal(sib_sa_resolve_lid(h[0], 1, 5, &ep), -ETIMEDOUT);
-	assert_int_equal(h[0]->sa.timeouts, 1);
+	assert_int_equal(sib_sa_resolve_lid(&h[0]->node, 1, 5, &ep), -ETIMEDOUT);
+	assert_int_equal(h[0]->node.sa.timeouts, 1);
 	sib_hca_free(h[0]);
 }
 

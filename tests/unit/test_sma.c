@@ -85,7 +85,7 @@ static uint16_t sma(struct sib_hca *hca, uint8_t method, uint16_t attr, uint32_t
 	uint8_t in[IB_MAD_BYTES], out[IB_MAD_BYTES];
 
 	lid_smp(in, method, attr, mod, data);
-	assert_true(sib_sma_process(hca, 1, in, out));
+	assert_true(sib_sma_process(&hca->node, 1, in, out));
 	ib_smp_decode(resp, out);
 	assert_int_equal(ib_mad_method(&resp->hdr), IB_MAD_METHOD_GET_RESP);
 	assert_int_equal(resp->hdr.TransactionID, 0x1122334455667788ull);
@@ -183,9 +183,9 @@ static void set_port_info_arms_then_activates_and_raises_port_active(void **stat
 	assert_int_equal(set_port(f->hca, 7, 1, IB_PORT_STATE_ACTIVE, &pi), 0);
 	assert_int_equal(pi.PortState, IB_PORT_STATE_ACTIVE);
 	assert_int_equal(rec.active, 1);
-	assert_int_equal(f->hca->ports[0].state, SIB_PORT_ACTIVE);
-	assert_int_equal(f->hca->ports[0].LID, 7);
-	assert_int_equal(f->hca->ports[0].SMLID, 1);
+	assert_int_equal(f->hca->node.ports[0].state, SIB_PORT_ACTIVE);
+	assert_int_equal(f->hca->node.ports[0].LID, 7);
+	assert_int_equal(f->hca->node.ports[0].SMLID, 1);
 	/* A new LID on an ACTIVE port is a LID change, not a second PORT_ACTIVE. */
 	assert_int_equal(set_port(f->hca, 9, 1, IB_PORT_STATE_NOP, &pi), 0);
 	assert_int_equal(set_port(f->hca, 9, 1, IB_PORT_STATE_ACTIVE, &pi), 0);
@@ -212,8 +212,8 @@ static void set_port_info_refuses_bad_transitions_and_changes_nothing(void **sta
 	/* INIT is not a state an SM may set. */
 	assert_int_equal(set_port(f->hca, 7, 1, IB_PORT_STATE_INIT, &pi),
 			 IB_MAD_STATUS_INVALID_FIELD);
-	assert_int_equal(f->hca->ports[0].state, SIB_PORT_INIT);
-	assert_int_equal(f->hca->ports[0].LID, 0);
+	assert_int_equal(f->hca->node.ports[0].state, SIB_PORT_INIT);
+	assert_int_equal(f->hca->node.ports[0].LID, 0);
 }
 
 static void tables_and_descriptions_answer_get(void **state)
@@ -264,15 +264,15 @@ static void unsupported_requests_get_the_iba_status(void **state)
 			 IB_MAD_STATUS_UNSUP_METHOD);
 	lid_smp(in, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL);
 	in[2] = 2; /* ClassVersion */
-	assert_true(sib_sma_process(f->hca, 1, in, out));
+	assert_true(sib_sma_process(&f->hca->node, 1, in, out));
 	ib_smp_decode(&r, out);
 	assert_int_equal(r.hdr.Status, IB_MAD_STATUS_BAD_VERSION);
 	/* Responses and unknown base versions get no answer at all. */
 	lid_smp(in, IB_MAD_METHOD_GET_RESP, IB_SMP_ATTR_NODE_INFO, 0, NULL);
-	assert_false(sib_sma_process(f->hca, 1, in, out));
+	assert_false(sib_sma_process(&f->hca->node, 1, in, out));
 	lid_smp(in, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL);
 	in[0] = 2;
-	assert_false(sib_sma_process(f->hca, 1, in, out));
+	assert_false(sib_sma_process(&f->hca->node, 1, in, out));
 }
 
 static void dr_smp(uint8_t *mad, uint8_t hop_ptr, uint8_t hop_cnt, uint8_t d)
@@ -302,7 +302,7 @@ static void directed_route_smp_is_answered_on_the_return_path(void **state)
 	struct ib_dr_smp r;
 
 	dr_smp(in, 1, 1, 0);
-	assert_true(sib_sma_process(f->hca, 1, in, out));
+	assert_true(sib_sma_process(&f->hca->node, 1, in, out));
 	ib_dr_smp_decode(&r, out);
 	assert_int_equal(r.R, 1);
 	assert_int_equal(r.D, 1);
@@ -314,9 +314,9 @@ static void directed_route_smp_is_answered_on_the_return_path(void **state)
 	assert_int_equal(ni.PortGUID, 0x0212340000000011ull);
 	/* Mid-path (a CA cannot forward) and return-trip SMPs are dropped. */
 	dr_smp(in, 1, 2, 0);
-	assert_false(sib_sma_process(f->hca, 1, in, out));
+	assert_false(sib_sma_process(&f->hca->node, 1, in, out));
 	dr_smp(in, 1, 1, 1);
-	assert_false(sib_sma_process(f->hca, 1, in, out));
+	assert_false(sib_sma_process(&f->hca->node, 1, in, out));
 }
 
 struct got {
@@ -343,7 +343,7 @@ static void got_rx(void *arg, const uint8_t *buf, size_t len, const struct sib_e
 static void trap_goes_to_the_sm_and_smp_is_answered_over_the_link(void **state)
 {
 	struct fixture *f = *state;
-	struct sib_link *port_link = f->hca->mgmt[0].link;
+	struct sib_link *port_link = f->hca->node.mgmt[0].link;
 	struct got g = { 0 };
 	struct sib_mad_addr a;
 	struct ib_notice n;
@@ -369,9 +369,9 @@ static void trap_goes_to_the_sm_and_smp_is_answered_over_the_link(void **state)
 	ib_smp_encode(&smp, mad);
 	sib_mad_addr_init(&a, SIB_QP0, 0xffff, 1);
 	assert_int_equal(sib_mgmt_send(f->sm_link, &a, mad, &port_link->local), 0);
-	assert_false(f->hca->mgmt[0].sm_heard);
+	assert_false(f->hca->node.mgmt[0].sm_heard);
 	sib_progress_poll(f->hca);
-	assert_true(f->hca->mgmt[0].sm_heard);
+	assert_true(f->hca->node.mgmt[0].sm_heard);
 
 	/* A DR SubnGet(NodeInfo) over the link comes back as a GetResp. */
 	dr_smp(mad, 1, 1, 0);
@@ -416,7 +416,7 @@ static size_t ud_packet(uint8_t *buf, uint32_t dest_qp)
 static void progress_dispatches_data_to_the_hook_and_counts_bad_packets(void **state)
 {
 	struct fixture *f = *state;
-	struct sib_link *link = f->hca->mgmt[0].link;
+	struct sib_link *link = f->hca->node.mgmt[0].link;
 	struct sib_link_counters c;
 	uint8_t buf[IB_MAX_PACKET];
 	size_t len = ud_packet(buf, 0x42);
@@ -445,9 +445,8 @@ static void progress_dispatches_data_to_the_hook_and_counts_bad_packets(void **s
 
 static int fired;
 
-static void on_timer(struct sib_hca *hca, void *arg)
+static void on_timer(void *arg)
 {
-	(void)hca;
 	fired += (int)(intptr_t)arg;
 }
 
@@ -456,19 +455,19 @@ static void timers_run_once_when_due_and_cancel_disarms(void **state)
 	struct fixture *f = *state;
 	struct sib_timer a = { 0 }, b = { 0 };
 
-	sib_port_up_stop(f->hca, 1); /* quiet the trap timer for this test */
+	sib_port_up_stop(&f->hca->node, 1); /* quiet the trap timer for this test */
 	fired = 0;
-	sib_timer_arm(f->hca, &a, 0, on_timer, (void *)(intptr_t)1);
-	sib_timer_arm(f->hca, &b, 3600ull * 1000000000ull, on_timer, (void *)(intptr_t)100);
+	sib_timer_arm(&f->hca->progress.timers, &a, 0, on_timer, (void *)(intptr_t)1);
+	sib_timer_arm(&f->hca->progress.timers, &b, 3600ull * 1000000000ull, on_timer, (void *)(intptr_t)100);
 	assert_true(a.armed);
 	sib_progress_poll(f->hca);
 	assert_int_equal(fired, 1);
 	assert_false(a.armed);
 	sib_progress_poll(f->hca);
 	assert_int_equal(fired, 1);
-	assert_true(sib_timer_cancel(f->hca, &b));
-	assert_false(sib_timer_cancel(f->hca, &b));
-	assert_false(sib_timer_cancel(f->hca, &a));
+	assert_true(sib_timer_cancel(&f->hca->progress.timers, &b));
+	assert_false(sib_timer_cancel(&f->hca->progress.timers, &b));
+	assert_false(sib_timer_cancel(&f->hca->progress.timers, &a));
 }
 
 static void progress_thread_runs_timers_while_the_caller_sleeps(void **state)
@@ -477,11 +476,11 @@ static void progress_thread_runs_timers_while_the_caller_sleeps(void **state)
 	struct sib_timer t = { 0 };
 
 	(void)f;
-	sib_port_up_stop(f->hca, 1);
+	sib_port_up_stop(&f->hca->node, 1);
 	assert_int_equal(sib_progress_start(f->hca), 0);
 	assert_true(f->hca->progress.running);
 	fired = 0;
-	sib_timer_arm(f->hca, &t, 1000000, on_timer, (void *)(intptr_t)1);
+	sib_timer_arm(&f->hca->progress.timers, &t, 1000000, on_timer, (void *)(intptr_t)1);
 	/* Bounded wait for the thread to run it (not a timing assertion). */
 	for (int i = 0; i < 5000 && !__atomic_load_n(&fired, __ATOMIC_ACQUIRE); i++)
 		usleep(1000);

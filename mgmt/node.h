@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * mgmt/: the agents on QP0 and QP1 of a node's ports (IBA Vol 1 chapters
+ * 13 to 15).  The subnet management agent (sma.c), the SA client
+ * (sa_client.c) and port bring-up (port_up.c) are peers that never name
+ * each other's packets: each registers for its management classes with
+ * the MAD layer (mad_agent.c), which hands it what arrives; mad_packet.c
+ * frames MADs into packets, for the ports and for softib-sm alike.  The
+ * connection manager and multicast membership come here too.
+ *
+ * mgmt/ may use base/, wire/, link/ and transport/.  It knows nothing of
+ * the HCA that composes it (hca/): what it needs from it (timers, port
+ * events, a progress pass) comes through struct sib_node_ops.
+ *
+ * This header: one IBA node as its management agents see it.  The node's
+ * GUIDs and its ports (the PortInfo the SMA serves, the link each port
+ * sends MADs on, what each port knows of its subnet manager), the lock
+ * that guards them, and the SA client's state.  The HCA embeds one.
+ */
+#ifndef SIB_MGMT_NODE_H
+#define SIB_MGMT_NODE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/timer.h"
+#include "link/link.h"
+#include "mgmt/sa_client.h"
+#include "transport/caps.h"
+#include "transport/events.h"
+#include "transport/port.h"
+
+struct sib_node;
+struct sib_mad_agent_reg;
+
+/*
+ * A port's management side (sma.c, port_up.c): its link and what it knows
+ * of the subnet manager.  Guarded by the node's lock.
+ */
+struct sib_port_mgmt {
+	struct sib_node *node;
+	unsigned port_num;
+	struct sib_link *link;	   /* the port's emulated link; NULL: none could be opened */
+	struct sib_endpoint sm_ep; /* SOFTIB_SM, then wherever the SM's SMPs come from */
+	bool sm_none;		   /* SOFTIB_SM=none: no SM, a subnet of one */
+	bool sm_heard;		   /* an SM repressed our trap or sent us an SMP */
+	uint16_t notice_count;	   /* Notice:NoticeCount of our traps */
+	uint64_t trap_tid;
+	uint64_t up_since_ns;	   /* when bring-up started */
+	uint64_t last_smp_ns;	   /* when the SM last spoke to us */
+	struct sib_timer trap_timer;
+	char node_desc[64];	   /* NodeDescription, NUL-padded */
+};
+
+/* What the owner of the node (the HCA) does for its agents. */
+struct sib_node_ops {
+	/* A port event (PORT_ACTIVE, LID_CHANGE, PORT_ERR) for whoever
+	 * listens; called with the node's lock held. */
+	void (*port_event)(struct sib_node *node, unsigned port_num, enum sib_event ev);
+	/* Whether a progress thread serves the node.  Without one, an agent
+	 * that waits for an answer drives the node itself with poll. */
+	bool (*threaded)(struct sib_node *node);
+	int (*poll)(struct sib_node *node);
+	/* True on the thread that delivers MADs (waiting there for a MAD
+	 * would deadlock). */
+	bool (*on_thread)(struct sib_node *node);
+};
+
+struct sib_node {
+	pthread_mutex_t lock;	  /* guards ports, mgmt and the owner's port listeners */
+	pthread_cond_t port_cond; /* signalled (under lock) when a port's state changes */
+	uint64_t node_guid;	  /* NodeInfo:NodeGUID */
+	uint64_t sys_image_guid;  /* NodeInfo:SystemImageGUID */
+	struct sib_port ports[SIB_NUM_PORTS];	  /* ports[i] is verbs port i + 1 */
+	struct sib_port_mgmt mgmt[SIB_NUM_PORTS]; /* mgmt[i] belongs to ports[i] */
+	struct sib_sa_client sa;
+	struct sib_mad_agent_reg *agents; /* mad_agent.c */
+	struct sib_timers *timers;	  /* where agents arm their timers */
+	const struct sib_node_ops *ops;
+};
+
+/* Ports DOWN with no link, GID[0] from the port GUIDs (node GUID + port
+ * number).  0, or a negative errno. */
+int sib_node_init(struct sib_node *node, uint64_t node_guid, struct sib_timers *timers,
+		  const struct sib_node_ops *ops);
+/* Unregisters every agent; nothing may deliver MADs any more. */
+void sib_node_fini(struct sib_node *node);
+
+/* Port by verbs number (1-based); NULL when there is no such port. */
+struct sib_port *sib_node_port(struct sib_node *node, unsigned port_num);
+
+/* The SM (or the local stand-in) gives a port its LID: the port becomes
+ * ACTIVE and listeners get PORT_ACTIVE (first time) or LID_CHANGE. */
+void sib_node_port_set_lid(struct sib_node *node, unsigned port_num, uint16_t lid,
+			   uint16_t sm_lid);
+
+#endif
