@@ -185,13 +185,15 @@ static bool tx_deferred(struct sib_progress *pg, uint64_t now)
 /*
  * The thread is about to sleep for ns (UINT64_MAX: no timeout): it
  * publishes when it will look again, then caps the sleep at the burst
- * bound if a burst is queued.  Both sequentially consistent, like the
- * burst's side (sib_progress_post: tx_deferred_ns, then wake_by_ns), so a
- * burst is either seen here or sees the long sleep and kicks it.
+ * bound if a burst is queued, and at a lease after what a drain left
+ * (the leftovers rule).  Both sequentially consistent, like the other
+ * side (sib_progress_post, sib_progress_drain: their time, then
+ * wake_by_ns, in wake_by), so the one is either seen here or sees the
+ * long sleep and kicks it.
  */
 static uint64_t sleep_publish(struct sib_progress *pg, uint64_t now, uint64_t ns)
 {
-	uint64_t held = __atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED);
+	uint64_t held = __atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED), left;
 
 	/* Held ACKs leave by their bound (hold_update). */
 	if (held) {
@@ -206,7 +208,24 @@ static uint64_t sleep_publish(struct sib_progress *pg, uint64_t now, uint64_t ns
 		ns = SIB_PROGRESS_DEFER_NS;
 		__atomic_store_n(&pg->wake_by_ns, now + ns, __ATOMIC_SEQ_CST);
 	}
+	left = __atomic_load_n(&pg->drain_left_ns, __ATOMIC_SEQ_CST) + SIB_PROGRESS_LEASE_NS;
+	if (left > now && ns > left - now) {
+		ns = left - now;
+		__atomic_store_n(&pg->wake_by_ns, now + ns, __ATOMIC_SEQ_CST);
+	}
 	return ns;
+}
+
+/* Kicks the thread once if it sleeps past `by` (sleep_publish). */
+static void wake_by(struct sib_progress *pg, uint64_t by)
+{
+	uint64_t wake = __atomic_load_n(&pg->wake_by_ns, __ATOMIC_SEQ_CST), one = 1;
+
+	if (wake > by && pg->kick_fd >= 0 &&
+	    __atomic_compare_exchange_n(&pg->wake_by_ns, &wake, 0, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_RELAXED) &&
+	    write(pg->kick_fd, &one, sizeof(one)) < 0)
+		sib_dbg("progress kick: %s", strerror(errno));
 }
 
 void sib_progress_post(struct sib_hca *hca, struct sib_qp *qp)
@@ -222,27 +241,21 @@ void sib_progress_post(struct sib_hca *hca, struct sib_qp *qp)
 	 * transmits at once. */
 	if (now - prev < SIB_PROGRESS_BURST_NS &&
 	    __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED) > now) {
-		uint64_t wake, one = 1;
-
 		__atomic_store_n(&pg->tx_deferred_ns, now, __ATOMIC_SEQ_CST);
 		sib_qp_kick_queued(qp);
 		/* The thread went to sleep before this burst, for longer than
 		 * the bound (sleep_publish): wake it once, so that it sleeps
 		 * to the bound. */
-		wake = __atomic_load_n(&pg->wake_by_ns, __ATOMIC_SEQ_CST);
-		if (wake > now + SIB_PROGRESS_DEFER_NS && pg->kick_fd >= 0 &&
-		    __atomic_compare_exchange_n(&pg->wake_by_ns, &wake, 0, false, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED) &&
-		    write(pg->kick_fd, &one, sizeof(one)) < 0)
-			sib_dbg("progress kick: %s", strerror(errno));
+		wake_by(pg, now + SIB_PROGRESS_DEFER_NS);
 		return;
 	}
 	sib_qp_kick(qp);
 }
 
 /* The caller polls: renewed only when a good part of the lease has passed,
- * one shared store per few hundred microseconds, not one per poll. */
-static void lease_renew(struct sib_progress *pg)
+ * one shared store per few hundred microseconds, not one per poll.
+ * Returns the time it read. */
+static uint64_t lease_renew(struct sib_progress *pg)
 {
 	uint64_t now = sib_link_now_ns(), until = now + SIB_PROGRESS_LEASE_NS;
 
@@ -250,20 +263,26 @@ static void lease_renew(struct sib_progress *pg)
 	if (until > __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED) +
 			    SIB_PROGRESS_LEASE_NS / 4)
 		__atomic_store_n(&pg->busy_until_ns, until, __ATOMIC_RELAXED);
+	return now;
 }
 
 int sib_progress_drain(struct sib_hca *hca, bool lease)
 {
 	struct sib_progress *pg = &hca->progress;
+	uint64_t now = lease ? lease_renew(pg) : sib_link_now_ns();
 	int n;
 
-	if (lease)
-		lease_renew(pg);
 	if (pthread_mutex_trylock(&pg->drain_lock))
 		return 0;
 	/* Without a lease nothing may wait for this caller's next call. */
 	n = drain_links(hca, lease ? DRAIN_DEFER : DRAIN_FLUSH, NULL);
 	pthread_mutex_unlock(&pg->drain_lock);
+	/* The leftovers rule (progress.h): what this drain left leaves
+	 * within a lease, whether or not this caller calls again. */
+	if (lease && n > 0) {
+		__atomic_store_n(&pg->drain_left_ns, now, __ATOMIC_SEQ_CST);
+		wake_by(pg, now + SIB_PROGRESS_LEASE_NS);
+	}
 	return n;
 }
 

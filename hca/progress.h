@@ -52,6 +52,7 @@ struct sib_progress {
 	uint64_t last_drain_ns;	     /* when an application thread last drained */
 	uint64_t last_post_ns;	     /* ... last posted a send */
 	uint64_t tx_deferred_ns;     /* ... last left packets queued (a burst) */
+	uint64_t drain_left_ns;	     /* ... last left ACKs owed or packets queued (a drain) */
 	uint64_t spin_ns;	     /* SOFTIB_SPIN_US */
 	uint64_t ack_hold_ns;	     /* the thread holds owed ACKs since then (0: not) */
 	uint64_t ack_hold_max_ns;    /* ... for at most this long (SIB_PROGRESS_DEFER_NS) */
@@ -84,12 +85,13 @@ int sib_progress_poll(struct sib_hca *hca);
  * since the poller does its work; timers stay with it.  Never waits for
  * another drainer.  What the last batch of a leased drain made the HCA
  * send (ACKs, mostly) stays queued until the caller's next post, drain or
- * drain_end, a QP change, or the progress thread's next pass: the
- * completions reach the caller first, and a post right after sends ACK
- * and request in one system call.  The ACKs the thread's own pass owes
- * while such a caller polls and posts are held for its next post too
- * (progress.c, thread_pass), and its drains leave them held until they
- * take packets themselves.  Without lease (the CQ is armed: the caller is
+ * drain_end, a QP change, or the progress thread's next pass, which
+ * comes within a lease (the leftovers rule, below): the completions reach
+ * the caller first, and a post right after sends ACK and request in one
+ * system call.  The ACKs the thread's own pass owes while such a caller
+ * polls and posts are held for its next post too (progress.c,
+ * thread_pass), and its drains leave them held until they take packets
+ * themselves.  Without lease (the CQ is armed: the caller is
  * about to sleep) everything leaves at once.
  * Returns the number of packets handled.
  */
@@ -112,6 +114,15 @@ void sib_progress_flush(struct sib_hca *hca);
  * progress thread takes the links back at once. */
 void sib_progress_drain_end(struct sib_hca *hca);
 #define SIB_PROGRESS_LEASE_NS 1000000ull
+/*
+ * The leftovers rule: what a leased drain leaves owed or queued leaves
+ * within SIB_PROGRESS_LEASE_NS even if its caller never calls again; the
+ * progress thread's sleep ends by then.  A thread that slept on the links
+ * with no timeout (nobody polled) is kicked: the caller took the datagram
+ * that would have woken it, and an application that stopped calling (it
+ * got its completion and waits on memory, or on its own peer) left the
+ * ACK owed for good, so that its peer had to time out and resend.
+ */
 /* A packet other than a plain ACK that the thread finds waiting when the
  * application has not drained for this long means it waits on something
  * else (memory, in ib_write_lat): the thread then watches the links. */

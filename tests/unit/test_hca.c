@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /* hca/hca and transport/port: GUIDs, GIDs, LIDs, the per-process HCA
- * lifetime and port events; the polling lease of hca/progress, and
- * the ACKs its thread holds for a posting application. */
+ * lifetime and port events; the polling lease of hca/progress, the ACKs
+ * its thread holds for a posting application, and what an application's
+ * drain leaves for the thread. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -483,6 +484,69 @@ static void thread_holds_acks_for_the_next_post(void **state)
 	sib_hca_put(h);
 }
 
+/* Polls cq, and nothing else, for up to ms milliseconds. */
+static bool cqe_within(struct sib_cq *cq, struct sib_cqe *c, unsigned ms)
+{
+	for (unsigned i = 0; i < ms * 10; i++) {
+		if (sib_cq_poll(cq, c, 1) == 1)
+			return true;
+		usleep(100);
+	}
+	return false;
+}
+
+/*
+ * progress.h, the leftovers rule: the ACK an application's drain left
+ * owed leaves although the application never calls again (it got its
+ * completion: now it waits on memory, or on its peer).  The case that
+ * stranded it: the thread slept on the links with no timeout, and the
+ * application took the datagram that would have woken it.  Each round
+ * looks whether it found the thread so; with none, the test says it
+ * could not tell.
+ */
+static void what_a_drain_leaves_owed_leaves_without_another_call(void **state)
+{
+	struct sib_hca *h = sib_hca_get();
+	struct hca_qp a, b;
+	struct sib_cqe c;
+	unsigned hazards = 0;
+
+	(void)state;
+	assert_non_null(h);
+	hca_qp_new(h, 0x54, &a);
+	hca_qp_new(h, 0x54, &b);
+	hca_qp_connect(h, &a, &b);
+	hca_qp_connect(h, &b, &a);
+	for (int round = 0; round < 20; round++) {
+		bool got = false, asleep, owed;
+
+		hca_qp_recv(&a);
+		sib_progress_drain_end(h);
+		/* Let the thread settle into its sleep on the links. */
+		for (int i = 0; i < 1000 && __atomic_load_n(&h->progress.wake_by_ns,
+							     __ATOMIC_SEQ_CST) != UINT64_MAX; i++)
+			usleep(100);
+		hca_qp_send(h, &b);
+		asleep = __atomic_load_n(&h->progress.wake_by_ns, __ATOMIC_SEQ_CST) == UINT64_MAX;
+		for (unsigned i = 0; i < 100000 && !got; i++) {
+			sib_progress_drain(h, true);
+			owed = sib_engine_acks_owed(h->engine);
+			got = sib_cq_poll(a.rcq, &c, 1) == 1;
+		}
+		assert_true(got);
+		hazards += asleep && owed;
+		/* No further call: the ACK leaves by itself. */
+		assert_true(cqe_within(b.scq, &c, 10000));
+		assert_int_equal(c.status, SIB_WC_SUCCESS);
+	}
+	sib_progress_drain_end(h);
+	hca_qp_free(h, &a);
+	hca_qp_free(h, &b);
+	sib_hca_put(h);
+	if (!hazards)
+		skip(); /* the thread never slept untimed with an ACK left owed */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -500,6 +564,7 @@ int main(void)
 		cmocka_unit_test(pd_numbers_are_unique_and_nonzero),
 		cmocka_unit_test(polls_hold_the_lease_unless_the_poller_is_about_to_sleep),
 		cmocka_unit_test(thread_holds_acks_for_the_next_post),
+		cmocka_unit_test(what_a_drain_leaves_owed_leaves_without_another_call),
 	};
 
 	/* The HCA object alone: no subnet manager (tests/unit/test_sm.c has
