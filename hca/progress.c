@@ -141,8 +141,9 @@ static int drain_links(struct sib_hca *hca, enum drain_mode mode, unsigned *plac
 		 * so the peer's window keeps moving. */
 		while ((n = sib_link_poll(link, DRAIN_BATCH, rx_cb, &c)) > 0) {
 			total += n;
-			if (n < DRAIN_BATCH || total >= DRAIN_MAX)
-				break;
+			if (n < DRAIN_BATCH || total >= DRAIN_MAX ||
+			    __atomic_load_n(&pg->beside, __ATOMIC_RELAXED))
+				break; /* ... or the thread took over (drain_beside) */
 			flush_port(hca, i, mode != DRAIN_HOLD);
 		}
 		if (!defer || !total)
@@ -266,6 +267,22 @@ static uint64_t lease_renew(struct sib_progress *pg)
 	return now;
 }
 
+/*
+ * An application drain's claim on the links, under drain_lock: the time
+ * it took them, unless the thread is draining beside a stuck drainer.
+ * Stamp, then look (both sequentially consistent), as drain_beside sets
+ * beside, then looks: one of the two sees the other, so a fresh drain
+ * and the thread never drain together.
+ */
+static bool drain_claim(struct sib_progress *pg, uint64_t now)
+{
+	__atomic_store_n(&pg->drain_since_ns, now, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&pg->beside, __ATOMIC_SEQ_CST))
+		return true;
+	__atomic_store_n(&pg->drain_since_ns, 0, __ATOMIC_RELAXED);
+	return false;
+}
+
 int sib_progress_drain(struct sib_hca *hca, bool lease)
 {
 	struct sib_progress *pg = &hca->progress;
@@ -274,8 +291,13 @@ int sib_progress_drain(struct sib_hca *hca, bool lease)
 
 	if (pthread_mutex_trylock(&pg->drain_lock))
 		return 0;
+	if (!drain_claim(pg, now)) {
+		pthread_mutex_unlock(&pg->drain_lock);
+		return 0;
+	}
 	/* Without a lease nothing may wait for this caller's next call. */
 	n = drain_links(hca, lease ? DRAIN_DEFER : DRAIN_FLUSH, NULL);
+	__atomic_store_n(&pg->drain_since_ns, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&pg->drain_lock);
 	/* The leftovers rule (progress.h): what this drain left leaves
 	 * within a lease, whether or not this caller calls again. */
@@ -355,9 +377,59 @@ static void hold_update(struct sib_hca *hca, bool held)
 	}
 }
 
+/*
+ * The drain rule (progress.h): drain_lock's holder, an application drain,
+ * has had the links for SIB_LINK_STUCK_NS, so it lost the CPU in the
+ * middle of its drain.  Takes every port's datagrams beside it (the links
+ * give a second poller buffers of its own) and sends all that is owed and
+ * queued, as a pass without an application does.  Returns the number of
+ * packets, or -1 when the holder is not stuck (or has just left).
+ */
+static int drain_beside(struct sib_hca *hca, unsigned *placing)
+{
+	struct sib_progress *pg = &hca->progress;
+	uint64_t since = __atomic_load_n(&pg->drain_since_ns, __ATOMIC_SEQ_CST);
+	int total = 0;
+
+	if (!since || sib_link_now_ns() < since + SIB_LINK_STUCK_NS)
+		return -1;
+	__atomic_store_n(&pg->beside, true, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&pg->drain_since_ns, __ATOMIC_SEQ_CST) != since) {
+		/* It left, and a fresh drain may have begun (drain_claim). */
+		__atomic_store_n(&pg->beside, false, __ATOMIC_RELEASE);
+		return -1;
+	}
+	if (since != pg->beside_of) { /* a new stuck drain: counted once */
+		pg->beside_of = since;
+		__atomic_fetch_add(&pg->drains_beside, 1, __ATOMIC_RELAXED);
+		sib_dbg("progress: an application thread has held the links for over %llu us (it "
+			"lost the CPU in the middle of a drain); draining beside it",
+			SIB_LINK_STUCK_NS / 1000);
+	}
+	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
+		struct sib_link *link = hca->node.mgmt[i].link;
+		struct rx_ctx c = { hca, i + 1, 0 };
+		int n;
+
+		if (!link)
+			continue;
+		while ((n = sib_link_poll(link, DRAIN_BATCH, rx_cb, &c)) > 0) {
+			total += n;
+			if (n < DRAIN_BATCH || total >= DRAIN_MAX)
+				break;
+			flush_port(hca, i, true);
+		}
+		flush_port(hca, i, true);
+		*placing += c.placing;
+	}
+	__atomic_store_n(&pg->beside, false, __ATOMIC_RELEASE);
+	return total;
+}
+
 /* The thread's sib_progress_poll: an application thread draining now
- * holds the links (and a lease, so the thread sleeps next).  *placing:
- * how many of the packets were more than plain ACKs (progress_rx). */
+ * holds the links (and a lease, so the thread sleeps next), unless it
+ * has held them too long (drain_beside).  *placing: how many of the
+ * packets were more than plain ACKs (progress_rx). */
 static int thread_pass(struct sib_hca *hca, bool *busy, int *packets, unsigned *placing)
 {
 	struct sib_progress *pg = &hca->progress;
@@ -365,7 +437,14 @@ static int thread_pass(struct sib_hca *hca, bool *busy, int *packets, unsigned *
 	*packets = 0;
 	*placing = 0;
 	*busy = pthread_mutex_trylock(&pg->drain_lock) != 0;
-	if (!*busy) {
+	if (*busy) {
+		int n = drain_beside(hca, placing);
+
+		if (n >= 0) {
+			*packets = n;
+			*busy = false; /* the links are the thread's for this pass */
+		}
+	} else {
 		bool hold = hold_acks(pg);
 
 		/* Nothing owed before this pass: the application's post took
