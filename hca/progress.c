@@ -186,15 +186,15 @@ static bool tx_deferred(struct sib_progress *pg, uint64_t now)
 /*
  * The thread is about to sleep for ns (UINT64_MAX: no timeout): it
  * publishes when it will look again, then caps the sleep at the burst
- * bound if a burst is queued, and at a lease after what a drain left
+ * bound if a burst is queued, and at the end of an application's lease
  * (the leftovers rule).  Both sequentially consistent, like the other
- * side (sib_progress_post, sib_progress_drain: their time, then
- * wake_by_ns, in wake_by), so the one is either seen here or sees the
- * long sleep and kicks it.
+ * side (sib_progress_post, lease_renew: their time, then wake_by_ns, in
+ * wake_by), so the one is either seen here or sees the long sleep and
+ * kicks it.
  */
 static uint64_t sleep_publish(struct sib_progress *pg, uint64_t now, uint64_t ns)
 {
-	uint64_t held = __atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED), left;
+	uint64_t held = __atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED), busy;
 
 	/* Held ACKs leave by their bound (hold_update). */
 	if (held) {
@@ -209,9 +209,9 @@ static uint64_t sleep_publish(struct sib_progress *pg, uint64_t now, uint64_t ns
 		ns = SIB_PROGRESS_DEFER_NS;
 		__atomic_store_n(&pg->wake_by_ns, now + ns, __ATOMIC_SEQ_CST);
 	}
-	left = __atomic_load_n(&pg->drain_left_ns, __ATOMIC_SEQ_CST) + SIB_PROGRESS_LEASE_NS;
-	if (left > now && ns > left - now) {
-		ns = left - now;
+	busy = __atomic_load_n(&pg->busy_until_ns, __ATOMIC_SEQ_CST);
+	if (busy > now && ns > busy - now) {
+		ns = busy - now;
 		__atomic_store_n(&pg->wake_by_ns, now + ns, __ATOMIC_SEQ_CST);
 	}
 	return ns;
@@ -259,11 +259,16 @@ void sib_progress_post(struct sib_hca *hca, struct sib_qp *qp)
 static uint64_t lease_renew(struct sib_progress *pg)
 {
 	uint64_t now = sib_link_now_ns(), until = now + SIB_PROGRESS_LEASE_NS;
+	uint64_t busy = __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED);
 
 	__atomic_store_n(&pg->last_drain_ns, now, __ATOMIC_RELAXED);
-	if (until > __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED) +
-			    SIB_PROGRESS_LEASE_NS / 4)
-		__atomic_store_n(&pg->busy_until_ns, until, __ATOMIC_RELAXED);
+	if (until > busy + SIB_PROGRESS_LEASE_NS / 4) {
+		__atomic_store_n(&pg->busy_until_ns, until, __ATOMIC_SEQ_CST);
+		/* A lease begins: a thread asleep past its end is woken,
+		 * so that it looks in by then (the leftovers rule). */
+		if (busy <= now)
+			wake_by(pg, until);
+	}
 	return now;
 }
 
@@ -299,12 +304,6 @@ int sib_progress_drain(struct sib_hca *hca, bool lease)
 	n = drain_links(hca, lease ? DRAIN_DEFER : DRAIN_FLUSH, NULL);
 	__atomic_store_n(&pg->drain_since_ns, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&pg->drain_lock);
-	/* The leftovers rule (progress.h): what this drain left leaves
-	 * within a lease, whether or not this caller calls again. */
-	if (lease && n > 0) {
-		__atomic_store_n(&pg->drain_left_ns, now, __ATOMIC_SEQ_CST);
-		wake_by(pg, now + SIB_PROGRESS_LEASE_NS);
-	}
 	return n;
 }
 

@@ -56,7 +56,6 @@ struct sib_progress {
 	uint64_t last_drain_ns;	     /* when an application thread last drained */
 	uint64_t last_post_ns;	     /* ... last posted a send */
 	uint64_t tx_deferred_ns;     /* ... last left packets queued (a burst) */
-	uint64_t drain_left_ns;	     /* ... last left ACKs owed or packets queued (a drain) */
 	uint64_t spin_ns;	     /* SOFTIB_SPIN_US */
 	uint64_t ack_hold_ns;	     /* the thread holds owed ACKs since then (0: not) */
 	uint64_t ack_hold_max_ns;    /* ... for at most this long (SIB_PROGRESS_DEFER_NS) */
@@ -119,13 +118,14 @@ void sib_progress_flush(struct sib_hca *hca);
 void sib_progress_drain_end(struct sib_hca *hca);
 #define SIB_PROGRESS_LEASE_NS 1000000ull
 /*
- * The leftovers rule: what a leased drain leaves owed or queued leaves
- * within SIB_PROGRESS_LEASE_NS even if its caller never calls again; the
- * progress thread's sleep ends by then.  A thread that slept on the links
- * with no timeout (nobody polled) is kicked: the caller took the datagram
- * that would have woken it, and an application that stopped calling (it
- * got its completion and waits on memory, or on its own peer) left the
- * ACK owed for good, so that its peer had to time out and resend.
+ * The leftovers rule: the progress thread never sleeps past the end of an
+ * application's lease, so what a leased drain leaves owed or queued
+ * leaves within a lease of the caller's last poll even if it never calls
+ * again.  A thread asleep on the links with no timeout when a lease
+ * begins is kicked once (lease_renew); before, the caller took the
+ * datagram that would have woken it, and an application that then
+ * stopped calling (it had its completion, and waited on memory or on its
+ * peer) left the ACK owed for good: its peer had to time out and resend.
  */
 
 /*
