@@ -25,6 +25,7 @@
 #include "hca/progress.h"
 #include "link/link.h"
 #include "memreg/memreg.h"
+#include "mgmt/cm.h"
 #include "mgmt/node.h"
 #include "transport/caps.h"
 #include "transport/events.h"
@@ -105,6 +106,7 @@ struct sib_port_stats {
 	uint64_t rx_mad_malformed;     /* QP0/QP1 packets that were no MAD */
 	uint64_t rx_gsi_unclaimed;     /* QP1 MADs no agent here serves */
 	uint64_t sa_sent, sa_hits, sa_timeouts; /* the SA client */
+	struct sib_cm_counters cm;		/* the communication manager */
 };
 
 /* 0, or -1 for a bad port or one without a link. */

@@ -95,6 +95,12 @@ static void print_stats(struct ibv_context *ctx, uint8_t port_num)
 	printf("  %-15s %llu queries, %llu cache hits, %llu timeouts\n", "SA client",
 	       (unsigned long long)st.sa_sent, (unsigned long long)st.sa_hits,
 	       (unsigned long long)st.sa_timeouts);
+	printf("  %-15s %llu MADs in, %llu out, %llu retransmitted, %llu timed out, "
+	       "%llu duplicates, %llu stale, dropped %llu malformed and %llu unmatched\n",
+	       "CM", (unsigned long long)st.cm.rx, (unsigned long long)st.cm.tx,
+	       (unsigned long long)st.cm.retransmits, (unsigned long long)st.cm.timeouts,
+	       (unsigned long long)st.cm.duplicates, (unsigned long long)st.cm.stale,
+	       (unsigned long long)st.cm.rx_malformed, (unsigned long long)st.cm.rx_unmatched);
 }
 
 static int print_port(struct ibv_context *ctx, uint8_t port_num)
