@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric/sa.h"
 #include "fabric/sm.h"
 #include "base/log.h"
 #include "wire/packet.h"
@@ -60,6 +61,7 @@ int sib_sm_init(struct sib_sm *sm, struct sib_link *link, uint64_t guid, uint64_
 
 void sib_sm_fini(struct sib_sm *sm)
 {
+	sib_sa_state_free(sm);
 	free(sm->ports);
 	free(sm->memory);
 	sm->ports = NULL;
@@ -304,6 +306,7 @@ static void drop_port(struct sib_sm *sm, struct sib_sm_port *p, const char *why)
 			fflush(sm->out);
 		}
 	}
+	sib_sa_port_gone(sm, p->guid);
 	port_free(sm, p);
 }
 
@@ -563,6 +566,7 @@ int sib_sm_step(struct sib_sm *sm, uint64_t now_ns)
 			break;
 	}
 	timeouts(sm);
+	sib_sa_step(sm);
 	if (now_ns >= sm->next_sweep_ns) {
 		sweep(sm);
 		sm->next_sweep_ns = now_ns + sm->sweep_ns;
@@ -573,8 +577,10 @@ int sib_sm_step(struct sib_sm *sm, uint64_t now_ns)
 
 uint64_t sib_sm_next_deadline(const struct sib_sm *sm)
 {
-	uint64_t d = sm->next_sweep_ns;
+	uint64_t d = sm->next_sweep_ns, sa = sib_sa_next_deadline(sm);
 
+	if (sa && sa < d)
+		d = sa;
 	for (unsigned i = 0; i < sm->nports; i++)
 		if (sm->ports[i].state != SIB_SMP_FREE && sm->ports[i].deadline_ns &&
 		    sm->ports[i].deadline_ns < d)

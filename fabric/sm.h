@@ -35,6 +35,8 @@
 #include "mgmt/mad_packet.h"
 #include "transport/port.h"
 
+struct sib_sa_state;
+
 #define SIB_SM_TIMEOUT_NS (200ull * 1000000ull)
 #define SIB_SM_RETRIES 3
 #define SIB_SM_MAX_MISSED 3
@@ -88,6 +90,7 @@ struct sib_sm {
 	uint8_t lid_used[(SIB_LID_UNICAST_MAX + 1 + 7) / 8];
 	uint16_t next_lid;
 	FILE *out; /* a line per port joined or left; NULL: silent */
+	struct sib_sa_state *sa; /* ServiceRecords, RMPP transfers (fabric/sa.h) */
 	/* counters */
 	uint64_t joins, leaves, sa_queries, dropped;
 };

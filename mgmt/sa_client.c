@@ -7,6 +7,7 @@
 #include "mgmt/node.h"
 #include "base/log.h"
 #include "mgmt/sa_client.h"
+#include "mgmt/sa_query.h"
 #include "wire/sa.h"
 
 struct sib_sa_query {
@@ -99,11 +100,12 @@ static bool sa_client_rx(struct sib_node *node, unsigned port_num, const struct 
 	struct sib_sa_client *sa = &node->sa;
 	struct ib_sa_mad m;
 
-	(void)port_num;
 	(void)a;
 	(void)from;
 	if (!(mad[3] & IB_MAD_METHOD_RESP))
 		return false;
+	if (sib_sa_query_rx(node, port_num, mad))
+		return true;
 	ib_sa_mad_decode(&m, mad);
 	if (ib_mad_method(&m.hdr) != IB_MAD_METHOD_GET_RESP ||
 	    m.hdr.AttributeID != SIB_SA_ATTR_ENDPOINT_RECORD)

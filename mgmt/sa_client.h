@@ -40,6 +40,7 @@ struct sib_sa_cache_entry {
 };
 
 struct sib_sa_query; /* one outstanding query (sa_client.c) */
+struct sib_sa_gq;    /* one outstanding query of sa_query.c */
 
 struct sib_sa_client {
 	pthread_mutex_t lock;
@@ -47,6 +48,7 @@ struct sib_sa_client {
 	struct sib_sa_cache_entry cache[SIB_SA_CACHE_SIZE];
 	unsigned next_victim;
 	struct sib_sa_query *queries;
+	struct sib_sa_gq *gqueries;
 	uint64_t hits, sent, timeouts;
 };
 
