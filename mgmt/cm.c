@@ -227,8 +227,11 @@ static void send_to(struct sib_cm *cm, unsigned port_num, const struct sib_mad_a
 
 	cm->counters.tx++;
 	if (rc)
-		sib_dbg("CM: sending attribute 0x%04x failed: %s", mad[16] << 8 | mad[17],
+		sib_dbg("CM: sending %s failed: %s", ib_mad_attr_str(IB_MGMT_CLASS_CM, mad[16] << 8 | mad[17]),
 			strerror(-rc));
+	else
+		sib_dbg("CM: sent %s to LID %u", ib_mad_attr_str(IB_MGMT_CLASS_CM, mad[16] << 8 | mad[17]),
+			a->DLID);
 }
 
 static void send_id(struct sib_cm_id *id, const uint8_t *mad)
@@ -1293,6 +1296,8 @@ static bool cm_rx(struct sib_node *node, unsigned port_num, const struct sib_mad
 		return true;
 	}
 	r = (struct rx){ cm, port_num, a, from, h.TransactionID, mad + IB_CM_DATA_OFFSET };
+	sib_dbg("CM: received %s from LID %u", ib_mad_attr_str(IB_MGMT_CLASS_CM, h.AttributeID),
+		a->SLID);
 	switch (h.AttributeID) {
 	case IB_CM_ATTR_REQ:
 		rx_req(&r);

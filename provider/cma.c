@@ -435,7 +435,7 @@ int cma_resolve_route(struct ucma_ctx **ctxp)
 	uint8_t dip[16], key[16], sgid[16], dgid[16], lgid[16];
 	struct ib_path_record path;
 	struct sib_endpoint peer;
-	bool af_ib = ctx->dst.ss_family == SIB_AF_IB, mine;
+	bool af_ib = ctx->dst.ss_family == SIB_AF_IB, mine, to_listener = af_ib;
 	uint64_t sid = sid_of(ctx, &ctx->dst);
 	uint8_t tclass = ctx->tos;
 	int rc;
@@ -461,6 +461,7 @@ int cma_resolve_route(struct ucma_ctx **ctxp)
 			memcpy(dgid, lgid, 16);
 		else if (rc == -ENETDOWN && mine)
 			own_gid(dgid);
+		to_listener = !rc || (rc == -ENETDOWN && mine);
 	}
 	rc = sib_sa_path_record(&sib_ucma.hca->node, 1, sgid, dgid, sid, tclass, &path);
 	if (rc == -ENETDOWN && !memcmp(sgid, dgid, 16)) {
@@ -487,10 +488,53 @@ int cma_resolve_route(struct ucma_ctx **ctxp)
 	memcpy(ctx->dgid, dgid, 16);
 	ctx->path = path;
 	ctx->have_path = true;
+	ctx->to_listener = to_listener;
 	ctx->peer = peer;
 	ctx->state = CMA_ROUTE_RESOLVED;
 	ucma_queue_event(ctx, NULL, UCMA_EV_ROUTE_RESOLVED, 0, NULL, NULL);
 	return 0;
+}
+
+/*
+ * A route resolved before its listener registered leads to some port of
+ * the host, which would answer REJ 8.  The kernel's REQ finds the
+ * listener as it arrives; here CONNECT looks once more, so that a server
+ * that listens between the client's route and its connect (qperf 0.4.11
+ * tells its client the port before it listens) is found.  Lock dropped
+ * meanwhile, as in cma_resolve_route.
+ */
+static void find_listener_late(struct ucma_ctx **ctxp)
+{
+	struct ucma_ctx *ctx = *ctxp;
+	uint32_t handle = ctx->handle;
+	uint64_t gen = ctx->generation;
+	uint64_t sid = sid_of(ctx, &ctx->dst);
+	uint8_t dip[16], key[16], gid[16];
+	struct ib_path_record path;
+	struct sib_endpoint peer;
+	uint8_t tclass = ctx->tos;
+	int rc;
+
+	cma_ip16((struct sockaddr *)&ctx->dst, dip);
+	if (cma_ip16_any(dip))
+		loopback_for(dip);
+	memcpy(key, ctx->host_key, 16);
+	sib_cm_unlock(sib_ucma.cm);
+	rc = cma_find_listener(sib_ucma.hca, sid, key, dip, gid);
+	if (!rc && memcmp(gid, ctx->dgid, 16))
+		rc = sib_sa_path_record(&sib_ucma.hca->node, 1, ctx->sgid, gid, sid, tclass, &path);
+	if (!rc && memcmp(gid, ctx->dgid, 16))
+		rc = sib_sa_resolve_lid(&sib_ucma.hca->node, 1, path.DLID, &peer);
+	sib_cm_lock(sib_ucma.cm);
+	ctx = *ctxp = ucma_ctx_find(handle, gen);
+	if (!ctx || ctx->state != CMA_ROUTE_RESOLVED || rc)
+		return;
+	if (memcmp(gid, ctx->dgid, 16)) {
+		memcpy(ctx->dgid, gid, 16);
+		ctx->path = path;
+		ctx->peer = peer;
+	}
+	ctx->to_listener = true;
 }
 
 /* ---------------------------------------------------------------- listening */
@@ -1047,9 +1091,10 @@ static int request_pd(const struct ucma_ctx *ctx, const struct rdma_ucm_conn_par
 	return 0;
 }
 
-int cma_connect(struct ucma_ctx *ctx, const struct rdma_ucm_conn_param *p)
+int cma_connect(struct ucma_ctx **ctxp, const struct rdma_ucm_conn_param *p)
 {
 	uint8_t pd[IB_CM_SIDR_REQ_PRIVATE_DATA_BYTES];
+	struct ucma_ctx *ctx = *ctxp;
 	struct sib_cm_id *id;
 	unsigned len;
 	int rc;
@@ -1057,6 +1102,14 @@ int cma_connect(struct ucma_ctx *ctx, const struct rdma_ucm_conn_param *p)
 	if (ctx->state != CMA_ROUTE_RESOLVED || ctx->cm_id) {
 		sib_dbg("rdma_cm: connect on id %u: the route is not resolved", ctx->handle);
 		return -EINVAL;
+	}
+	if (!ctx->to_listener) {
+		find_listener_late(ctxp);
+		ctx = *ctxp;
+		if (!ctx)
+			return 0;
+		if (ctx->state != CMA_ROUTE_RESOLVED || ctx->cm_id)
+			return -EINVAL;
 	}
 	rc = request_pd(ctx, p,
 			is_ud(ctx) ? IB_CM_SIDR_REQ_PRIVATE_DATA_BYTES : IB_CM_REQ_PRIVATE_DATA_BYTES,

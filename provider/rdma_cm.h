@@ -125,6 +125,7 @@ struct ucma_ctx {
 	uint8_t sgid[16], dgid[16];
 	uint8_t host_key[16];	    /* of the destination's host */
 	bool have_path;
+	bool to_listener;	    /* the route leads to a listener's port */
 	struct ib_path_record path; /* seen from this end */
 	struct sib_endpoint peer;   /* where dgid's port lives */
 	/* connection */
@@ -161,6 +162,7 @@ struct ucma_file {
 struct ucma {
 	struct sib_hca *hca;
 	struct sib_cm *cm;
+	struct sib_hca *keep; /* held from the first open to the process's end */
 	struct ucma_file *files;
 	struct ucma_ctx *ctxs;
 	struct cma_service *services;
@@ -194,7 +196,9 @@ int cma_resolve_addr(struct ucma_ctx **ctxp, const struct sockaddr *src, socklen
 		     const struct sockaddr *dst, socklen_t dst_len);
 int cma_resolve_route(struct ucma_ctx **ctxp);
 int cma_listen(struct ucma_ctx **ctxp, int backlog);
-int cma_connect(struct ucma_ctx *ctx, const struct rdma_ucm_conn_param *p);
+/* Drops and retakes the lock when the route's listener must be found
+ * first (as cma_resolve_route). */
+int cma_connect(struct ucma_ctx **ctxp, const struct rdma_ucm_conn_param *p);
 int cma_accept(struct ucma_ctx *ctx, const struct rdma_ucm_conn_param *p, uint64_t uid);
 int cma_reject(struct ucma_ctx *ctx, uint8_t reason, const uint8_t *pd, unsigned len);
 int cma_disconnect(struct ucma_ctx *ctx);

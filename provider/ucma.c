@@ -13,10 +13,14 @@
  * command's length, or -1 with the errno the kernel would give.
  *
  * A process that exits with ids open sends what destroying them sends
- * (REJ, DREQ, DREP) and withdraws its SA records, from a destructor; a
- * SIGTERM, SIGINT or SIGHUP left at its default action does the same
- * first (a helper thread sends, the handler waits up to a second, then
- * the signal takes its default course).  SIGKILL cannot be caught.
+ * (REJ, DREQ, DREP) and withdraws its SA records, from a destructor, as
+ * the kernel does when it closes a dead process's files.  A signal that
+ * kills at its default action (SIGTERM, SIGINT, SIGHUP, and the crashes
+ * SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) does the same first, where
+ * the program left it at the default: a helper thread sends (the thread
+ * that got the signal may hold any lock), the handler waits for it up to
+ * a second, then the signal takes its default course.  SIGKILL cannot be
+ * caught: peers of a killed process wait for their retries to run out.
  */
 #include <netinet/in.h>
 
@@ -424,11 +428,13 @@ static int cmd_query(const struct cmd *c)
 static int cmd_connect(const struct cmd *c)
 {
 	struct rdma_ucm_connect cmd;
+	struct ucma_ctx *ctx;
 
 	cmd_in(c, &cmd, sizeof(cmd));
 	if (!cmd.conn_param.valid)
 		return -EINVAL;
-	return cma_connect(CTX_OR_EINVAL(c, cmd.id), &cmd.conn_param);
+	ctx = CTX_OR_EINVAL(c, cmd.id);
+	return cma_connect(&ctx, &cmd.conn_param);
 }
 
 static int cmd_listen(const struct cmd *c)
@@ -646,6 +652,14 @@ static bool touches_services(uint32_t cmd)
 	return cmd == RDMA_USER_CM_CMD_DESTROY_ID;
 }
 
+/* Commands after which this host's addresses should be known to the SA:
+ * a server binds before it tells anyone its port, so its addresses are
+ * there before a client asks. */
+static bool registers_addrs(uint32_t cmd)
+{
+	return cmd == RDMA_USER_CM_CMD_BIND_IP || cmd == RDMA_USER_CM_CMD_BIND;
+}
+
 ssize_t sib_ucma_write(int fd, const void *buf, size_t len)
 {
 	struct rdma_ucm_cmd_hdr hdr;
@@ -690,6 +704,8 @@ ssize_t sib_ucma_write(int fd, const void *buf, size_t len)
 		sib_cm_unlock(sib_ucma.cm);
 	if (touches_services(hdr.cmd) && sib_ucma.hca)
 		cma_services_sync();
+	if (registers_addrs(hdr.cmd) && !rc && sib_ucma.hca)
+		cma_addrs_register(sib_ucma.hca);
 	pthread_rwlock_unlock(&life);
 	if (rc) {
 		errno = -rc;
@@ -779,7 +795,8 @@ static void on_fatal_signal(int sig)
 
 static void exit_hooks(void)
 {
-	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+				    SIGABRT };
 	sigset_t all, old;
 	pthread_t th;
 
@@ -854,6 +871,12 @@ int sib_ucma_open(int flags)
 		sib_ucma.cm = hca->node.cm;
 		sib_ucma.exiting = false;
 	}
+	/* The port stays up from the first open to the process's end, as a
+	 * kernel keeps its device: librdmacm opens and closes a file at
+	 * start-up (its AF_IB probe), and a port brought up again would be
+	 * new to the subnet each time. */
+	if (!sib_ucma.keep)
+		sib_ucma.keep = sib_hca_get();
 	sib_cm_lock(sib_ucma.cm);
 	f->next = sib_ucma.files;
 	sib_ucma.files = f;
@@ -903,18 +926,10 @@ void sib_ucma_close(int fd)
 	pthread_rwlock_unlock(&life);
 	if (!f)
 		return;
+	(void)last;
 	cma_services_sync();
 	free(f);
 	put = hca;
-	if (last) {
-		cma_addrs_unregister(hca);
-		pthread_rwlock_wrlock(&life);
-		if (!sib_ucma.files) {
-			sib_ucma.hca = NULL;
-			sib_ucma.cm = NULL;
-		}
-		pthread_rwlock_unlock(&life);
-	}
 	sib_hca_put(put);
 }
 
