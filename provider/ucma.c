@@ -256,6 +256,7 @@ static int cmd_create_id(const struct cmd *c)
 	struct rdma_ucm_create_id cmd;
 	struct rdma_ucm_create_id_resp resp;
 	struct ucma_ctx *ctx;
+	int rc;
 
 	cmd_in(c, &cmd, sizeof(cmd));
 	if (c->out_len < sizeof(resp))
@@ -273,7 +274,10 @@ static int cmd_create_id(const struct cmd *c)
 	if (!ctx)
 		return -ENOMEM;
 	resp.id = ctx->handle;
-	return respond(c, cmd.response, &resp, sizeof(resp));
+	rc = respond(c, cmd.response, &resp, sizeof(resp));
+	if (rc)
+		ucma_ctx_free(ctx); /* the program never learns of it */
+	return rc;
 }
 
 static int cmd_destroy_id(const struct cmd *c)
