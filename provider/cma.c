@@ -810,8 +810,14 @@ static struct ucma_ctx *child_new(struct ucma_ctx *l, struct sib_cm_id *id,
 		ip_sockaddr(&c->src, af, h->DstIP, cma_port_of((struct sockaddr *)&l->src));
 		ip_sockaddr(&c->dst, af, h->SrcIP, h->SrcPort);
 	} else {
+		struct sib_sockaddr_ib *d = (struct sib_sockaddr_ib *)&c->dst;
+
 		c->src = l->src;
-		c->dst.ss_family = SIB_AF_IB;
+		d->sib_family = SIB_AF_IB;
+		d->sib_pkey = htobe16(0xffff);
+		memcpy(d->sib_addr, id->path.DGID, 16);
+		d->sib_sid = htobe64(id->service_id);
+		d->sib_sid_mask = htobe64(~0ull);
 	}
 	c->listener = l;
 	c->cm_id = id;
@@ -841,26 +847,44 @@ static bool ip_header(const uint8_t *pd, struct ib_cm_ip_hdr *h)
 	return !why;
 }
 
+/*
+ * The listener a REQ or SIDR_REQ with private data pd is for, and whether
+ * pd starts with the IP header.  Linux decides by the listener's family:
+ * an AF_IB listener takes the REQ as it comes (its program parses any
+ * header itself, as rsockets does), an IP listener needs the header to
+ * know the destination address.
+ */
+static struct ucma_ctx *listener_of(struct cma_service *s, const uint8_t *pd,
+				    struct ib_cm_ip_hdr *h, bool *have_h)
+{
+	uint8_t dip[16];
+
+	*have_h = false;
+	for (struct ucma_ctx *c = sib_ucma.ctxs; c; c = c->next)
+		if (c->service == s && c->state == CMA_LISTEN && c->src.ss_family == SIB_AF_IB)
+			return c;
+	if (!ib_cm_ip_service_id_is(s->sid) || !ip_header(pd, h))
+		return NULL;
+	memcpy(dip, h->DstIP, 16);
+	if (h->IPV == 4) {
+		memset(dip, 0, 10);
+		dip[10] = dip[11] = 0xff;
+	}
+	*have_h = true;
+	return listener_for(s, dip, true);
+}
+
 static int listen_req(struct cma_service *s, struct sib_cm_id *id, const struct sib_cm_event *ev)
 {
 	const struct ib_cm_req *req = ev->req;
 	struct rdma_ucm_conn_param p;
 	struct ib_cm_ip_hdr h;
 	struct ucma_ctx *l, *c;
-	bool ip = ib_cm_ip_service_id_is(s->sid);
-	unsigned off = ip ? IB_CM_IP_HDR_BYTES : 0;
-	uint8_t dip[16];
+	bool ip;
+	unsigned off;
 
-	if (ip) {
-		if (!ip_header(req->PrivateData, &h))
-			return IB_CM_REJ_INVALID_SERVICE_ID;
-		memcpy(dip, h.DstIP, 16);
-		if (h.IPV == 4) {
-			memset(dip, 0, 10);
-			dip[10] = dip[11] = 0xff;
-		}
-	}
-	l = listener_for(s, dip, ip);
+	l = listener_of(s, req->PrivateData, &h, &ip);
+	off = ip ? IB_CM_IP_HDR_BYTES : 0;
 	if (!l || is_ud(l))
 		return IB_CM_REJ_INVALID_SERVICE_ID;
 	if (l->pending >= l->backlog)
@@ -899,20 +923,11 @@ static int listen_sidr(struct cma_service *s, struct sib_cm_id *id,
 	struct rdma_ucm_ud_param p;
 	struct ib_cm_ip_hdr h;
 	struct ucma_ctx *l, *c;
-	bool ip = ib_cm_ip_service_id_is(s->sid);
-	unsigned off = ip ? IB_CM_IP_HDR_BYTES : 0;
-	uint8_t dip[16];
+	bool ip;
+	unsigned off;
 
-	if (ip) {
-		if (!ip_header(ev->sidr_req->PrivateData, &h))
-			return IB_CM_SIDR_UNSUPPORTED;
-		memcpy(dip, h.DstIP, 16);
-		if (h.IPV == 4) {
-			memset(dip, 0, 10);
-			dip[10] = dip[11] = 0xff;
-		}
-	}
-	l = listener_for(s, dip, ip);
+	l = listener_of(s, ev->sidr_req->PrivateData, &h, &ip);
+	off = ip ? IB_CM_IP_HDR_BYTES : 0;
 	if (!l || !is_ud(l))
 		return IB_CM_SIDR_UNSUPPORTED;
 	if (l->pending >= l->backlog)

@@ -6,8 +6,8 @@
  * a subnet of one): command checks and their errnos, the descriptor's
  * readiness and O_NONBLOCK, a full RC connection over loopback with
  * private data both ways and the QP attributes each side gets, REJ with
- * private data, a service nobody listens on, UD through SIDR, migrate,
- * and port reservations (REUSEADDR, AFONLY, port 0).
+ * private data, a service nobody listens on, UD through SIDR, AF_IB
+ * addresses, migrate, and port reservations (REUSEADDR, port 0).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -449,6 +450,56 @@ static void ud_through_sidr(void **state)
 	destroy_id(f->cli, cid);
 }
 
+/* AF_IB: an id named by GID and ServiceID; no IP header in the REQ, so
+ * the whole 92 bytes of private data are the program's. */
+static void af_ib_addresses(void **state)
+{
+	struct files *f = *state;
+	uint32_t lid = create_id(f->srv, RDMA_PS_IB, IBV_QPT_RC, UID_SRV);
+	uint32_t cid = create_id(f->cli, RDMA_PS_IB, IBV_QPT_RC, UID_CLI);
+	struct sib_sockaddr_ib any = { .sib_family = SIB_AF_IB }, dst, gidq;
+	struct rdma_ucm_query_addr_resp qa;
+	struct rdma_ucm_query q = { .response = (uintptr_t)&qa, .option = RDMA_USER_CM_QUERY_GID };
+	struct rdma_ucm_resolve_addr ra = { .id = cid, .timeout_ms = 2000,
+					    .dst_size = sizeof(dst) };
+	struct rdma_ucm_resolve_route rr = { .id = cid, .timeout_ms = 2000 };
+	struct rdma_ucm_event_resp e;
+	uint16_t port = (uint16_t)(20000 + rand() % 40000);
+	char pd[92];
+
+	any.sib_sid = htobe64(0x00000000013f0000ull | port);
+	any.sib_sid_mask = htobe64(~0ull);
+	assert_int_equal(bind_addr(f->srv, lid, &any, sizeof(any)), 0);
+	assert_int_equal(listen_id(f->srv, lid), 0);
+	/* This process's GID: where the listener is. */
+	q.id = lid;
+	assert_int_equal(cmd(f->srv, RDMA_USER_CM_CMD_QUERY, &q, sizeof(q), sizeof(qa)), 0);
+	memcpy(&gidq, &qa.src_addr, sizeof(gidq));
+	assert_int_equal(gidq.sib_family, SIB_AF_IB);
+	assert_true(be64toh(gidq.sib_sid) == (0x00000000013f0000ull | port));
+	assert_int_equal(gidq.sib_addr[0], 0xfe);
+	dst = gidq;
+	memcpy(&ra.dst_addr, &dst, sizeof(dst));
+	assert_int_equal(cmd(f->cli, RDMA_USER_CM_CMD_RESOLVE_ADDR, &ra, sizeof(ra), 0), 0);
+	e = get_event(f->cli);
+	assert_int_equal(e.event, UCMA_EV_ADDR_RESOLVED);
+	assert_int_equal(cmd(f->cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr, sizeof(rr), 0), 0);
+	e = get_event(f->cli);
+	assert_int_equal(e.event, UCMA_EV_ROUTE_RESOLVED);
+	memset(pd, 'x', sizeof(pd));
+	pd[91] = 0;
+	assert_int_equal(connect_id(f->cli, cid, 0x31, pd), 0); /* 91 bytes fit */
+	e = get_event(f->srv);
+	assert_int_equal(e.event, UCMA_EV_CONNECT_REQUEST);
+	assert_int_equal(e.param.conn.private_data_len, 92);
+	assert_memory_equal(e.param.conn.private_data, pd, 91);
+	destroy_id(f->srv, e.id);
+	e = get_event(f->cli);
+	assert_int_equal(e.event, UCMA_EV_REJECTED); /* destroyed unanswered: REJ */
+	destroy_id(f->cli, cid);
+	destroy_id(f->srv, lid);
+}
+
 static void migrate_moves_the_id_and_its_events(void **state)
 {
 	struct files *f = *state;
@@ -528,6 +579,7 @@ int main(void)
 		cmocka_unit_test(rc_connection_over_loopback),
 		cmocka_unit_test(reject_and_refused),
 		cmocka_unit_test(ud_through_sidr),
+		cmocka_unit_test(af_ib_addresses),
 		cmocka_unit_test(migrate_moves_the_id_and_its_events),
 		cmocka_unit_test(ports_are_reserved_as_tcp_would),
 	};
