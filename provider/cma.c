@@ -457,6 +457,8 @@ int cma_resolve_route(struct ucma_ctx **ctxp)
 		if (cma_ip16_any(dip))
 			loopback_for(dip);
 		rc = cma_find_listener(sib_ucma.hca, sid, key, dip, lgid);
+		sib_dbg("rdma_cm: route: listener for ServiceID 0x%016llx: %s",
+			(unsigned long long)sid, rc ? strerror(-rc) : "found");
 		if (!rc)
 			memcpy(dgid, lgid, 16);
 		else if (rc == -ENETDOWN && mine)
@@ -521,6 +523,8 @@ static void find_listener_late(struct ucma_ctx **ctxp)
 	memcpy(key, ctx->host_key, 16);
 	sib_cm_unlock(sib_ucma.cm);
 	rc = cma_find_listener(sib_ucma.hca, sid, key, dip, gid);
+	sib_dbg("rdma_cm: connect: listener for ServiceID 0x%016llx: %s", (unsigned long long)sid,
+		rc ? strerror(-rc) : "found");
 	if (!rc && memcmp(gid, ctx->dgid, 16))
 		rc = sib_sa_path_record(&sib_ucma.hca->node, 1, ctx->sgid, gid, sid, tclass, &path);
 	if (!rc && memcmp(gid, ctx->dgid, 16))

@@ -420,6 +420,8 @@ void cma_listener_record(struct sib_hca *hca, uint64_t sid, const uint8_t (*ips)
 		flags |= (uint64_t)afonly[i] << i;
 	r.ServiceData64[0] = flags | (uint64_t)n << 8;
 	rc = sib_sa_service_set(&hca->node, 1, &r);
+	sib_dbg("rdma_cm: listener record for ServiceID 0x%016llx, %u address(es): %s",
+		(unsigned long long)sid, n, rc ? strerror(-rc) : "registered");
 	if (rc && rc != -ENETDOWN)
 		sib_warn("rdma_cm: the SA did not take the listener on port %u (%s); only this "
 			 "process can connect to it",

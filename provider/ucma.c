@@ -767,34 +767,57 @@ __attribute__((destructor)) static void ucma_at_exit(void)
 	goodbye();
 }
 
+static bool crash_signal(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGABRT;
+}
+
 static void *goodbye_main(void *arg)
 {
-	char c;
+	unsigned char sig;
 
 	(void)arg;
-	while (syscall(SYS_read, goodbye_pipe[0], &c, 1) == 1) {
+	while (syscall(SYS_read, goodbye_pipe[0], &sig, 1) == 1) {
 		goodbye();
-		sem_post(&goodbye_done);
+		if (crash_signal(sig)) {
+			sem_post(&goodbye_done);
+			continue;
+		}
+		/* The default action again, and the signal: it ends the process
+		 * now, as it would have without us.  (Not SA_RESETHAND: timeout(1)
+		 * and others send the signal twice, to the process and its
+		 * group, and the second must not cut the goodbye short.) */
+		signal(sig, SIG_DFL);
+		kill(getpid(), sig);
 	}
 	return NULL;
 }
 
+/*
+ * A signal that ends the process asks the helper thread to send the
+ * goodbyes.  For SIGTERM, SIGINT and SIGHUP the handler returns at once:
+ * the thread it interrupted may hold a lock the sending needs (a data
+ * path lock while it posts), and the helper raises the signal again when
+ * done; the same signal again meanwhile changes nothing.  A crash cannot
+ * continue, so that handler waits (up to a second) and raises the signal
+ * itself.
+ */
 static void on_fatal_signal(int sig)
 {
 	int saved = errno;
+	unsigned char c = (unsigned char)sig;
 	struct timespec ts;
-	char c = 1;
 
-	/* The sending happens on the helper thread: this one may hold any
-	 * lock at all.  SA_RESETHAND made the default action ours again. */
-	if (syscall(SYS_write, goodbye_pipe[1], &c, 1) == 1) {
+	if (syscall(SYS_write, goodbye_pipe[1], &c, 1) != 1) {
+		raise(sig);
+	} else if (crash_signal(sig)) {
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += 1;
 		while (sem_timedwait(&goodbye_done, &ts) && errno == EINTR)
 			;
+		raise(sig);
 	}
 	errno = saved;
-	raise(sig);
 }
 
 static void exit_hooks(void)
@@ -825,7 +848,7 @@ static void exit_hooks(void)
 			continue;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_fatal_signal;
-		sa.sa_flags = SA_RESETHAND | SA_RESTART;
+		sa.sa_flags = SA_RESTART | (crash_signal(sigs[i]) ? SA_RESETHAND : 0);
 		sigfillset(&sa.sa_mask);
 		sigaction(sigs[i], &sa, NULL);
 	}
