@@ -39,9 +39,34 @@ struct cma_service {
 	uint64_t sid;
 	struct sib_cm_id *cm_id;
 	unsigned refs;
-	bool dirty; /* the SA's record for it is out of date */
+	bool dirty;	 /* the SA's record for it is out of date */
+	bool registered; /* the SA has a record for it */
+	struct sib_timer linger;
+	unsigned pending; /* linger callbacks that may still run */
+	uint64_t deadline_ns;
+	struct cma_held *held; /* REQs that came while nobody listened */
 	struct cma_service *next;
 };
+
+/* A REQ held for a lingering service: its CM id waits in MRA_REQ_SENT
+ * (delayed MRA) until someone listens again or the linger ends. */
+struct cma_held {
+	struct cma_service *s;
+	struct sib_cm_id *id;
+	struct ib_cm_req req;
+	struct cma_held *next;
+};
+
+/*
+ * A listener's SA record and CM listener outlive its last listening id by
+ * this long: a program that listens on the port again meanwhile (perftest
+ * -R does, between its two connections, and its client may be faster) is
+ * found by clients as a kernel host is, where REQs always reach the
+ * host's CM.  A REQ that comes while nothing listens is held (its sender
+ * waits, as for a busy listener) and goes to the next listener; when the
+ * linger ends without one it is rejected (REJ 8, as with no listener).
+ */
+#define CMA_LISTEN_LINGER_NS 1000000000ull
 
 /* rdma_cm's delayed MRA (the kernel's CMA_CM_MRA_SETTING): ServiceTimeout
  * 24, about 69 s, sent only when the peer retransmits. */
@@ -418,11 +443,11 @@ static void self_path(struct ib_path_record *p, const uint8_t gid[16])
 	p->PacketLifeTime = 14;
 }
 
-/* In this process: a listener on sid whose address covers ip. */
+/* In this process: a listener on sid, or one that lingers. */
 static bool own_listener(uint64_t sid)
 {
 	for (struct cma_service *s = sib_ucma.services; s; s = s->next)
-		if (s->sid == sid && s->refs)
+		if (s->sid == sid && (s->refs || s->cm_id))
 			return true;
 	return false;
 }
@@ -545,6 +570,7 @@ static void find_listener_late(struct ucma_ctx **ctxp)
 
 static int cma_listen_handler(struct sib_cm_id *id, const struct sib_cm_event *ev);
 static int cma_conn_handler(struct sib_cm_id *id, const struct sib_cm_event *ev);
+static void replay_held(struct cma_service *s);
 
 static struct cma_service *service_get(uint64_t sid)
 {
@@ -575,14 +601,94 @@ static struct cma_service *service_get(uint64_t sid)
 	return s;
 }
 
+static void withdraw_record(struct cma_service *s)
+{
+	struct ib_service_record r;
+	uint8_t rec[IB_SERVICE_RECORD_BYTES];
+
+	memset(&r, 0, sizeof(r));
+	r.ServiceID = s->sid;
+	own_gid(r.ServiceGID.raw);
+	r.ServiceP_Key = 0xffff;
+	cma_host_key(r.ServiceKey);
+	ib_service_record_encode(&r, rec);
+	sib_sa_send_only(&sib_ucma.hca->node, 1, IB_MAD_METHOD_DELETE, IB_SA_ATTR_SERVICE_RECORD,
+			 IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID | IB_SR_COMP_SERVICE_P_KEY |
+				 IB_SR_COMP_SERVICE_KEY,
+			 rec, sizeof(rec));
+	s->registered = false;
+}
+
+static void held_free(struct cma_held *hd)
+{
+	for (struct cma_held **pp = &hd->s->held; *pp; pp = &(*pp)->next)
+		if (*pp == hd) {
+			*pp = hd->next;
+			break;
+		}
+	free(hd);
+}
+
+/* The linger ended or the process exits: held REQs get the answer no
+ * listener gives. */
+static void held_reject(struct cma_service *s)
+{
+	while (s->held) {
+		struct cma_held *hd = s->held;
+
+		sib_cm_send_rej(hd->id, IB_CM_REJ_INVALID_SERVICE_ID, NULL, 0, NULL, 0);
+		sib_cm_destroy_id(hd->id);
+		held_free(hd);
+	}
+}
+
+/* A held REQ's id hears from its peer only when the peer gives up (REJ). */
+static int cma_held_handler(struct sib_cm_id *id, const struct sib_cm_event *ev)
+{
+	(void)ev;
+	held_free(id->context);
+	return 1;
+}
+
+/* The linger is over (progress thread): unless someone listens again, held
+ * REQs are rejected, the CM listener and the record go, and the service
+ * once nothing refers to it. */
+static void linger_end(void *arg)
+{
+	struct cma_service *s = arg;
+
+	sib_cm_lock(sib_ucma.cm);
+	s->pending--;
+	if (!s->refs && sib_link_now_ns() >= s->deadline_ns && !sib_ucma.exiting) {
+		held_reject(s);
+		if (s->cm_id)
+			sib_cm_destroy_id(s->cm_id);
+		s->cm_id = NULL;
+		if (s->registered)
+			withdraw_record(s);
+	}
+	if (!s->refs && !s->registered && !s->pending && !s->cm_id) {
+		for (struct cma_service **pp = &sib_ucma.services; *pp; pp = &(*pp)->next)
+			if (*pp == s) {
+				*pp = s->next;
+				break;
+			}
+		free(s);
+	}
+	sib_cm_unlock(sib_ucma.cm);
+}
+
 static void service_put(struct cma_service *s)
 {
-	if (--s->refs)
+	if (--s->refs) {
+		s->dirty = true; /* fewer addresses */
 		return;
-	s->dirty = true;
-	if (s->cm_id)
-		sib_cm_destroy_id(s->cm_id);
-	s->cm_id = NULL;
+	}
+	s->deadline_ns = sib_link_now_ns() + CMA_LISTEN_LINGER_NS;
+	if (s->pending && sib_timer_cancel(sib_ucma.hca->node.timers, &s->linger))
+		s->pending--;
+	s->pending++;
+	sib_timer_arm(sib_ucma.hca->node.timers, &s->linger, CMA_LISTEN_LINGER_NS, linger_end, s);
 }
 
 static pthread_mutex_t sync_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -602,7 +708,7 @@ void cma_services_sync(void)
 	for (struct cma_service *s = sib_ucma.services; s; s = s->next) {
 		struct work *nwk;
 
-		if (!s->dirty)
+		if (!s->dirty || !s->refs)
 			continue;
 		if (nw == cap) {
 			cap = cap ? 2 * cap : 4;
@@ -623,47 +729,22 @@ void cma_services_sync(void)
 			w[nw].afonly[w[nw].n++] = c->afonly;
 		}
 		s->dirty = false;
+		s->registered = true; /* a Set replaces what a lingering one left */
 		nw++;
 	}
 	sib_cm_unlock(sib_ucma.cm);
 	for (unsigned i = 0; i < nw; i++)
 		cma_listener_record(sib_ucma.hca, w[i].sid, w[i].ips, w[i].afonly, w[i].n);
 	free(w);
-	/* Services nobody listens on any more, and whose record is gone. */
-	sib_cm_lock(sib_ucma.cm);
-	for (struct cma_service **pp = &sib_ucma.services; *pp;) {
-		struct cma_service *s = *pp;
-
-		if (!s->refs && !s->dirty) {
-			*pp = s->next;
-			free(s);
-		} else {
-			pp = &s->next;
-		}
-	}
-	sib_cm_unlock(sib_ucma.cm);
 	pthread_mutex_unlock(&sync_lock);
 }
 
 void cma_services_withdraw(void)
 {
 	for (struct cma_service *s = sib_ucma.services; s; s = s->next) {
-		struct ib_service_record r;
-		uint8_t rec[IB_SERVICE_RECORD_BYTES];
-
-		if (!s->refs)
-			continue;
-		memset(&r, 0, sizeof(r));
-		r.ServiceID = s->sid;
-		own_gid(r.ServiceGID.raw);
-		r.ServiceP_Key = 0xffff;
-		cma_host_key(r.ServiceKey);
-		ib_service_record_encode(&r, rec);
-		sib_sa_send_only(&sib_ucma.hca->node, 1, IB_MAD_METHOD_DELETE,
-				 IB_SA_ATTR_SERVICE_RECORD,
-				 IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID |
-					 IB_SR_COMP_SERVICE_P_KEY | IB_SR_COMP_SERVICE_KEY,
-				 rec, sizeof(rec));
+		held_reject(s);
+		if (s->registered)
+			withdraw_record(s);
 	}
 }
 
@@ -698,6 +779,8 @@ int cma_listen(struct ucma_ctx **ctxp, int backlog)
 	if (!ctx || ctx->state != CMA_LISTEN)
 		return 0;
 	rc = cma_resv_listen(&ctx->resv);
+	if (!rc && ctx->service->held)
+		replay_held(ctx->service);
 	if (rc) {
 		/* Another id on this host listens on the address and port. */
 		service_put(ctx->service);
@@ -878,22 +961,24 @@ static struct ucma_ctx *listener_of(struct cma_service *s, const uint8_t *pd,
 	return listener_for(s, dip, true);
 }
 
-static int listen_req(struct cma_service *s, struct sib_cm_id *id, const struct sib_cm_event *ev)
+/*
+ * Listener l of service s takes REQ req on CM id id; a REJ reason, or
+ * SIB_CM_DROP when its backlog is full.  replay: a held REQ, whose id is
+ * in MRA_REQ_SENT already and which no backlog turns away (its sender has
+ * waited).
+ */
+static int take_req(struct ucma_ctx *l, const struct ib_cm_ip_hdr *h, struct sib_cm_id *id,
+		    const struct ib_cm_req *req, bool replay)
 {
-	const struct ib_cm_req *req = ev->req;
 	struct rdma_ucm_conn_param p;
-	struct ib_cm_ip_hdr h;
-	struct ucma_ctx *l, *c;
-	bool ip;
-	unsigned off;
+	struct ucma_ctx *c;
+	unsigned off = h ? IB_CM_IP_HDR_BYTES : 0;
 
-	l = listener_of(s, req->PrivateData, &h, &ip);
-	off = ip ? IB_CM_IP_HDR_BYTES : 0;
-	if (!l || is_ud(l))
+	if (is_ud(l))
 		return IB_CM_REJ_INVALID_SERVICE_ID;
-	if (l->pending >= l->backlog)
+	if (l->pending >= l->backlog && !replay)
 		return SIB_CM_DROP; /* the requester retries, as with the kernel */
-	c = child_new(l, id, ip ? &h : NULL);
+	c = child_new(l, id, h);
 	if (!c)
 		return IB_CM_REJ_NO_RESOURCES;
 	c->remote_qpn = req->LocalQPN;
@@ -905,7 +990,8 @@ static int listen_req(struct cma_service *s, struct sib_cm_id *id, const struct 
 	c->srq = req->SRQ;
 	c->flow_control = req->EndToEndFlowControl;
 	c->local_ack_timeout = req->Primary.LocalACKTimeout;
-	sib_cm_send_mra(id, CMA_MRA_SERVICE_TIMEOUT, true, NULL, 0);
+	if (!replay)
+		sib_cm_send_mra(id, CMA_MRA_SERVICE_TIMEOUT, true, NULL, 0);
 	memset(&p, 0, sizeof(p));
 	memcpy(p.private_data, req->PrivateData + off, IB_CM_REQ_PRIVATE_DATA_BYTES - off);
 	p.private_data_len = (uint8_t)(IB_CM_REQ_PRIVATE_DATA_BYTES - off);
@@ -919,6 +1005,72 @@ static int listen_req(struct cma_service *s, struct sib_cm_id *id, const struct 
 	l->pending++;
 	ucma_queue_event(l, c, UCMA_EV_CONNECT_REQUEST, 0, &p, NULL);
 	return 0;
+}
+
+/* A REQ while service s lingers: held for the next listener. */
+static int hold_req(struct cma_service *s, struct sib_cm_id *id, const struct ib_cm_req *req)
+{
+	struct cma_held *hd = calloc(1, sizeof(*hd));
+
+	if (!hd)
+		return IB_CM_REJ_NO_RESOURCES;
+	hd->s = s;
+	hd->id = id;
+	hd->req = *req;
+	hd->next = s->held;
+	s->held = hd;
+	id->handler = cma_held_handler;
+	id->context = hd;
+	sib_cm_send_mra(id, CMA_MRA_SERVICE_TIMEOUT, true, NULL, 0);
+	sib_dbg("rdma_cm: REQ for ServiceID 0x%016llx held: nobody listens yet",
+		(unsigned long long)s->sid);
+	return 0;
+}
+
+static int listen_req(struct cma_service *s, struct sib_cm_id *id, const struct sib_cm_event *ev)
+{
+	struct ib_cm_ip_hdr h;
+	struct ucma_ctx *l;
+	bool ip;
+
+	if (!s->refs)
+		return hold_req(s, id, ev->req);
+	l = listener_of(s, ev->req->PrivateData, &h, &ip);
+	if (!l)
+		return IB_CM_REJ_INVALID_SERVICE_ID;
+	return take_req(l, ip ? &h : NULL, id, ev->req, false);
+}
+
+/* Someone listens on service s again: the REQs held for it go to their
+ * listeners, or are rejected. */
+static void replay_held(struct cma_service *s)
+{
+	struct cma_held *list = NULL, *next;
+
+	/* Oldest first: they were pushed at the head. */
+	for (struct cma_held *hd = s->held; hd; hd = next) {
+		next = hd->next;
+		hd->next = list;
+		list = hd;
+	}
+	s->held = NULL;
+	while (list) {
+		struct cma_held *hd = list;
+		struct ib_cm_ip_hdr h;
+		struct ucma_ctx *l;
+		bool ip;
+		int rc;
+
+		list = hd->next;
+		l = listener_of(s, hd->req.PrivateData, &h, &ip);
+		rc = l ? take_req(l, ip ? &h : NULL, hd->id, &hd->req, true)
+		       : IB_CM_REJ_INVALID_SERVICE_ID;
+		if (rc) {
+			sib_cm_send_rej(hd->id, (uint16_t)rc, NULL, 0, NULL, 0);
+			sib_cm_destroy_id(hd->id);
+		}
+		free(hd);
+	}
 }
 
 static int listen_sidr(struct cma_service *s, struct sib_cm_id *id,

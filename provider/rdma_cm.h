@@ -212,7 +212,8 @@ int cma_set_option(struct ucma_ctx **ctxp, uint32_t level, uint32_t optname, con
 void cma_teardown(struct ucma_ctx *ctx);
 /* Brings the SA's listener records up to date; call without the lock. */
 void cma_services_sync(void);
-/* At exit: asks the SA to drop every listener record, without waiting. */
+/* At exit: rejects held REQs and asks the SA to drop every listener
+ * record, without waiting. */
 void cma_services_withdraw(void);
 
 /* What QUERY/QUERY_ROUTE report. */

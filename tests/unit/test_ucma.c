@@ -415,6 +415,66 @@ static void reject_and_refused(void **state)
 	destroy_id(f->srv, lid);
 }
 
+/*
+ * A REQ that comes while nobody listens on its port, shortly after someone
+ * did (perftest -R listens again between its connections, and its client
+ * may be faster), waits for the next listener; when none comes within the
+ * linger it is rejected as refused.
+ */
+static void req_waits_for_the_next_listener(void **state)
+{
+	struct files *f = *state;
+	uint32_t lid = create_id(f->srv, RDMA_PS_TCP, IBV_QPT_RC, UID_SRV);
+	uint32_t cid = create_id(f->cli, RDMA_PS_TCP, IBV_QPT_RC, UID_CLI);
+	uint16_t port = bind_free(f->srv, lid);
+	struct sockaddr_in a = loop4(port);
+	struct pollfd p = { .fd = f->srv, .events = POLLIN };
+	struct rdma_ucm_event_resp e;
+	struct timespec t0, t1;
+
+	assert_int_equal(listen_id(f->srv, lid), 0);
+	assert_int_equal(destroy_id(f->srv, lid), 0);
+	resolve_both(f->cli, cid, port);
+	assert_int_equal(connect_id(f->cli, cid, 0x321, "again"), 0);
+	p.fd = f->cli;
+	assert_int_equal(poll(&p, 1, 200), 0); /* held, not rejected */
+
+	lid = create_id(f->srv, RDMA_PS_TCP, IBV_QPT_RC, UID_SRV);
+	assert_int_equal(bind_addr(f->srv, lid, &a, sizeof(a)), 0);
+	assert_int_equal(listen_id(f->srv, lid), 0);
+	e = get_event(f->srv);
+	assert_int_equal(e.event, UCMA_EV_CONNECT_REQUEST);
+	assert_int_equal(e.param.conn.qp_num, 0x321);
+	assert_memory_equal(e.param.conn.private_data, "again", 5);
+	{
+		struct rdma_ucm_accept acc = { .id = e.id, .uid = UID_CHILD };
+
+		acc.conn_param.qp_num = 0x654;
+		acc.conn_param.valid = 1;
+		assert_int_equal(cmd(f->srv, RDMA_USER_CM_CMD_ACCEPT, &acc, sizeof(acc), 0), 0);
+	}
+	e = get_event(f->cli);
+	assert_int_equal(e.event, UCMA_EV_CONNECT_RESPONSE);
+	assert_int_equal(e.param.conn.qp_num, 0x654);
+	destroy_id(f->cli, cid); /* before its RTU: REJ */
+	e = get_event(f->srv);
+	assert_int_equal(e.event, UCMA_EV_REJECTED);
+	destroy_id(f->srv, e.id);
+	destroy_id(f->srv, lid);
+
+	/* Nobody comes back: REJ 8 once the linger is over (about 1 s). */
+	cid = create_id(f->cli, RDMA_PS_TCP, IBV_QPT_RC, UID_CLI);
+	resolve_both(f->cli, cid, port);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(connect_id(f->cli, cid, 0x322, NULL), 0);
+	e = get_event(f->cli);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_int_equal(e.event, UCMA_EV_REJECTED);
+	assert_int_equal(e.status, 8);
+	assert_true(t1.tv_sec - t0.tv_sec <= 3);
+	destroy_id(f->cli, cid);
+}
+
 static void ud_through_sidr(void **state)
 {
 	struct files *f = *state;
@@ -578,6 +638,7 @@ int main(void)
 		cmocka_unit_test(nonblocking_get_event_and_readiness),
 		cmocka_unit_test(rc_connection_over_loopback),
 		cmocka_unit_test(reject_and_refused),
+		cmocka_unit_test(req_waits_for_the_next_listener),
 		cmocka_unit_test(ud_through_sidr),
 		cmocka_unit_test(af_ib_addresses),
 		cmocka_unit_test(migrate_moves_the_id_and_its_events),
