@@ -16,10 +16,14 @@
  * with the RDMA IP CM ServiceID of that port (IBA Annex A11), its port's
  * GID, this host's key, and the addresses it listens on (up to three:
  * ServiceData8, ServiceData16, ServiceData32; wildcards included, with
- * AFONLY bits in ServiceData64[0]).  A connection to address A port P
- * goes to the port of a listener on this host (A local) or on A's host
- * whose addresses cover A; with none, to some port of that host, whose
- * CM answers REJ 8 (connection refused).
+ * AFONLY bits in ServiceData64[0]) and when it registered (ServiceData64[1],
+ * CLOCK_BOOTTIME ns).  A connection to address A port P goes to the port
+ * of a listener on this host (A local) or on A's host whose addresses
+ * cover A; with none, to some port of that host, whose CM answers REJ 8
+ * (connection refused).  Of several records that cover A the newest
+ * wins: a host's TCP port reservations let only one listener at a time
+ * cover an address and port, so the others were left by processes that
+ * ended without a word (SIGKILL, _exit), until the SM drops their ports.
  *
  * The host key is the kernel's boot id and the network namespace's inode:
  * processes share it exactly when they share the host's addresses.
@@ -32,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -358,6 +363,7 @@ int cma_find_listener(struct sib_hca *hca, uint64_t sid, const uint8_t key[16],
 	struct ib_service_record q, *out;
 	unsigned n;
 	int best = 0, rc;
+	uint64_t newest = 0;
 
 	memset(&q, 0, sizeof(q));
 	q.ServiceID = sid;
@@ -375,9 +381,11 @@ int cma_find_listener(struct sib_hca *hca, uint64_t sid, const uint8_t key[16],
 			continue;
 		for (unsigned j = 0; j < k; j++) {
 			int c = covers(ips[j], afonly[j], ip);
+			uint64_t when = out[i].ServiceData64[1];
 
-			if (c > best) {
+			if (c && (!best || when > newest || (when == newest && c > best))) {
 				best = c;
+				newest = when;
 				memcpy(gid, out[i].ServiceGID.raw, 16);
 			}
 		}
@@ -390,6 +398,7 @@ void cma_listener_record(struct sib_hca *hca, uint64_t sid, const uint8_t (*ips)
 			 const bool *afonly, unsigned n)
 {
 	struct ib_service_record r;
+	struct timespec now;
 	uint64_t flags = 0;
 	int rc;
 
@@ -419,6 +428,8 @@ void cma_listener_record(struct sib_hca *hca, uint64_t sid, const uint8_t (*ips)
 	for (unsigned i = 0; i < n; i++)
 		flags |= (uint64_t)afonly[i] << i;
 	r.ServiceData64[0] = flags | (uint64_t)n << 8;
+	clock_gettime(CLOCK_BOOTTIME, &now);
+	r.ServiceData64[1] = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 	rc = sib_sa_service_set(&hca->node, 1, &r);
 	sib_dbg("rdma_cm: listener record for ServiceID 0x%016llx, %u address(es): %s",
 		(unsigned long long)sid, n, rc ? strerror(-rc) : "registered");

@@ -222,6 +222,21 @@ if sib_wait_listen dead.server "$port"; then
 	else
 		echo "FAIL: dead_peer: rping exited $(sib_status_text "$rc")"
 	fi
+	# The dead server's record is still with the SA; a new server on
+	# the port registered after it, and clients find the new one.
+	sib_start relisten.server "$LIMIT" "$SOFTIB" run -- rping -s -a 127.0.0.1 -p "$port" -C 3
+	if sib_wait_listen relisten.server "$port"; then
+		sib_run relisten.client "$LIMIT" "$SOFTIB" run -- rping -c -a 127.0.0.1 -p "$port" -C 3
+		sib_wait relisten.server
+		if [ "${SIB_RC[relisten.client]}" -ne 0 ] || [ "${SIB_RC[relisten.server]}" -ne 0 ]; then
+			echo "FAIL: dead_peer: a new server on its port: client exited" \
+				"$(sib_status_text "${SIB_RC[relisten.client]}"), server" \
+				"$(sib_status_text "${SIB_RC[relisten.server]}")"
+			v=fail
+		fi
+	else
+		v=fail
+	fi
 fi
 verdict dead $v
 
