@@ -447,17 +447,48 @@ bool sib_fs_path(const struct sib_fs_node *n, char *buf, size_t size)
 
 /* ---------------------------------------------------------------- resolution */
 
+/* The component at *p (after any slashes) is name: advance past it. */
+static bool comp_is(const char **p, const char *name)
+{
+	const char *c = *p;
+	size_t len = strlen(name);
+
+	while (*c == '/')
+		c++;
+	if (strncmp(c, name, len) || (c[len] && c[len] != '/'))
+		return false;
+	*p = c + len;
+	return true;
+}
+
+/* Nothing but slashes left, or a component starting with '.' next (".",
+ * "..", a hidden name): the walk decides. */
+static bool comp_end_or_dot(const char *p)
+{
+	while (*p == '/')
+		p++;
+	return !*p || *p == '.';
+}
+
 bool sib_fs_maybe_ours(const char *p)
 {
 	if (!p || p[0] != '/')
 		return false;
-	while (*p == '/')
-		p++;
-	if (p[0] == '.')
-		return true; /* "/./sys", "/../dev": the slow path decides */
-	if ((p[0] == 's' && p[1] == 'y' && p[2] == 's') || (p[0] == 'd' && p[1] == 'e' && p[2] == 'v'))
-		return p[3] == '/' || p[3] == 0;
-	return false;
+	/* Most paths (/usr, /etc, /proc, /tmp, /home) end here. */
+	if (p[1] != 's' && p[1] != 'd' && p[1] != '/' && p[1] != '.' && p[1])
+		return false;
+	if (comp_end_or_dot(p))
+		return true; /* "/", "/./sys", "/../dev" */
+	if (comp_is(&p, "dev"))
+		return comp_end_or_dot(p) || comp_is(&p, "infiniband");
+	if (!comp_is(&p, "sys"))
+		return false;
+	if (comp_end_or_dot(p))
+		return true;
+	if (!comp_is(&p, "class"))
+		return false; /* /sys/devices, /sys/kernel, ...: never the view's */
+	return comp_end_or_dot(p) || comp_is(&p, "infiniband") ||
+	       comp_is(&p, "infiniband_verbs") || comp_is(&p, "misc");
 }
 
 /* Appends s[0..len) to buf at *at (a path being built); false on overflow. */

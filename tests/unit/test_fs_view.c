@@ -77,8 +77,22 @@ static void paths_that_are_not_softib0s_go_to_libc_unchanged(void **state)
 	assert_false(sib_fs_maybe_ours("relative/sys"));
 	assert_false(sib_fs_maybe_ours(NULL));
 	assert_true(sib_fs_maybe_ours("/sys"));
-	assert_true(sib_fs_maybe_ours("//dev/x"));
+	assert_true(sib_fs_maybe_ours("/sys/"));
+	assert_true(sib_fs_maybe_ours("/sys/class"));
+	assert_true(sib_fs_maybe_ours("//sys//class//infiniband/x"));
+	assert_true(sib_fs_maybe_ours("/sys/class/misc/rdma_cm/abi_version"));
+	assert_true(sib_fs_maybe_ours("/sys/./class"));
+	assert_true(sib_fs_maybe_ours("/dev/infiniband/softib0"));
+	assert_true(sib_fs_maybe_ours("/dev/../dev/null"));
 	assert_true(sib_fs_maybe_ours("/./x"));
+	assert_true(sib_fs_maybe_ours("/"));
+	/* The cheap test already turns away the busy parts of /dev and /sys. */
+	assert_false(sib_fs_maybe_ours("/dev/null"));
+	assert_false(sib_fs_maybe_ours("/dev/shm/x"));
+	assert_false(sib_fs_maybe_ours("/dev/infinibandx"));
+	assert_false(sib_fs_maybe_ours("/sys/devices/system/cpu/online"));
+	assert_false(sib_fs_maybe_ours("/sys/class/net/lo"));
+	assert_false(sib_fs_maybe_ours("/sysfs"));
 	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
 		assert_int_equal(resolve(others[i]), SIB_FS_PASS);
 		assert_false(lk.rewritten);
