@@ -37,6 +37,9 @@
 
 static int failures;
 static const char *volatile null_path; /* NULL the compiler cannot see */
+/* open through a pointer: a direct call with NULL is what UBSan's nonnull
+ * check stops in this program; the point is what the library answers. */
+static int (*volatile open_any)(const char *, int, ...) = open;
 
 #define CHECK(cond, ...)                                                                           \
 	do {                                                                                       \
@@ -236,7 +239,9 @@ static void bad_calls_get_sysfs_errors(void)
 	EXPECT_OPEN_FAILS(EISDIR, IB "/ports", O_RDWR);
 	EXPECT_OPEN_FAILS(ENOENT, IB "/ports/2", O_RDONLY);
 	EXPECT_OPEN_FAILS(ENXIO, "/dev/infiniband/softib0", O_RDWR | O_CLOEXEC);
-	EXPECT_OPEN_FAILS(EFAULT, null_path, O_RDONLY);
+	errno = 0;
+	fd = open_any(null_path, O_RDONLY);
+	CHECK(fd == -1 && errno == EFAULT, "open(NULL): %d %s", fd, strerror(errno));
 	memset(longpath, 'x', sizeof(longpath));
 	memcpy(longpath, IB "/", strlen(IB "/"));
 	longpath[sizeof(longpath) - 1] = 0;
