@@ -505,7 +505,7 @@ static enum sib_fs_found classify(int dirfd, const char *path, struct sib_fs_loo
 			return SIB_FS_PASS;
 		pthread_mutex_lock(&cwd_lock);
 		st = cwd_state;
-		memcpy(base, cwd_path, sizeof(base));
+		memcpy(base, cwd_path, strlen(cwd_path) + 1);
 		pthread_mutex_unlock(&cwd_lock);
 		if (st < CWD_NEAR)
 			return SIB_FS_PASS;
@@ -1957,7 +1957,7 @@ static char *virtual_cwd(char *buf, size_t size, bool *real)
 		return NULL;
 	pthread_mutex_lock(&cwd_lock);
 	*real = cwd_state != CWD_VIRTUAL;
-	memcpy(path, cwd_path, sizeof(path));
+	memcpy(path, cwd_path, strlen(cwd_path) + 1);
 	pthread_mutex_unlock(&cwd_lock);
 	if (*real)
 		return NULL;
