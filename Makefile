@@ -99,9 +99,11 @@ $(CORE_LIB): $(call obj,$(CORE_SRC))
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-# Without provider/fs_view.c: its open/read/close/... would stand in for
-# libc's in every unit test that links the archive.
-$(PROV_LIB): $(call obj,$(filter-out provider/fs_view.c,$(PROV_SRC)))
+# Without the files that stand in for libc's file calls (provider/fs_libc.h):
+# their open/read/close/... would do so in every unit test that links the
+# archive.
+PROV_LIBC_SRC := provider/fs_view.c provider/fs_fds.c provider/fs_dirs.c
+$(PROV_LIB): $(call obj,$(filter-out $(PROV_LIBC_SRC),$(PROV_SRC)))
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 

@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * The C library's file calls, answered for the view's paths (fs_view.h)
- * and handed to libc for everything else.  libsoftib.so exports each at the
- * version glibc 2.36 exports it (softib.map), so LD_PRELOAD puts them in
- * front of libc's for every program and library; our own calls reach libc
- * through dlvsym(RTLD_NEXT).
+ * The C library's path calls, answered for the view's paths (fs_view.h)
+ * and handed to libc for everything else; the descriptors they hand out
+ * are fs_fds.c's, directory streams fs_dirs.c's (fs_libc.h).
  *
  * Which calls (objdump -T of the programs that look for devices): ibstat
  * and libibumad use open/read/close, stat, opendir/readdir and scandir;
@@ -14,90 +12,35 @@
  * libucs reads sysfs with open/read and readdir_r; libibverbs and librdmacm
  * use open, openat, fopen, fstat, opendir/readdir/dirfd; Open MPI stat,
  * fopen, access, opendir; python (pyverbs) open64, stat64, fstatat64,
- * access, opendir/fdopendir/readdir64, and runs ls (statx, opendir) and ip.
- * glibc's fopen, scandir and realpath call open/readdir/lstat inside the
- * library, past any interposer, so they are answered here too; so are the
- * older __xstat family, the _FORTIFY_SOURCE entry points, and the calls
- * that close or copy descriptors (close, close_range, closefrom, fclose,
- * dup, dup2, dup3, fcntl F_DUPFD), which keep the descriptor table true.
- *
- * Descriptors: a file of the view is a memfd holding its text, reopened
- * read-only through /proc/self/fd (read, lseek, poll, mmap and close are
- * then the kernel's own; write fails with EBADF as on a read-only sysfs
- * descriptor); a directory only the view has is an empty memfd; a
- * character device is whatever its open returned.  Each is marked in a
- * table indexed by descriptor: a byte per descriptor, read with one load
- * and no lock, so read, write, close, fstat and fcntl on every other
- * descriptor cost one predictable branch more than libc's own.
- *
- * Directory streams of the view are our own DIR; like glibc's, theirs
- * begins with the descriptor, so readdir tells the two apart by looking
- * the descriptor up in the table.
+ * access, opendir/fdopendir/readdir64, and runs ls (statx, lgetxattr,
+ * opendir) and ip.  glibc's fopen, scandir and realpath call open/readdir/
+ * lstat inside the library, past any interposer, so they are answered here
+ * too, as are the older __xstat family and the _FORTIFY_SOURCE entry
+ * points.
  *
  * The working directory can be a directory only the view has (ibstatus
  * does `cd /sys/class/infiniband`): chdir then records it, getcwd reports
  * it and relative paths resolve against it; the kernel's working directory
- * stays where it was, so a program started from there starts in it.
- *
- * vfork: a child that shares our memory must not change our tables (Python
- * closes and dup2s descriptors in such a child before exec).  The pid the
- * tables belong to is kept, and a process whose pid differs without having
- * passed our fork handler leaves them alone.
+ * moves to the nearest real ancestor.
  */
 #undef _FORTIFY_SOURCE
-#include <dirent.h>
-#include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/xattr.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
-#include "provider/fs_view.h"
-#include "base/log.h"
+#include "provider/fs_libc.h"
 
 /* ---------------------------------------------------------------- libc's own */
 
-static void *real_lookup(const char *name, const char *ver, void **slot)
-{
-	void *f = dlvsym(RTLD_NEXT, name, ver);
-
-	if (!f)
-		f = dlsym(RTLD_NEXT, name);
-	__atomic_store_n(slot, f, __ATOMIC_RELAXED);
-	return f;
-}
-
-#define DEFINE_REAL(ret, name, ver, params)                                                        \
-	typedef ret(*name##_fn) params;                                                            \
-	static name##_fn real_##name##_p;                                                          \
-	static inline name##_fn real_##name(void)                                                  \
-	{                                                                                          \
-		name##_fn f = __atomic_load_n(&real_##name##_p, __ATOMIC_RELAXED);                 \
-		if (__builtin_expect(!f, 0))                                                       \
-			f = (name##_fn)real_lookup(#name, ver, (void **)&real_##name##_p);         \
-		return f;                                                                          \
-	}
-
-/* Calls libc's name(...); ENOSYS and fail if this libc has none. */
-#define REAL(name, fail, ...)                                                                      \
-	({                                                                                         \
-		name##_fn f_ = real_##name();                                                      \
-		f_ ? f_(__VA_ARGS__) : (errno = ENOSYS, (fail));                                   \
-	})
-
 DEFINE_REAL(int, open, "GLIBC_2.2.5", (const char *, int, ...))
 DEFINE_REAL(int, open64, "GLIBC_2.2.5", (const char *, int, ...))
-DEFINE_REAL(int, openat, "GLIBC_2.4", (int, const char *, int, ...))
 DEFINE_REAL(int, openat64, "GLIBC_2.4", (int, const char *, int, ...))
 DEFINE_REAL(int, __open_2, "GLIBC_2.7", (const char *, int))
 DEFINE_REAL(int, __open64_2, "GLIBC_2.7", (const char *, int))
@@ -105,21 +48,16 @@ DEFINE_REAL(int, __openat_2, "GLIBC_2.7", (int, const char *, int))
 DEFINE_REAL(int, __openat64_2, "GLIBC_2.7", (int, const char *, int))
 DEFINE_REAL(FILE *, fopen, "GLIBC_2.2.5", (const char *, const char *))
 DEFINE_REAL(FILE *, fopen64, "GLIBC_2.2.5", (const char *, const char *))
-DEFINE_REAL(int, fclose, "GLIBC_2.2.5", (FILE *))
 DEFINE_REAL(int, stat, "GLIBC_2.33", (const char *, struct stat *))
 DEFINE_REAL(int, stat64, "GLIBC_2.33", (const char *, struct stat64 *))
 DEFINE_REAL(int, lstat, "GLIBC_2.33", (const char *, struct stat *))
 DEFINE_REAL(int, lstat64, "GLIBC_2.33", (const char *, struct stat64 *))
-DEFINE_REAL(int, fstat, "GLIBC_2.33", (int, struct stat *))
-DEFINE_REAL(int, fstat64, "GLIBC_2.33", (int, struct stat64 *))
 DEFINE_REAL(int, fstatat, "GLIBC_2.33", (int, const char *, struct stat *, int))
 DEFINE_REAL(int, fstatat64, "GLIBC_2.33", (int, const char *, struct stat64 *, int))
 DEFINE_REAL(int, __xstat, "GLIBC_2.2.5", (int, const char *, struct stat *))
 DEFINE_REAL(int, __xstat64, "GLIBC_2.2.5", (int, const char *, struct stat64 *))
 DEFINE_REAL(int, __lxstat, "GLIBC_2.2.5", (int, const char *, struct stat *))
 DEFINE_REAL(int, __lxstat64, "GLIBC_2.2.5", (int, const char *, struct stat64 *))
-DEFINE_REAL(int, __fxstat, "GLIBC_2.2.5", (int, int, struct stat *))
-DEFINE_REAL(int, __fxstat64, "GLIBC_2.2.5", (int, int, struct stat64 *))
 DEFINE_REAL(int, __fxstatat, "GLIBC_2.4", (int, int, const char *, struct stat *, int))
 DEFINE_REAL(int, __fxstatat64, "GLIBC_2.4", (int, int, const char *, struct stat64 *, int))
 DEFINE_REAL(int, statx, "GLIBC_2.28", (int, const char *, int, unsigned, struct statx *))
@@ -127,28 +65,6 @@ DEFINE_REAL(int, access, "GLIBC_2.2.5", (const char *, int))
 DEFINE_REAL(int, faccessat, "GLIBC_2.4", (int, const char *, int, int))
 DEFINE_REAL(int, euidaccess, "GLIBC_2.2.5", (const char *, int))
 DEFINE_REAL(int, eaccess, "GLIBC_2.4", (const char *, int))
-DEFINE_REAL(DIR *, opendir, "GLIBC_2.2.5", (const char *))
-DEFINE_REAL(DIR *, fdopendir, "GLIBC_2.4", (int))
-DEFINE_REAL(int, closedir, "GLIBC_2.2.5", (DIR *))
-DEFINE_REAL(struct dirent *, readdir, "GLIBC_2.2.5", (DIR *))
-DEFINE_REAL(struct dirent64 *, readdir64, "GLIBC_2.2.5", (DIR *))
-DEFINE_REAL(int, readdir_r, "GLIBC_2.2.5", (DIR *, struct dirent *, struct dirent **))
-DEFINE_REAL(int, readdir64_r, "GLIBC_2.2.5", (DIR *, struct dirent64 *, struct dirent64 **))
-DEFINE_REAL(void, rewinddir, "GLIBC_2.2.5", (DIR *))
-DEFINE_REAL(void, seekdir, "GLIBC_2.2.5", (DIR *, long))
-DEFINE_REAL(long, telldir, "GLIBC_2.2.5", (DIR *))
-DEFINE_REAL(int, scandir, "GLIBC_2.2.5",
-	    (const char *, struct dirent ***, int (*)(const struct dirent *),
-	     int (*)(const struct dirent **, const struct dirent **)))
-DEFINE_REAL(int, scandir64, "GLIBC_2.2.5",
-	    (const char *, struct dirent64 ***, int (*)(const struct dirent64 *),
-	     int (*)(const struct dirent64 **, const struct dirent64 **)))
-DEFINE_REAL(int, scandirat, "GLIBC_2.15",
-	    (int, const char *, struct dirent ***, int (*)(const struct dirent *),
-	     int (*)(const struct dirent **, const struct dirent **)))
-DEFINE_REAL(int, scandirat64, "GLIBC_2.15",
-	    (int, const char *, struct dirent64 ***, int (*)(const struct dirent64 *),
-	     int (*)(const struct dirent64 **, const struct dirent64 **)))
 DEFINE_REAL(ssize_t, readlink, "GLIBC_2.2.5", (const char *, char *, size_t))
 DEFINE_REAL(ssize_t, readlinkat, "GLIBC_2.4", (int, const char *, char *, size_t))
 DEFINE_REAL(char *, realpath, "GLIBC_2.3", (const char *, char *))
@@ -159,23 +75,10 @@ DEFINE_REAL(int, fchdir, "GLIBC_2.2.5", (int))
 DEFINE_REAL(char *, getcwd, "GLIBC_2.2.5", (char *, size_t))
 DEFINE_REAL(char *, __getcwd_chk, "GLIBC_2.4", (char *, size_t, size_t))
 DEFINE_REAL(char *, get_current_dir_name, "GLIBC_2.2.5", (void))
-DEFINE_REAL(ssize_t, read, "GLIBC_2.2.5", (int, void *, size_t))
-DEFINE_REAL(ssize_t, __read_chk, "GLIBC_2.4", (int, void *, size_t, size_t))
-DEFINE_REAL(ssize_t, write, "GLIBC_2.2.5", (int, const void *, size_t))
-DEFINE_REAL(int, close, "GLIBC_2.2.5", (int))
-DEFINE_REAL(int, close_range, "GLIBC_2.34", (unsigned, unsigned, int))
-DEFINE_REAL(void, closefrom, "GLIBC_2.34", (int))
-DEFINE_REAL(int, dup, "GLIBC_2.2.5", (int))
-DEFINE_REAL(int, dup2, "GLIBC_2.2.5", (int, int))
-DEFINE_REAL(int, dup3, "GLIBC_2.9", (int, int, int))
-DEFINE_REAL(int, fcntl, "GLIBC_2.2.5", (int, int, ...))
-DEFINE_REAL(int, fcntl64, "GLIBC_2.28", (int, int, ...))
 DEFINE_REAL(ssize_t, getxattr, "GLIBC_2.3", (const char *, const char *, void *, size_t))
 DEFINE_REAL(ssize_t, lgetxattr, "GLIBC_2.3", (const char *, const char *, void *, size_t))
-DEFINE_REAL(ssize_t, fgetxattr, "GLIBC_2.3", (int, const char *, void *, size_t))
 DEFINE_REAL(ssize_t, listxattr, "GLIBC_2.3", (const char *, char *, size_t))
 DEFINE_REAL(ssize_t, llistxattr, "GLIBC_2.3", (const char *, char *, size_t))
-DEFINE_REAL(ssize_t, flistxattr, "GLIBC_2.3", (int, char *, size_t))
 
 /* Declared by no header of glibc 2.36, still exported. */
 int __open_2(const char *path, int flags);
@@ -186,183 +89,15 @@ int __xstat(int ver, const char *path, struct stat *st);
 int __xstat64(int ver, const char *path, struct stat64 *st);
 int __lxstat(int ver, const char *path, struct stat *st);
 int __lxstat64(int ver, const char *path, struct stat64 *st);
-int __fxstat(int ver, int fd, struct stat *st);
-int __fxstat64(int ver, int fd, struct stat64 *st);
 int __fxstatat(int ver, int dirfd, const char *path, struct stat *st, int flags);
 int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *st, int flags);
 char *__realpath_chk(const char *path, char *resolved, size_t resolvedlen);
 char *__getcwd_chk(char *buf, size_t size, size_t buflen);
-ssize_t __read_chk(int fd, void *buf, size_t nbytes, size_t buflen);
-
-_Static_assert(sizeof(struct stat) == sizeof(struct stat64), "stat and stat64 differ here");
-_Static_assert(sizeof(struct dirent) == sizeof(struct dirent64), "dirent and dirent64 differ");
-
-/* ---------------------------------------------------------------- descriptors */
-
-#define FS_FD_MAX 65536
-
-enum fd_kind {
-	FD_NONE = 0,
-	FD_FILE,  /* a file of the view: memfd with its text */
-	FD_VDIR,  /* a directory only the view has: an empty memfd */
-	FD_RDIR,  /* a directory of the view that exists for real: the real one */
-	FD_CDEV,  /* a character device: what its open returned */
-	FD_OPATH, /* O_PATH of a file or device of the view */
-};
-
-struct fd_entry {
-	struct sib_fs_node node;
-	const struct softib_cdev_ops *ops; /* FD_CDEV */
-	int key;			   /* FD_CDEV: the descriptor ops->open returned */
-	unsigned copies;		   /* FD_CDEV key: dup()s of it still tracked */
-	struct vdir *dir;		   /* the stream reading this descriptor */
-};
-
-static uint8_t fd_kinds[FS_FD_MAX];
-static struct fd_entry fd_ents[FS_FD_MAX];
-static pthread_mutex_t fd_lock = PTHREAD_MUTEX_INITIALIZER; /* writers only */
-
-static inline unsigned kind_of(int fd)
-{
-	return (unsigned)fd < FS_FD_MAX ? __atomic_load_n(&fd_kinds[fd], __ATOMIC_ACQUIRE) : FD_NONE;
-}
-
-/* The process the tables belong to (see vfork at the top). */
-static pid_t owner_pid;
-static pthread_once_t owner_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t cwd_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* A fork()ed child gets the tables, unlocked, and owns them. */
-static void owner_atfork_prepare(void)
-{
-	pthread_mutex_lock(&fd_lock);
-	pthread_mutex_lock(&cwd_lock);
-}
-
-static void owner_atfork_parent(void)
-{
-	pthread_mutex_unlock(&cwd_lock);
-	pthread_mutex_unlock(&fd_lock);
-}
-
-static void owner_atfork_child(void)
-{
-	owner_pid = getpid();
-	pthread_mutex_unlock(&cwd_lock);
-	pthread_mutex_unlock(&fd_lock);
-}
-
-static void owner_init(void)
-{
-	owner_pid = getpid();
-	pthread_atfork(owner_atfork_prepare, owner_atfork_parent, owner_atfork_child);
-}
-
-__attribute__((constructor)) static void owner_init_early(void)
-{
-	pthread_once(&owner_once, owner_init);
-}
-
-/* False in a vfork child: it shares our memory but not our descriptors. */
-static bool may_change_tables(void)
-{
-	pthread_once(&owner_once, owner_init);
-	return getpid() == owner_pid;
-}
-
-/* Marks fd as the view's.  False when it cannot be (out of the table, or a
- * vfork child): the caller then refuses the descriptor. */
-static bool track(int fd, enum fd_kind kind, const struct fd_entry *e)
-{
-	if ((unsigned)fd >= FS_FD_MAX || !may_change_tables())
-		return false;
-	pthread_mutex_lock(&fd_lock);
-	fd_ents[fd] = *e;
-	__atomic_store_n(&fd_kinds[fd], (uint8_t)kind, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&fd_lock);
-	return true;
-}
-
-/* fd is being closed (close, dup2 onto it, close_range, fclose): forget
- * it, telling its character device first.  Copies of a device descriptor
- * stop being the device's when the original closes. */
-static void untrack(int fd)
-{
-	const struct softib_cdev_ops *ops = NULL;
-	unsigned kind = kind_of(fd), copies = 0;
-	int key = -1;
-
-	if (!kind || !may_change_tables())
-		return;
-	pthread_mutex_lock(&fd_lock);
-	kind = fd_kinds[fd];
-	if (kind == FD_CDEV) {
-		key = fd_ents[fd].key;
-		if (key == fd) {
-			ops = fd_ents[fd].ops;
-			copies = fd_ents[fd].copies;
-		} else if (kind_of(key) == FD_CDEV && fd_ents[key].copies) {
-			fd_ents[key].copies--;
-		}
-	}
-	__atomic_store_n(&fd_kinds[fd], FD_NONE, __ATOMIC_RELEASE);
-	for (int i = 0; copies && i < FS_FD_MAX; i++)
-		if (fd_kinds[i] == FD_CDEV && fd_ents[i].key == fd) {
-			__atomic_store_n(&fd_kinds[i], FD_NONE, __ATOMIC_RELEASE);
-			copies--;
-		}
-	pthread_mutex_unlock(&fd_lock);
-	if (ops && ops->close)
-		ops->close(fd);
-}
-
-/* newfd is a copy of oldfd (dup, dup2, dup3, F_DUPFD). */
-static void track_copy(int oldfd, int newfd)
-{
-	struct fd_entry e;
-	unsigned kind;
-
-	if ((unsigned)newfd >= FS_FD_MAX || !may_change_tables())
-		return;
-	pthread_mutex_lock(&fd_lock);
-	kind = fd_kinds[oldfd];
-	e = fd_ents[oldfd];
-	e.dir = NULL;
-	e.copies = 0;
-	if (kind == FD_CDEV)
-		fd_ents[e.key].copies++;
-	if (kind) {
-		fd_ents[newfd] = e;
-		__atomic_store_n(&fd_kinds[newfd], (uint8_t)kind, __ATOMIC_RELEASE);
-	}
-	pthread_mutex_unlock(&fd_lock);
-}
-
-/* A descriptor below FS_FD_MAX for fd (ours to move); -1 + EMFILE if none. */
-static int low_fd(int fd)
-{
-	int nfd;
-
-	if (fd < FS_FD_MAX)
-		return fd;
-	nfd = REAL(fcntl, -1, fd, F_DUPFD_CLOEXEC, 0);
-	if (nfd >= 0 && !(REAL(fcntl, -1, fd, F_GETFD) & FD_CLOEXEC))
-		REAL(fcntl, -1, nfd, F_SETFD, 0);
-	REAL(close, -1, fd);
-	if (nfd >= FS_FD_MAX) {
-		REAL(close, -1, nfd);
-		nfd = -1;
-	}
-	if (nfd < 0)
-		errno = EMFILE;
-	return nfd;
-}
 
 /* ---------------------------------------------------------------- working directory */
 
-enum { CWD_UNKNOWN, CWD_ELSEWHERE, CWD_NEAR, CWD_VIRTUAL };
-
 static int cwd_state;		  /* atomic */
+static pthread_mutex_t cwd_lock = PTHREAD_MUTEX_INITIALIZER;
 static char cwd_path[PATH_MAX];	  /* the real one (NEAR) or the view's (VIRTUAL) */
 
 /* A relative path can reach the view from "/", /sys and /dev. */
@@ -377,7 +112,7 @@ static void cwd_refresh(void)
 	char buf[PATH_MAX];
 	bool ok;
 
-	if (!may_change_tables())
+	if (!sib_fsv_may_change())
 		return;
 	ok = REAL(getcwd, NULL, buf, sizeof(buf)) != NULL;
 	pthread_mutex_lock(&cwd_lock);
@@ -390,7 +125,7 @@ static void cwd_refresh(void)
 	pthread_mutex_unlock(&cwd_lock);
 }
 
-static int cwd_get_state(void)
+int sib_fsv_cwd_state(void)
 {
 	int st = __atomic_load_n(&cwd_state, __ATOMIC_ACQUIRE);
 
@@ -459,34 +194,9 @@ __attribute__((constructor)) static void cwd_from_pwd(void)
 
 /* ---------------------------------------------------------------- paths */
 
-/* libc declares most path and buffer arguments nonnull, so the compiler
- * would drop our NULL checks; a program passing NULL gets libc's answer
- * (EFAULT from the kernel), never a crash of ours. */
-static inline const void *launder(const void *p)
-{
-	__asm__("" : "+r"(p));
-	return p;
-}
-
-/* The cheap test every path call makes: false means libc's, for sure. */
-static inline bool maybe_ours(int dirfd, const char *path)
-{
-	unsigned k;
-
-	path = launder(path);
-	if (!path || !path[0])
-		return false;
-	if (path[0] == '/')
-		return sib_fs_maybe_ours(path);
-	if (dirfd == AT_FDCWD)
-		return cwd_get_state() >= CWD_NEAR;
-	k = kind_of(dirfd);
-	return k == FD_VDIR || k == FD_RDIR;
-}
-
 /* Where path (for dirfd) is: the view's node, an error the view answers,
  * or libc's (with lk->path instead of path when lk->rewritten). */
-static enum sib_fs_found classify(int dirfd, const char *path, struct sib_fs_lookup *lk)
+enum sib_fs_found sib_fsv_classify(int dirfd, const char *path, struct sib_fs_lookup *lk)
 {
 	char base[PATH_MAX];
 	bool virt = false;
@@ -499,7 +209,7 @@ static enum sib_fs_found classify(int dirfd, const char *path, struct sib_fs_loo
 	if (path[0] == '/')
 		return sib_fs_resolve(NULL, false, path, lk);
 	if (dirfd == AT_FDCWD) {
-		int st = cwd_get_state();
+		int st = sib_fsv_cwd_state();
 
 		if (st < CWD_NEAR)
 			return SIB_FS_PASS;
@@ -514,28 +224,14 @@ static enum sib_fs_found classify(int dirfd, const char *path, struct sib_fs_loo
 		k = kind_of(dirfd);
 		if (k != FD_VDIR && k != FD_RDIR)
 			return SIB_FS_PASS;
-		if (!sib_fs_path(&fd_ents[dirfd].node, base, sizeof(base)))
+		if (!sib_fs_path(&sib_fsv_ents[dirfd].node, base, sizeof(base)))
 			return SIB_FS_PASS;
 		virt = k == FD_VDIR;
 	}
 	return sib_fs_resolve(base, virt, path, lk);
 }
 
-/* The (dirfd, path) libc should see for a PASS. */
-static const char *pass_path(int *dirfd, const char *path, const struct sib_fs_lookup *lk)
-{
-	if (!lk->rewritten)
-		return path;
-	*dirfd = AT_FDCWD;
-	return lk->path;
-}
-
 /* ---------------------------------------------------------------- open */
-
-static int memfd(const char *name, int flags)
-{
-	return (int)syscall(SYS_memfd_create, name, (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
-}
 
 /* The descriptor for a file of the view: its text now, read-only. */
 static int open_file(const struct sib_fs_node *n, int flags)
@@ -573,21 +269,6 @@ static int open_file(const struct sib_fs_node *n, int flags)
 	return mfd;
 }
 
-static int finish(int fd, enum fd_kind kind, const struct fd_entry *e)
-{
-	if (fd < 0)
-		return -1;
-	fd = low_fd(fd);
-	if (fd < 0)
-		return -1;
-	if (!track(fd, kind, e)) {
-		REAL(close, -1, fd);
-		errno = (unsigned)fd >= FS_FD_MAX ? EMFILE : EAGAIN;
-		return -1;
-	}
-	return fd;
-}
-
 /* open(2) of a node of the view, with the errors the kernel gives for
  * sysfs and device nodes. */
 static int open_node(const struct sib_fs_lookup *lk, int flags, mode_t mode)
@@ -605,7 +286,7 @@ static int open_node(const struct sib_fs_lookup *lk, int flags, mode_t mode)
 		if (sib_fs_real_backed(n)) {
 			fd = REAL(openat, -1, AT_FDCWD, lk->path, flags, mode);
 			if (fd >= 0 || errno != ENOENT)
-				return finish(fd, FD_RDIR, &e);
+				return sib_fsv_finish(fd, FD_RDIR, &e);
 		}
 		if ((flags & __O_TMPFILE) == __O_TMPFILE) {
 			errno = EOPNOTSUPP; /* sysfs makes no files */
@@ -615,7 +296,7 @@ static int open_node(const struct sib_fs_lookup *lk, int flags, mode_t mode)
 			errno = EISDIR;
 			return -1;
 		}
-		return finish(memfd("softib-dir", flags), FD_VDIR, &e);
+		return sib_fsv_finish(sib_fsv_memfd("softib-dir", flags), FD_VDIR, &e);
 	case SIB_FS_T_FILE:
 		if (flags & O_DIRECTORY) {
 			errno = ENOTDIR;
@@ -625,14 +306,14 @@ static int open_node(const struct sib_fs_lookup *lk, int flags, mode_t mode)
 			errno = EACCES; /* kernfs: an attribute without a store method */
 			return -1;
 		}
-		return finish(open_file(n, flags), flags & O_PATH ? FD_OPATH : FD_FILE, &e);
+		return sib_fsv_finish(open_file(n, flags), flags & O_PATH ? FD_OPATH : FD_FILE, &e);
 	case SIB_FS_T_CDEV:
 		if (flags & O_DIRECTORY) {
 			errno = ENOTDIR;
 			return -1;
 		}
 		if (flags & O_PATH)
-			return finish(memfd("softib-dev", flags), FD_OPATH, &e);
+			return sib_fsv_finish(sib_fsv_memfd("softib-dev", flags), FD_OPATH, &e);
 		e.ops = sib_fs_cdev(n);
 		if (!e.ops) {
 			errno = ENODEV;
@@ -641,7 +322,7 @@ static int open_node(const struct sib_fs_lookup *lk, int flags, mode_t mode)
 		fd = e.ops->open(flags);
 		if (fd < 0)
 			return -1;
-		if (fd >= FS_FD_MAX || !may_change_tables()) {
+		if (fd >= FS_FD_MAX || !sib_fsv_may_change()) {
 			/* The device knows this number: do not move it. */
 			if (e.ops->close)
 				e.ops->close(fd);
@@ -650,7 +331,7 @@ static int open_node(const struct sib_fs_lookup *lk, int flags, mode_t mode)
 			return -1;
 		}
 		e.key = fd;
-		return finish(fd, FD_CDEV, &e);
+		return sib_fsv_finish(fd, FD_CDEV, &e);
 	}
 	errno = ENOENT;
 	return -1;
@@ -662,7 +343,7 @@ __attribute__((noinline)) static int view_openat(int dirfd, const char *path, in
 {
 	struct sib_fs_lookup lk;
 
-	switch (classify(dirfd, path, &lk)) {
+	switch (sib_fsv_classify(dirfd, path, &lk)) {
 	case SIB_FS_PASS:
 		path = pass_path(&dirfd, path, &lk);
 		return REAL(openat, -1, dirfd, path, flags, mode);
@@ -796,7 +477,7 @@ __attribute__((noinline)) static FILE *view_fopen(const char *path, const char *
 	int flags, fd, dirfd = AT_FDCWD;
 	FILE *f;
 
-	switch (classify(AT_FDCWD, path, &lk)) {
+	switch (sib_fsv_classify(AT_FDCWD, path, &lk)) {
 	case SIB_FS_PASS:
 		path = pass_path(&dirfd, path, &lk);
 		if (!real) {
@@ -845,218 +526,7 @@ FILE *fopen64(const char *path, const char *mode)
 	return view_fopen(path, mode, real_fopen64());
 }
 
-/* ---------------------------------------------------------------- close and copies */
-
-int close(int fd)
-{
-	if (__builtin_expect(kind_of(fd) != FD_NONE, 0))
-		untrack(fd);
-	return REAL(close, -1, fd);
-}
-
-int fclose(FILE *f)
-{
-	/* glibc's fclose closes inside the library, past close(). */
-	if (f && kind_of(f->_fileno) != FD_NONE)
-		untrack(f->_fileno);
-	return REAL(fclose, EOF, f);
-}
-
-static void untrack_range(unsigned first, unsigned last)
-{
-	if (first >= FS_FD_MAX)
-		return;
-	if (last >= FS_FD_MAX)
-		last = FS_FD_MAX - 1;
-	for (unsigned fd = first; fd <= last; fd++)
-		if (kind_of((int)fd))
-			untrack((int)fd);
-}
-
-int close_range(unsigned first, unsigned last, int flags)
-{
-	if (!(flags & CLOSE_RANGE_CLOEXEC) && first <= last && may_change_tables())
-		untrack_range(first, last);
-	return REAL(close_range, -1, first, last, flags);
-}
-
-void closefrom(int lowfd)
-{
-	closefrom_fn f = real_closefrom();
-
-	if (lowfd >= 0 && may_change_tables())
-		untrack_range((unsigned)lowfd, ~0u);
-	if (f)
-		f(lowfd);
-}
-
-int dup(int fd)
-{
-	int nfd = REAL(dup, -1, fd);
-
-	if (nfd >= 0 && kind_of(fd))
-		track_copy(fd, nfd);
-	return nfd;
-}
-
-/* dup2/dup3 close newfd first when oldfd is valid: the device hears of it. */
-static void before_replace(int oldfd, int newfd)
-{
-	if (oldfd != newfd && kind_of(newfd) && REAL(fcntl, -1, oldfd, F_GETFD) >= 0)
-		untrack(newfd);
-}
-
-int dup2(int oldfd, int newfd)
-{
-	int ret;
-
-	before_replace(oldfd, newfd);
-	ret = REAL(dup2, -1, oldfd, newfd);
-	if (ret >= 0 && oldfd != newfd && kind_of(oldfd))
-		track_copy(oldfd, newfd);
-	return ret;
-}
-
-int dup3(int oldfd, int newfd, int flags)
-{
-	int ret;
-
-	before_replace(oldfd, newfd);
-	ret = REAL(dup3, -1, oldfd, newfd, flags);
-	if (ret >= 0 && kind_of(oldfd))
-		track_copy(oldfd, newfd);
-	return ret;
-}
-
-static int view_fcntl(fcntl_fn real, int fd, int cmd, void *arg)
-{
-	int ret;
-
-	if (!real) {
-		errno = ENOSYS;
-		return -1;
-	}
-	if (__builtin_expect(kind_of(fd) == FD_NONE, 1) ||
-	    (cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC))
-		return real(fd, cmd, arg);
-	ret = real(fd, cmd, (int)(intptr_t)arg);
-	if (ret >= 0)
-		track_copy(fd, ret);
-	return ret;
-}
-
-int fcntl(int fd, int cmd, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *); /* as glibc's own fcntl reads it */
-	va_end(ap);
-	return view_fcntl(real_fcntl(), fd, cmd, arg);
-}
-
-int fcntl64(int fd, int cmd, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	return view_fcntl((fcntl_fn)real_fcntl64(), fd, cmd, arg);
-}
-
-/* ---------------------------------------------------------------- read and write */
-
-__attribute__((noinline)) static ssize_t view_read(int fd, void *buf, size_t len, unsigned kind)
-{
-	const struct softib_cdev_ops *ops;
-
-	switch (kind) {
-	case FD_CDEV:
-		ops = fd_ents[fd].ops;
-		if (ops && ops->read)
-			return ops->read(fd_ents[fd].key, buf, len);
-		break;
-	case FD_VDIR:
-		errno = EISDIR;
-		return -1;
-	case FD_OPATH:
-		errno = EBADF;
-		return -1;
-	default:
-		break;
-	}
-	return REAL(read, -1, fd, buf, len);
-}
-
-ssize_t read(int fd, void *buf, size_t len)
-{
-	unsigned kind = kind_of(fd);
-
-	if (__builtin_expect(kind == FD_NONE, 1))
-		return REAL(read, -1, fd, buf, len);
-	return view_read(fd, buf, len, kind);
-}
-
-ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
-{
-	unsigned kind = kind_of(fd);
-
-	if (__builtin_expect(kind == FD_NONE, 1))
-		return REAL(__read_chk, -1, fd, buf, len, buflen);
-	if (len > buflen)
-		abort(); /* what glibc's __chk_fail does: a buffer overflow */
-	return view_read(fd, buf, len, kind);
-}
-
-__attribute__((noinline)) static ssize_t view_write(int fd, const void *buf, size_t len,
-						   unsigned kind)
-{
-	const struct softib_cdev_ops *ops;
-
-	switch (kind) {
-	case FD_CDEV:
-		ops = fd_ents[fd].ops;
-		if (ops && ops->write)
-			return ops->write(fd_ents[fd].key, buf, len);
-		break;
-	case FD_VDIR:
-	case FD_OPATH:
-		errno = EBADF; /* not open for writing */
-		return -1;
-	default:
-		break;
-	}
-	return REAL(write, -1, fd, buf, len);
-}
-
-ssize_t write(int fd, const void *buf, size_t len)
-{
-	unsigned kind = kind_of(fd);
-
-	if (__builtin_expect(kind == FD_NONE, 1))
-		return REAL(write, -1, fd, buf, len);
-	return view_write(fd, buf, len, kind);
-}
-
 /* ---------------------------------------------------------------- stat */
-
-/* fstat of a descriptor of the view; -2: libc's. */
-static int view_fstat(int fd, struct stat *st)
-{
-	unsigned kind = kind_of(fd);
-
-	if (kind == FD_NONE || kind == FD_RDIR)
-		return -2;
-	if (!launder(st)) {
-		errno = EFAULT;
-		return -1;
-	}
-	sib_fs_stat(&fd_ents[fd].node, st);
-	return 0;
-}
 
 /* fstatat of a path that may be the view's: 0/-1 answered, -2 libc's. */
 __attribute__((noinline)) static int view_fstatat(int *dirfd, const char **path,
@@ -1066,8 +536,8 @@ __attribute__((noinline)) static int view_fstatat(int *dirfd, const char **path,
 	int ret;
 
 	if (launder(*path) && !(*path)[0] && (flags & AT_EMPTY_PATH))
-		return *dirfd == AT_FDCWD ? -2 : view_fstat(*dirfd, st);
-	switch (classify(*dirfd, *path, &lk)) {
+		return *dirfd == AT_FDCWD ? -2 : sib_fsv_fstat(*dirfd, st);
+	switch (sib_fsv_classify(*dirfd, *path, &lk)) {
 	case SIB_FS_PASS:
 		if (lk.rewritten)
 			return REAL(fstatat, -1, AT_FDCWD, lk.path, st, flags);
@@ -1164,46 +634,6 @@ int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *st, int fl
 	STAT_BODY(REAL(__fxstatat64, -1, ver, dirfd, path, st, flags), dirfd, path, st, flags);
 }
 
-int fstat(int fd, struct stat *st)
-{
-	int r;
-
-	if (__builtin_expect(kind_of(fd) == FD_NONE, 1))
-		return REAL(fstat, -1, fd, st);
-	r = view_fstat(fd, st);
-	return r != -2 ? r : REAL(fstat, -1, fd, st);
-}
-
-int fstat64(int fd, struct stat64 *st)
-{
-	int r;
-
-	if (__builtin_expect(kind_of(fd) == FD_NONE, 1))
-		return REAL(fstat64, -1, fd, st);
-	r = view_fstat(fd, (struct stat *)st);
-	return r != -2 ? r : REAL(fstat64, -1, fd, st);
-}
-
-int __fxstat(int ver, int fd, struct stat *st)
-{
-	int r;
-
-	if (__builtin_expect(kind_of(fd) == FD_NONE, 1))
-		return REAL(__fxstat, -1, ver, fd, st);
-	r = view_fstat(fd, st);
-	return r != -2 ? r : REAL(__fxstat, -1, ver, fd, st);
-}
-
-int __fxstat64(int ver, int fd, struct stat64 *st)
-{
-	int r;
-
-	if (__builtin_expect(kind_of(fd) == FD_NONE, 1))
-		return REAL(__fxstat64, -1, ver, fd, st);
-	r = view_fstat(fd, (struct stat *)st);
-	return r != -2 ? r : REAL(__fxstat64, -1, ver, fd, st);
-}
-
 static void stat_to_statx(const struct stat *st, unsigned mask, struct statx *sx)
 {
 	(void)mask; /* the basic fields are all there, whatever was asked */
@@ -1263,7 +693,7 @@ __attribute__((noinline)) static int view_faccessat(int dirfd, const char *path,
 		errno = EINVAL;
 		return -1;
 	}
-	switch (classify(dirfd, path, &lk)) {
+	switch (sib_fsv_classify(dirfd, path, &lk)) {
 	case SIB_FS_PASS:
 		path = pass_path(&dirfd, path, &lk);
 		return REAL(faccessat, -1, dirfd, path, amode, flags);
@@ -1314,484 +744,6 @@ int eaccess(const char *path, int amode)
 	return view_faccessat(AT_FDCWD, path, amode, AT_EACCESS);
 }
 
-/* ---------------------------------------------------------------- directories */
-
-struct vdir_ent {
-	char name[NAME_MAX + 1];
-	unsigned char type;
-	ino_t ino;
-};
-
-struct vdir {
-	int fd;		/* first, where glibc's DIR keeps its descriptor */
-	DIR *real;	/* the real directory's stream, when it exists */
-	struct sib_fs_node node;
-	pthread_mutex_t lock;
-	struct vdir_ent *ents; /* ".", "..", then the view's names */
-	unsigned count;
-	unsigned pos;	       /* next of ents (after the real ones) */
-	bool real_done;
-	long loc;	       /* entries returned: telldir */
-	struct dirent64 out;
-};
-
-static bool dir_is_ours(DIR *d)
-{
-	int fd;
-	unsigned k;
-
-	if (!d)
-		return false;
-	fd = *(int *)(void *)d; /* glibc's DIR starts with its descriptor too */
-	k = kind_of(fd);
-	return (k == FD_VDIR || k == FD_RDIR) && fd_ents[fd].dir == (struct vdir *)(void *)d;
-}
-
-struct collect {
-	struct vdir *v;
-	unsigned cap;
-};
-
-static int collect_one(void *arg, const char *name, const struct sib_fs_node *child)
-{
-	struct collect *c = arg;
-	struct vdir_ent *e;
-	struct stat st;
-
-	if (c->v->count == c->cap) {
-		unsigned cap = c->cap ? c->cap * 2 : 16;
-		struct vdir_ent *n = realloc(c->v->ents, cap * sizeof(*n));
-
-		if (!n)
-			return 1;
-		c->v->ents = n;
-		c->cap = cap;
-	}
-	e = &c->v->ents[c->v->count++];
-	snprintf(e->name, sizeof(e->name), "%s", name);
-	e->type = sib_fs_dtype(child);
-	sib_fs_stat(child, &st);
-	e->ino = st.st_ino;
-	return 0;
-}
-
-/* A stream over directory node n: fd is its descriptor (ours to close),
- * real the real directory's stream over fd, or NULL. */
-static DIR *vdir_new(const struct sib_fs_node *n, int fd, DIR *real)
-{
-	struct vdir *v = calloc(1, sizeof(*v));
-	struct collect c = { .v = v };
-
-	if (!v)
-		return NULL;
-	v->fd = fd;
-	v->real = real;
-	v->node = *n;
-	pthread_mutex_init(&v->lock, NULL);
-	if (!real) {
-		/* The kernel lists "." and ".." in every directory. */
-		collect_one(&c, ".", n);
-		collect_one(&c, "..", n);
-	}
-	sib_fs_list(n, collect_one, &c);
-	if ((unsigned)fd < FS_FD_MAX) {
-		pthread_mutex_lock(&fd_lock);
-		fd_ents[fd].dir = v;
-		pthread_mutex_unlock(&fd_lock);
-	}
-	return (DIR *)(void *)v;
-}
-
-static bool listed_by_view(const struct vdir *v, const char *name)
-{
-	for (unsigned i = 0; i < v->count; i++)
-		if (!strcmp(v->ents[i].name, name))
-			return true;
-	return false;
-}
-
-/* The next entry: the real directory's first (less the names the view
- * lists itself), then the view's. */
-static struct dirent64 *vdir_next(struct vdir *v)
-{
-	struct dirent64 *out = &v->out;
-
-	while (v->real && !v->real_done) {
-		struct dirent64 *r = REAL(readdir64, NULL, v->real);
-
-		if (!r) {
-			v->real_done = true;
-			break;
-		}
-		if (listed_by_view(v, r->d_name))
-			continue;
-		/* glibc's entry is d_reclen bytes long, perhaps at its buffer's end. */
-		memset(out, 0, sizeof(*out));
-		memcpy(out, r, r->d_reclen < sizeof(*out) ? r->d_reclen : sizeof(*out));
-		v->loc++;
-		return out;
-	}
-	if (v->pos >= v->count)
-		return NULL;
-	memset(out, 0, offsetof(struct dirent64, d_name));
-	out->d_ino = v->ents[v->pos].ino;
-	out->d_type = v->ents[v->pos].type;
-	snprintf(out->d_name, sizeof(out->d_name), "%s", v->ents[v->pos].name);
-	out->d_reclen = (unsigned short)(offsetof(struct dirent64, d_name) + strlen(out->d_name) + 1);
-	v->pos++;
-	v->loc++;
-	out->d_off = v->loc;
-	return out;
-}
-
-static void vdir_rewind(struct vdir *v)
-{
-	if (v->real)
-		REAL(rewinddir, (void)0, v->real);
-	v->real_done = false;
-	v->pos = 0;
-	v->loc = 0;
-}
-
-static void vdir_free(struct vdir *v)
-{
-	int fd = v->fd;
-
-	if ((unsigned)fd < FS_FD_MAX)
-		untrack(fd);
-	if (v->real)
-		REAL(closedir, -1, v->real);
-	else
-		REAL(close, -1, fd);
-	pthread_mutex_destroy(&v->lock);
-	free(v->ents);
-	free(v);
-}
-
-/* opendir of a node of the view (lk: a HIT). */
-static DIR *opendir_node(const struct sib_fs_lookup *lk)
-{
-	struct fd_entry e = { .node = lk->node, .key = -1 };
-	DIR *real = NULL, *d;
-	int fd;
-
-	if (sib_fs_type(&lk->node) != SIB_FS_T_DIR) {
-		errno = ENOTDIR;
-		return NULL;
-	}
-	if (sib_fs_real_backed(&lk->node)) {
-		real = REAL(opendir, NULL, lk->path);
-		if (!real && errno != ENOENT)
-			return NULL;
-	}
-	if (real) {
-		fd = dirfd(real);
-		if (fd < 0 || !track(fd, FD_RDIR, &e)) {
-			/* Cannot be ours: the real directory as it is. */
-			return real;
-		}
-	} else {
-		fd = finish(memfd("softib-dir", O_CLOEXEC), FD_VDIR, &e);
-		if (fd < 0)
-			return NULL;
-	}
-	d = vdir_new(&lk->node, fd, real);
-	if (!d) {
-		untrack(fd);
-		if (real)
-			REAL(closedir, -1, real);
-		else
-			REAL(close, -1, fd);
-		errno = ENOMEM;
-	}
-	return d;
-}
-
-__attribute__((noinline)) static DIR *view_opendir(const char *path)
-{
-	struct sib_fs_lookup lk;
-	int dirfd = AT_FDCWD;
-
-	switch (classify(AT_FDCWD, path, &lk)) {
-	case SIB_FS_PASS:
-		return REAL(opendir, NULL, pass_path(&dirfd, path, &lk));
-	case SIB_FS_ERR:
-		errno = lk.err;
-		return NULL;
-	default:
-		return opendir_node(&lk);
-	}
-}
-
-DIR *opendir(const char *path)
-{
-	if (!maybe_ours(AT_FDCWD, path))
-		return REAL(opendir, NULL, path);
-	return view_opendir(path);
-}
-
-DIR *fdopendir(int fd)
-{
-	unsigned k = kind_of(fd);
-	DIR *real = NULL, *d;
-
-	if (k != FD_VDIR && k != FD_RDIR) {
-		if (k != FD_NONE) {
-			errno = ENOTDIR;
-			return NULL;
-		}
-		return REAL(fdopendir, NULL, fd);
-	}
-	if (fd_ents[fd].dir) {
-		errno = EINVAL; /* a stream already reads it */
-		return NULL;
-	}
-	if (k == FD_RDIR) {
-		real = REAL(fdopendir, NULL, fd);
-		if (!real)
-			return NULL;
-	}
-	d = vdir_new(&fd_ents[fd].node, fd, real);
-	if (!d)
-		errno = ENOMEM;
-	return d;
-}
-
-int closedir(DIR *d)
-{
-	if (!dir_is_ours(d))
-		return REAL(closedir, -1, d);
-	vdir_free((struct vdir *)(void *)d);
-	return 0;
-}
-
-struct dirent *readdir(DIR *d)
-{
-	struct vdir *v = (struct vdir *)(void *)d;
-	struct dirent64 *e;
-
-	if (!dir_is_ours(d))
-		return REAL(readdir, NULL, d);
-	pthread_mutex_lock(&v->lock);
-	e = vdir_next(v);
-	pthread_mutex_unlock(&v->lock);
-	return (struct dirent *)(void *)e;
-}
-
-struct dirent64 *readdir64(DIR *d)
-{
-	struct vdir *v = (struct vdir *)(void *)d;
-	struct dirent64 *e;
-
-	if (!dir_is_ours(d))
-		return REAL(readdir64, NULL, d);
-	pthread_mutex_lock(&v->lock);
-	e = vdir_next(v);
-	pthread_mutex_unlock(&v->lock);
-	return e;
-}
-
-static int vdir_next_r(struct vdir *v, struct dirent64 *entry, struct dirent64 **result)
-{
-	struct dirent64 *e;
-
-	pthread_mutex_lock(&v->lock);
-	e = vdir_next(v);
-	if (e)
-		memcpy(entry, e, sizeof(*entry));
-	pthread_mutex_unlock(&v->lock);
-	*result = e ? entry : NULL;
-	return 0;
-}
-
-int readdir_r(DIR *d, struct dirent *entry, struct dirent **result)
-{
-	if (!dir_is_ours(d))
-		return REAL(readdir_r, EBADF, d, entry, result);
-	return vdir_next_r((struct vdir *)(void *)d, (struct dirent64 *)(void *)entry,
-			   (struct dirent64 **)(void *)result);
-}
-
-int readdir64_r(DIR *d, struct dirent64 *entry, struct dirent64 **result)
-{
-	if (!dir_is_ours(d))
-		return REAL(readdir64_r, EBADF, d, entry, result);
-	return vdir_next_r((struct vdir *)(void *)d, entry, result);
-}
-
-void rewinddir(DIR *d)
-{
-	struct vdir *v = (struct vdir *)(void *)d;
-
-	if (!dir_is_ours(d)) {
-		REAL(rewinddir, (void)0, d);
-		return;
-	}
-	pthread_mutex_lock(&v->lock);
-	vdir_rewind(v);
-	pthread_mutex_unlock(&v->lock);
-}
-
-long telldir(DIR *d)
-{
-	struct vdir *v = (struct vdir *)(void *)d;
-	long loc;
-
-	if (!dir_is_ours(d))
-		return REAL(telldir, -1, d);
-	pthread_mutex_lock(&v->lock);
-	loc = v->loc;
-	pthread_mutex_unlock(&v->lock);
-	return loc;
-}
-
-void seekdir(DIR *d, long loc)
-{
-	struct vdir *v = (struct vdir *)(void *)d;
-
-	if (!dir_is_ours(d)) {
-		REAL(seekdir, (void)0, d, loc);
-		return;
-	}
-	/* Positions are entry counts: start over and skip that many. */
-	pthread_mutex_lock(&v->lock);
-	vdir_rewind(v);
-	while (v->loc < loc && vdir_next(v))
-		;
-	pthread_mutex_unlock(&v->lock);
-}
-
-/* scandir over a stream of the view, with glibc's semantics: the entries
- * the filter keeps, malloc'd one by one, sorted by cmp. */
-static int scan_stream(DIR *d, struct dirent64 ***list, int (*filter)(const struct dirent64 *),
-		       int (*cmp)(const struct dirent64 **, const struct dirent64 **))
-{
-	struct dirent64 **v = NULL, *e;
-	size_t n = 0, cap = 0;
-	int err = 0;
-
-	while ((e = readdir64(d))) {
-		struct dirent64 *copy, **nv;
-
-		if (filter && !filter(e))
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				err = ENOMEM;
-				break;
-			}
-			v = nv;
-		}
-		copy = malloc(e->d_reclen > sizeof(*e) ? e->d_reclen : sizeof(*e));
-		if (!copy) {
-			err = ENOMEM;
-			break;
-		}
-		memcpy(copy, e, sizeof(*e));
-		v[n++] = copy;
-	}
-	closedir(d);
-	if (err) {
-		while (n)
-			free(v[--n]);
-		free(v);
-		errno = err;
-		return -1;
-	}
-	if (cmp && n > 1)
-		qsort(v, n, sizeof(*v), (int (*)(const void *, const void *))cmp);
-	*list = v;
-	return (int)n;
-}
-
-/* -2: libc's (dirfd and path rewritten if needed); else scandir's result. */
-__attribute__((noinline)) static int view_scandirat(int *dirfd, const char **path,
-						    struct dirent64 ***list,
-						    int (*filter)(const struct dirent64 *),
-						    int (*cmp)(const struct dirent64 **,
-							       const struct dirent64 **),
-						    struct sib_fs_lookup *lk)
-{
-	DIR *d;
-
-	switch (classify(*dirfd, *path, lk)) {
-	case SIB_FS_PASS:
-		*path = pass_path(dirfd, *path, lk);
-		return -2;
-	case SIB_FS_ERR:
-		errno = lk->err;
-		return -1;
-	default:
-		break;
-	}
-	d = opendir_node(lk);
-	if (!d)
-		return -1;
-	if (!dir_is_ours(d)) {
-		/* A real directory the table could not take: libc reads it. */
-		REAL(closedir, -1, d);
-		return -2;
-	}
-	return scan_stream(d, list, filter, cmp);
-}
-
-typedef int (*scan_filter64)(const struct dirent64 *);
-typedef int (*scan_cmp64)(const struct dirent64 **, const struct dirent64 **);
-
-int scandir(const char *path, struct dirent ***list, int (*filter)(const struct dirent *),
-	    int (*cmp)(const struct dirent **, const struct dirent **))
-{
-	struct sib_fs_lookup lk;
-	int d = AT_FDCWD, r;
-
-	if (!maybe_ours(AT_FDCWD, path))
-		return REAL(scandir, -1, path, list, filter, cmp);
-	r = view_scandirat(&d, &path, (struct dirent64 ***)list, (scan_filter64)filter,
-			   (scan_cmp64)cmp, &lk);
-	return r != -2 ? r : REAL(scandir, -1, path, list, filter, cmp);
-}
-
-int scandir64(const char *path, struct dirent64 ***list, int (*filter)(const struct dirent64 *),
-	      int (*cmp)(const struct dirent64 **, const struct dirent64 **))
-{
-	struct sib_fs_lookup lk;
-	int d = AT_FDCWD, r;
-
-	if (!maybe_ours(AT_FDCWD, path))
-		return REAL(scandir64, -1, path, list, filter, cmp);
-	r = view_scandirat(&d, &path, list, filter, cmp, &lk);
-	return r != -2 ? r : REAL(scandir64, -1, path, list, filter, cmp);
-}
-
-int scandirat(int dirfd, const char *path, struct dirent ***list,
-	      int (*filter)(const struct dirent *),
-	      int (*cmp)(const struct dirent **, const struct dirent **))
-{
-	struct sib_fs_lookup lk;
-	int r;
-
-	if (!maybe_ours(dirfd, path))
-		return REAL(scandirat, -1, dirfd, path, list, filter, cmp);
-	r = view_scandirat(&dirfd, &path, (struct dirent64 ***)list, (scan_filter64)filter,
-			   (scan_cmp64)cmp, &lk);
-	return r != -2 ? r : REAL(scandirat, -1, dirfd, path, list, filter, cmp);
-}
-
-int scandirat64(int dirfd, const char *path, struct dirent64 ***list,
-		int (*filter)(const struct dirent64 *),
-		int (*cmp)(const struct dirent64 **, const struct dirent64 **))
-{
-	struct sib_fs_lookup lk;
-	int r;
-
-	if (!maybe_ours(dirfd, path))
-		return REAL(scandirat64, -1, dirfd, path, list, filter, cmp);
-	r = view_scandirat(&dirfd, &path, list, filter, cmp, &lk);
-	return r != -2 ? r : REAL(scandirat64, -1, dirfd, path, list, filter, cmp);
-}
-
 /* ---------------------------------------------------------------- links and names */
 
 __attribute__((noinline)) static ssize_t view_readlinkat(int dirfd, const char *path, char *buf,
@@ -1800,7 +752,7 @@ __attribute__((noinline)) static ssize_t view_readlinkat(int dirfd, const char *
 	struct sib_fs_lookup lk;
 	ssize_t ret;
 
-	switch (classify(dirfd, path, &lk)) {
+	switch (sib_fsv_classify(dirfd, path, &lk)) {
 	case SIB_FS_PASS:
 		path = pass_path(&dirfd, path, &lk);
 		return REAL(readlinkat, -1, dirfd, path, buf, size);
@@ -1841,7 +793,7 @@ __attribute__((noinline)) static char *view_realpath(const char *path, char *res
 	int dirfd = AT_FDCWD;
 	char *r;
 
-	switch (classify(AT_FDCWD, path, &lk)) {
+	switch (sib_fsv_classify(AT_FDCWD, path, &lk)) {
 	case SIB_FS_PASS:
 		return REAL(realpath, NULL, pass_path(&dirfd, path, &lk), resolved);
 	case SIB_FS_ERR:
@@ -1897,7 +849,7 @@ int chdir(const char *path)
 			cwd_refresh();
 		return ret;
 	}
-	switch (classify(AT_FDCWD, path, &lk)) {
+	switch (sib_fsv_classify(AT_FDCWD, path, &lk)) {
 	case SIB_FS_PASS:
 		path = pass_path(&dirfd, path, &lk);
 		ret = REAL(chdir, -1, path);
@@ -1921,7 +873,7 @@ int chdir(const char *path)
 		if (!ret || errno != ENOENT)
 			return ret;
 	}
-	if (!may_change_tables()) {
+	if (!sib_fsv_may_change()) {
 		errno = ENOENT; /* a vfork child changes the kernel's directory only */
 		return -1;
 	}
@@ -1934,8 +886,8 @@ int fchdir(int fd)
 	char path[PATH_MAX];
 	int ret;
 
-	if (kind_of(fd) == FD_VDIR && sib_fs_path(&fd_ents[fd].node, path, sizeof(path)) &&
-	    may_change_tables()) {
+	if (kind_of(fd) == FD_VDIR && sib_fs_path(&sib_fsv_ents[fd].node, path, sizeof(path)) &&
+	    sib_fsv_may_change()) {
 		cwd_enter_virtual(path);
 		return 0;
 	}
@@ -2019,7 +971,7 @@ __attribute__((noinline)) static ssize_t view_xattr(const char **path, struct si
 {
 	int dirfd = AT_FDCWD;
 
-	switch (classify(AT_FDCWD, *path, lk)) {
+	switch (sib_fsv_classify(AT_FDCWD, *path, lk)) {
 	case SIB_FS_PASS:
 		*path = pass_path(&dirfd, *path, lk);
 		return -2;
@@ -2069,21 +1021,3 @@ ssize_t llistxattr(const char *path, char *list, size_t size)
 	XATTR_BODY(REAL(llistxattr, -1, path, list, size), true);
 }
 
-ssize_t fgetxattr(int fd, const char *name, void *value, size_t size)
-{
-	unsigned k = kind_of(fd);
-
-	if (__builtin_expect(k == FD_NONE || k == FD_RDIR, 1))
-		return REAL(fgetxattr, -1, fd, name, value, size);
-	errno = ENODATA;
-	return -1;
-}
-
-ssize_t flistxattr(int fd, char *list, size_t size)
-{
-	unsigned k = kind_of(fd);
-
-	if (__builtin_expect(k == FD_NONE || k == FD_RDIR, 1))
-		return REAL(flistxattr, -1, fd, list, size);
-	return 0;
-}

@@ -12,8 +12,9 @@
  *               the character devices registered below
  *   fs_sysfs.c  what softib0's sysfs files say (the kernel's formats), live
  *               from this process's HCA
- *   fs_view.c   the interposed libc calls, the descriptors they hand out,
- *               directory streams, the working directory
+ *   fs_view.c, fs_fds.c, fs_dirs.c (fs_libc.h)
+ *               the interposed libc calls: paths and the working directory,
+ *               the descriptors they hand out, directory streams
  */
 #ifndef SIB_PROVIDER_FS_VIEW_H
 #define SIB_PROVIDER_FS_VIEW_H
