@@ -140,15 +140,10 @@ static int softib_query_device_ex(struct ibv_context *ctx,
 	return 0;
 }
 
-static int softib_query_port(struct ibv_context *ctx, uint8_t port_num,
-			     struct ibv_port_attr *attr)
+void softib_port_attr(struct sib_hca *hca, const struct sib_port *port,
+		      struct ibv_port_attr *attr)
 {
-	struct softib_context *sctx = to_sctx(ctx);
-	struct sib_port *port = softib_port(sctx, port_num, "query_port");
-
-	if (!port)
-		return EINVAL;
-	pthread_mutex_lock(&sctx->hca->node.lock);
+	pthread_mutex_lock(&hca->node.lock);
 	attr->state = (enum ibv_port_state)port->state;
 	attr->max_mtu = (enum ibv_mtu)port->max_mtu;
 	attr->active_mtu = (enum ibv_mtu)port->active_mtu;
@@ -171,7 +166,18 @@ static int softib_query_port(struct ibv_context *ctx, uint8_t port_num,
 	attr->link_layer = IBV_LINK_LAYER_INFINIBAND;
 	attr->flags = 0;
 	attr->port_cap_flags2 = 0;
-	pthread_mutex_unlock(&sctx->hca->node.lock);
+	pthread_mutex_unlock(&hca->node.lock);
+}
+
+static int softib_query_port(struct ibv_context *ctx, uint8_t port_num,
+			     struct ibv_port_attr *attr)
+{
+	struct softib_context *sctx = to_sctx(ctx);
+	struct sib_port *port = softib_port(sctx, port_num, "query_port");
+
+	if (!port)
+		return EINVAL;
+	softib_port_attr(sctx->hca, port, attr);
 	return 0;
 }
 

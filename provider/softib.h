@@ -147,4 +147,8 @@ static inline struct softib_ah *to_sah(struct ibv_ah *ah)
 /* Port lookup with the one log line every verb needs: NULL for a bad port. */
 struct sib_port *softib_port(struct softib_context *sctx, unsigned port_num, const char *verb);
 
+/* What query_port says of a port now; the sysfs view prints the same. */
+void softib_port_attr(struct sib_hca *hca, const struct sib_port *port,
+		      struct ibv_port_attr *attr);
+
 #endif
