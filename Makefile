@@ -76,7 +76,8 @@ all: $(TARGETS) $(if $(TOOLS_SRC),tools/softib)
 DEB_PKGS := gcc make pkg-config clang libclang-rt-14-dev \
             libibverbs-dev ibverbs-utils rdma-core perftest python3-pyverbs \
             liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev \
-            zlib1g-dev tshark iproute2 procps ucx-utils infiniband-diags
+            zlib1g-dev tshark iproute2 procps ucx-utils infiniband-diags \
+            rdmacm-utils qperf
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

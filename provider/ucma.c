@@ -43,20 +43,7 @@
 #include "mgmt/sa_query.h"
 #include "provider/rdma_cm.h"
 
-#if __has_include("provider/fs_view.h")
 #include "provider/fs_view.h"
-#define HAVE_FS_VIEW 1
-#else
-/* provider/fs_view.h's hook, until it is built (same layout). */
-struct softib_cdev_ops {
-	const char *name;
-	unsigned major, minor;
-	int (*open)(int flags);
-	ssize_t (*write)(int fd, const void *buf, size_t len);
-	ssize_t (*read)(int fd, void *buf, size_t len);
-	void (*close)(int fd);
-};
-#endif
 
 struct ucma sib_ucma;
 
@@ -995,8 +982,6 @@ static void atfork_child(void)
 __attribute__((constructor)) static void ucma_init(void)
 {
 	pthread_atfork(NULL, NULL, atfork_child);
-#ifdef HAVE_FS_VIEW
 	if (softib_fs_add_cdev(&sib_ucma_cdev))
 		sib_warn("rdma_cm: /dev/infiniband/%s could not be added", SIB_UCMA_NAME);
-#endif
 }
