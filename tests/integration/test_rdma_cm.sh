@@ -12,7 +12,7 @@
 #   rdma_server / rdma_client (rdma_create_ep, rdma_get_request: sync ids)
 #   rstream and riostream (rsockets, which use librdmacm's internals)
 #   qperf -cm1 rc_bw rc_lat
-#   ib_send_bw, ib_write_lat and ib_read_bw with -R
+#   ib_send_bw, ib_write_lat and ib_read_bw with -R, and ib_send_bw -R -c UD
 # and the error paths: a port nobody listens on (REJ 8: REJECTED, and
 # ECONNREFUSED for a sync id), a peer that is gone before it answers the
 # REQ (UNREACHABLE once the CM's retries run out), a peer killed by SIGTERM
@@ -182,6 +182,15 @@ for t in "ib_send_bw:^ 65536 +100 +[0-9.]+ +[0-9.]+" "ib_read_bw:^ 65536 +100 +[
 		expect_both "${prog}_R" "$row" "the table row" && v=ok
 	verdict "${prog}_R" $v
 done
+# UD: perftest's rdma_cm exchange for UD QPs goes through SIDR.
+port=$(sib_free_port tcp) || exit 1
+v=fail
+cm_pair ib_send_bw_R_UD "$port" ib_send_bw -R -c UD -d softib0 -p "$port" -n 100 -- \
+	ib_send_bw -R -c UD -d softib0 -p "$port" -n 100 127.0.0.1 &&
+	expect_both ib_send_bw_R_UD '^ Data ex. method : rdma_cm' "rdma_cm exchange" &&
+	sib_expect "$(sib_out ib_send_bw_R_UD.client)" '^ 4096 +100 +[0-9.]+ +[0-9.]+' "the table row" &&
+	v=ok
+verdict ib_send_bw_R_UD $v
 
 # ---- error: nobody listens on the port
 port=$(sib_free_port tcp) || exit 1
