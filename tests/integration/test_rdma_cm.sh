@@ -156,10 +156,13 @@ done
 # ---- qperf -cm1: the server forks per test and keeps listening; only the
 # client ends.  (Debian's qperf 0.4.11 server child segfaults in
 # rdma_destroy_qp after each test, a bug fixed upstream in 2017; softib
-# then sends its DREP for it, as the kernel would.)
+# then sends its DREP for it, as the kernel would.  Under ASan that needs
+# handle_segv=0: softib's crash goodbye is only for signals a program, or
+# a sanitizer, left at their default.)
 port=$(sib_free_port tcp) || exit 1
 v=fail
-sib_start qperf.server "$LIMIT" "$SOFTIB" run -- qperf -lp "$port"
+sib_start qperf.server "$LIMIT" env ASAN_OPTIONS=detect_leaks=0:handle_segv=0 \
+	"$SOFTIB" run -- qperf -lp "$port"
 if sib_wait_listen qperf.server "$port" &&
 	sib_run qperf.client "$LIMIT" "${SIB_LINEBUF[@]}" "$SOFTIB" run -- qperf -lp "$port" 127.0.0.1 -cm1 -t 1 rc_bw rc_lat &&
 	sib_expect "$(sib_out qperf.client)" '^ +bw += +[0-9.]+ [KMG]?B/sec$' "rc_bw" &&
@@ -264,11 +267,12 @@ if sib_wait_listen killed.server "$port"; then
 	sib_wait killed.server
 	sib_wait killed.client
 	rc=${SIB_RC[killed.client]}
-	# The client ends at the DISCONNECTED its peer's DREQ brought, not
+	# The client ends at the DISCONNECTED its peer's DREQ brought (its
+	# line may land inside a ping data line: two threads print), not
 	# at its time limit, and not at a QP error (which would come if the
 	# peer had left without a word).
 	if [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] &&
-		sib_expect "$(sib_out killed.client)" '^client DISCONNECT EVENT' "DISCONNECTED at the client"; then
+		sib_expect "$(sib_out killed.client)" 'client DISCONNECT EVENT' "DISCONNECTED at the client"; then
 		v=ok
 	else
 		echo "FAIL: killed: the client exited $(sib_status_text "$rc")"
