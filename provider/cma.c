@@ -374,7 +374,7 @@ int cma_resolve_addr(struct ucma_ctx **ctxp, const struct sockaddr *src, socklen
 		memcpy(gid, ((const struct sib_sockaddr_ib *)dst)->sib_addr, 16);
 	} else {
 		cma_ip16(dst, dip);
-		if (cma_ip16(( struct sockaddr *)&ctx->src, sip))
+		if (cma_ip16((struct sockaddr *)&ctx->src, sip))
 			src_any = cma_ip16_any(sip);
 	}
 	sib_cm_unlock(sib_ucma.cm);
