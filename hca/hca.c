@@ -123,20 +123,13 @@ static void node_desc_make(char *buf, unsigned port_num)
 	snprintf(buf, 64, "softib0 port %u pid %d %s", port_num, (int)getpid(), host);
 }
 
-/* SOFTIB_SM: where the SM is, or "none". */
+/* SOFTIB_SM: where the SM is (a master and its standbys), or "none". */
 static void sm_config(struct sib_port_mgmt *pm, const char *sm)
 {
-	if (!sm || !*sm)
-		sm = SIB_SM_DEFAULT;
-	if (!strcmp(sm, "none")) {
-		pm->sm_none = true;
-		return;
-	}
-	if (sib_endpoint_parse(sm, SIB_SM_PORT_DEFAULT, &pm->sm_ep)) {
-		sib_warn("SOFTIB_SM=%s is not ADDR[:PORT] (e.g. 127.0.0.1:%u) or none; using %s",
-			 sm, SIB_SM_PORT_DEFAULT, SIB_SM_DEFAULT);
-		sib_endpoint_parse(SIB_SM_DEFAULT, SIB_SM_PORT_DEFAULT, &pm->sm_ep);
-	}
+	if (sib_port_sm_config(pm, sm))
+		sib_warn("SOFTIB_SM=%s: want none, or up to %u ADDR[:PORT] separated by commas "
+			 "(e.g. 127.0.0.1:%u); ignoring what is not",
+			 sm, SIB_SM_MAX_ADDRS, SIB_SM_PORT_DEFAULT);
 }
 
 static enum sib_mtu mtu_code(unsigned bytes)
