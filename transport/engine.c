@@ -21,6 +21,8 @@ struct sib_engine {
 	struct sib_port *port;
 	sib_resolve_fn resolve;
 	void *resolve_arg;
+	sib_lookup_fn lookup;
+	void *lookup_arg;
 	sib_clock_fn clock;
 	void *clock_arg;
 	sib_arm_fn arm;
@@ -62,6 +64,8 @@ int sib_engine_create(const struct sib_engine_init *in, struct sib_engine **out)
 	eng->port = in->port;
 	eng->resolve = in->resolve;
 	eng->resolve_arg = in->resolve_arg;
+	eng->lookup = in->lookup;
+	eng->lookup_arg = in->lookup_arg;
 	eng->clock = in->clock ? in->clock : default_clock;
 	eng->clock_arg = in->clock_arg;
 	eng->arm = in->arm;
@@ -79,6 +83,11 @@ void sib_engine_destroy(struct sib_engine *eng)
 		sib_warn("engine destroyed with QPs still attached");
 	pthread_rwlock_destroy(&eng->qps_lock);
 	free(eng);
+}
+
+int sib_engine_lookup(struct sib_engine *eng, uint16_t lid, bool refresh, struct sib_endpoint *out)
+{
+	return eng->lookup ? eng->lookup(eng->lookup_arg, lid, refresh, out) : -ENOENT;
 }
 
 struct sib_link *sib_engine_link(struct sib_engine *eng)

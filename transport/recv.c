@@ -64,7 +64,72 @@ static uint16_t qp_pkey(struct sib_qp *qp)
 	return pkey;
 }
 
-static bool checks_pass(struct sib_engine *eng, struct sib_qp *qp, const struct ib_packet *pkt)
+/*
+ * The source check (engine.h): the packet's UDP sender must be where its
+ * source lives.  Softib's stand-in for a fabric's cabling: on a real
+ * subnet a packet with the peer's SLID can only arrive over the peer's
+ * path; here anyone can send a datagram, so the sender's endpoint must be
+ * the one the SA placed the source at.  (Spoofed UDP source addresses are
+ * out of reach of this check: softib(7).)
+ */
+#define SIB_SRC_MEMO_NS 1000000000ull
+
+static bool source_ok(struct sib_engine *eng, struct sib_qp *qp, const struct ib_packet *pkt,
+		      const struct sib_endpoint *from)
+{
+	struct sib_engine_counters *c = sib_engine_ctrs(eng);
+	struct sib_endpoint ep;
+	char e[SIB_ENDPOINT_STRLEN];
+	int rc;
+
+	if (!from)
+		return true;
+	if (qp->type == SIB_QPT_UD) {
+		uint64_t now = sib_engine_now(eng);
+
+		if (qp->src_until > now && qp->src_lid == pkt->lrh.SLID &&
+		    sib_endpoint_equal(&qp->src_ep, from))
+			return true;
+		rc = sib_engine_lookup(eng, pkt->lrh.SLID, false, &ep);
+		if (!rc && sib_endpoint_equal(&ep, from)) {
+			qp->src_lid = pkt->lrh.SLID;
+			qp->src_ep = ep;
+			qp->src_until = now + SIB_SRC_MEMO_NS;
+			return true;
+		}
+		if (!rc) /* the LID may have moved: have the SA asked again */
+			sib_engine_lookup(eng, pkt->lrh.SLID, true, &ep);
+	} else {
+		if (!qp->dest_valid) {
+			/* The SA could not place the peer at RTR: ask now (the
+			 * peer's retry finds the answer). */
+			rc = sib_engine_lookup(eng, qp->attr.ah_attr.DLID, false, &ep);
+			if (!rc) {
+				qp->dest = ep;
+				__atomic_store_n(&qp->dest_valid, true, __ATOMIC_RELEASE);
+			}
+		} else {
+			rc = 0;
+		}
+		if (!rc && sib_endpoint_equal(&qp->dest, from))
+			return true;
+	}
+	if (rc) {
+		sib_engine_count(eng, &c->rx_unknown_source);
+		sib_dbg("rx QP 0x%06x: %s from %s: where LID 0x%04x lives is not known yet (%d), "
+			"dropped",
+			qp->qp_num, pkt->op->name, sib_endpoint_str(from, e), pkt->lrh.SLID, rc);
+	} else {
+		sib_engine_count(eng, &c->rx_wrong_endpoint);
+		sib_dbg("rx QP 0x%06x: %s with SLID 0x%04x came from %s, not from where that LID "
+			"lives, dropped",
+			qp->qp_num, pkt->op->name, pkt->lrh.SLID, sib_endpoint_str(from, e));
+	}
+	return false;
+}
+
+static bool checks_pass(struct sib_engine *eng, struct sib_qp *qp, const struct ib_packet *pkt,
+			const struct sib_endpoint *from)
 {
 	struct sib_engine_counters *c = sib_engine_ctrs(eng);
 	const struct ib_opcode_info *op = pkt->op;
@@ -96,7 +161,7 @@ static bool checks_pass(struct sib_engine *eng, struct sib_qp *qp, const struct 
 				qp->qp_num, pkt->deth.Q_Key, qp->attr.qkey);
 			return false;
 		}
-		return true;
+		return source_ok(eng, qp, pkt, from);
 	}
 	/* Connected QPs take packets only from their peer (IBA 9.6.1.2). */
 	if (pkt->lrh.SLID != qp->attr.ah_attr.DLID ||
@@ -106,7 +171,7 @@ static bool checks_pass(struct sib_engine *eng, struct sib_qp *qp, const struct 
 			  pkt->lrh.SLID, qp->attr.ah_attr.DLID);
 		return false;
 	}
-	return true;
+	return source_ok(eng, qp, pkt, from);
 }
 
 void sib_engine_rx(struct sib_engine *eng, const struct ib_packet *pkt,
@@ -125,14 +190,7 @@ void sib_engine_rx(struct sib_engine *eng, const struct ib_packet *pkt,
 		return;
 	}
 	pthread_mutex_lock(&qp->lock);
-	if (checks_pass(eng, qp, pkt)) {
-		/* A connected QP whose peer the SA could not place yet learns
-		 * it from the peer's first packet (its SLID was checked above),
-		 * so that its ACKs and responses have somewhere to go. */
-		if (!qp->dest_valid && qp->type != SIB_QPT_UD && from) {
-			qp->dest = *from;
-			__atomic_store_n(&qp->dest_valid, true, __ATOMIC_RELEASE);
-		}
+	if (checks_pass(eng, qp, pkt, from)) {
 		switch (qp->type) {
 		case SIB_QPT_RC:
 		case SIB_QPT_XRC_SEND:

@@ -74,6 +74,12 @@ static inline int world_resolve(void *arg, uint16_t dlid, const uint8_t *dgid, s
 	return -ENOENT;
 }
 
+static inline int world_lookup(void *arg, uint16_t lid, bool refresh, struct sib_endpoint *out)
+{
+	(void)refresh;
+	return world_resolve(arg, lid, NULL, out);
+}
+
 static inline void world_node_init(struct world *w, int i, uint16_t lid,
 				   const struct sib_fault_cfg *faults)
 {
@@ -107,6 +113,8 @@ static inline void world_node_init(struct world *w, int i, uint16_t lid,
 		.port = &n->port,
 		.resolve = world_resolve,
 		.resolve_arg = w,
+		.lookup = world_lookup,
+		.lookup_arg = w,
 		.clock = world_clock,
 		.clock_arg = w,
 	};
