@@ -145,9 +145,15 @@ static int softib_query_port(struct ibv_context *ctx, uint8_t port_num,
 {
 	struct softib_context *sctx = to_sctx(ctx);
 	struct sib_port *port = softib_port(sctx, port_num, "query_port");
+	struct sib_engine_counters ec;
 
 	if (!port)
 		return EINVAL;
+	/* The violation counters PortInfo reports (IBA 14.2.5.6: 16 bits,
+	 * stopping at 0xffff). */
+	memset(&ec, 0, sizeof(ec));
+	if (port_num == 1 && sctx->hca->engine)
+		sib_engine_counters_get(sctx->hca->engine, &ec);
 	pthread_mutex_lock(&sctx->hca->node.lock);
 	attr->state = (enum ibv_port_state)port->state;
 	attr->max_mtu = (enum ibv_mtu)port->max_mtu;
@@ -155,8 +161,8 @@ static int softib_query_port(struct ibv_context *ctx, uint8_t port_num,
 	attr->gid_tbl_len = SIB_GID_TBL_LEN;
 	attr->port_cap_flags = IBV_PORT_SYS_IMAGE_GUID_SUP;
 	attr->max_msg_sz = SIB_MAX_MSG_SZ;
-	attr->bad_pkey_cntr = 0;
-	attr->qkey_viol_cntr = 0;
+	attr->bad_pkey_cntr = ec.P_KeyViolations > 0xffff ? 0xffff : (uint32_t)ec.P_KeyViolations;
+	attr->qkey_viol_cntr = ec.Q_KeyViolations > 0xffff ? 0xffff : (uint32_t)ec.Q_KeyViolations;
 	attr->pkey_tbl_len = SIB_MAX_PKEYS;
 	attr->lid = port->LID;
 	attr->sm_lid = port->SMLID;

@@ -18,7 +18,9 @@
 #include "mgmt/mad_packet.h"
 #include "mgmt/port_up.h"
 #include "hca/progress.h"
+#include "mgmt/perf_agent.h"
 #include "mgmt/sma.h"
+#include "wire/perfmgt.h"
 #include "wire/smp.h"
 
 struct fixture {
@@ -713,6 +715,74 @@ static void a_new_master_must_show_the_ports_m_key(void **state)
 	sib_link_close(sm2);
 }
 
+/* A PerfMgt Get through the link, as perfquery sends it; the answer. */
+static uint16_t perf_ask(struct fixture *f, uint8_t method, uint16_t attr, uint8_t port_select,
+			 uint8_t *resp)
+{
+	struct sib_link *port_link = f->hca->node.mgmt[0].link;
+	uint8_t mad[IB_MAD_BYTES];
+	struct sib_mad_addr a;
+	struct ib_mad_hdr h;
+	struct got g = { 0 }, q = { 0 };
+
+	sm_inbox(f->sm_link, &g, &q); /* what bring-up sent */
+	memset(mad, 0, sizeof(mad));
+	memset(&h, 0, sizeof(h));
+	h.BaseVersion = 1;
+	h.MgmtClass = IB_MGMT_CLASS_PERF;
+	h.ClassVersion = 1;
+	ib_mad_set_method(&h, method);
+	h.TransactionID = 0x7e57;
+	h.AttributeID = attr;
+	ib_mad_hdr_encode(&h, mad);
+	mad[IB_PERF_DATA_OFFSET + 1] = port_select;
+	sib_mad_addr_init(&a, SIB_QP1, 0xffff, 9);
+	a.SrcQP = 1;
+	assert_int_equal(sib_mgmt_send(f->sm_link, &a, mad, &port_link->local), 0);
+	sib_progress_poll(f->hca);
+	g.n = 0;
+	assert_int_equal(sib_link_poll(f->sm_link, 8, got_rx, &g), 1);
+	assert_int_equal(g.a.DestQP, 1);
+	assert_int_equal(g.a.Q_Key, SIB_GSI_Q_KEY);
+	memcpy(resp, g.mad, IB_MAD_BYTES);
+	ib_mad_hdr_decode(&h, resp);
+	assert_int_equal(ib_mad_method(&h), IB_MAD_METHOD_GET_RESP);
+	assert_int_equal(h.TransactionID, 0x7e57);
+	return h.Status;
+}
+
+/* What perfquery reads: ClassPortInfo, PortCounters, PortCountersExtended;
+ * counters nobody may clear. */
+static void perfmgt_answers_port_counters(void **state)
+{
+	struct fixture *f = *state;
+	struct ib_class_port_info cpi;
+	struct ib_port_counters pc;
+	struct ib_port_counters_ext x;
+	uint8_t r[IB_MAD_BYTES];
+
+	assert_int_equal(perf_ask(f, IB_MAD_METHOD_GET, IB_PERF_ATTR_CLASS_PORT_INFO, 0, r), 0);
+	ib_class_port_info_decode(&cpi, r + IB_PERF_DATA_OFFSET);
+	assert_int_equal(cpi.ClassVersion, 1);
+	assert_true(cpi.CapabilityMask & IB_PERF_CAP_EXT_WIDTH);
+	assert_int_equal(perf_ask(f, IB_MAD_METHOD_GET, IB_PERF_ATTR_PORT_COUNTERS, 1, r), 0);
+	ib_port_counters_decode(&pc, r + IB_PERF_DATA_OFFSET);
+	assert_int_equal(pc.PortSelect, 1);
+	assert_true(pc.PortXmitPkts >= 2); /* the bring-up trap and SMInfo query at least */
+	assert_true(pc.PortXmitData >= pc.PortXmitPkts * 256 / 4);
+	assert_true(pc.PortRcvPkts >= 1);
+	assert_int_equal(perf_ask(f, IB_MAD_METHOD_GET, IB_PERF_ATTR_PORT_COUNTERS_EXT, 1, r), 0);
+	ib_port_counters_ext_decode(&x, r + IB_PERF_DATA_OFFSET);
+	assert_true(x.PortXmitPkts >= pc.PortXmitPkts);
+	assert_int_equal(x.PortUnicastXmitPkts, x.PortXmitPkts);
+	assert_int_equal(perf_ask(f, IB_MAD_METHOD_GET, IB_PERF_ATTR_PORT_COUNTERS, 2, r),
+			 IB_MAD_STATUS_INVALID_FIELD);
+	assert_int_equal(perf_ask(f, IB_MAD_METHOD_SET, IB_PERF_ATTR_PORT_COUNTERS, 1, r),
+			 IB_MAD_STATUS_UNSUP_METHOD_ATTR);
+	assert_int_equal(perf_ask(f, IB_MAD_METHOD_GET, IB_PERF_ATTR_PORT_SAMPLES_CONTROL, 1, r),
+			 IB_MAD_STATUS_UNSUP_METHOD_ATTR);
+}
+
 static int data_hook_calls;
 static uint32_t data_hook_qp;
 
@@ -837,6 +907,7 @@ int main(void)
 		T(a_bad_m_key_sends_trap_256_to_the_sm),
 		T(an_unkeyed_port_takes_sets_only_from_its_sm),
 		T(a_new_master_must_show_the_ports_m_key),
+		T(perfmgt_answers_port_counters),
 		T(progress_dispatches_data_to_the_hook_and_counts_bad_packets),
 		T(timers_run_once_when_due_and_cancel_disarms),
 		T(progress_thread_runs_timers_while_the_caller_sleeps),
