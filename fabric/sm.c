@@ -367,11 +367,13 @@ static void drop_port(struct sib_sm *sm, struct sib_sm_port *p, const char *why)
 {
 	char g[20], e[SIB_ENDPOINT_STRLEN];
 
-	if (p->state == SIB_SMP_ACTIVE) {
+	/* A port that was said to have joined is said to leave, whatever
+	 * step it was in again. */
+	if (p->joined_lid) {
 		sm->leaves++;
 		if (sm->out) {
 			fprintf(sm->out, "softib-sm: port %s left: LID %u at %s (%s)\n",
-				guid_str(p->guid, g), p->lid, sib_endpoint_str(&p->ep, e), why);
+				guid_str(p->guid, g), p->joined_lid, sib_endpoint_str(&p->ep, e), why);
 			fflush(sm->out);
 		}
 	}
@@ -556,6 +558,11 @@ static void smp_resp_rx(struct sib_sm *sm, const uint8_t *in, const struct sib_e
 		p->port_m_key = 0;
 		p->state = SIB_SMP_ACTIVE;
 		p->missed = 0;
+		/* A port configured again (it trapped while ACTIVE) with the
+		 * same LID is no news. */
+		if (p->joined_lid == p->lid)
+			break;
+		p->joined_lid = p->lid;
 		sm->joins++;
 		if (sm->out) {
 			fprintf(sm->out, "softib-sm: port %s joined: LID %u at %s\n",

@@ -90,6 +90,7 @@ struct sib_sm_port {
 	unsigned tries;
 	unsigned missed; /* sweeps in a row without an answer */
 	bool challenged; /* its GUID was claimed elsewhere: one miss drops it */
+	uint16_t joined_lid; /* the LID its "joined" line said */
 };
 
 /* Another SM address of the subnet (SMInfo polling). */

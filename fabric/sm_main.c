@@ -344,7 +344,7 @@ int main(int argc, char **argv)
 	const char *key_file = NULL, *lid_cache = NULL;
 	char key_path[SIB_RUN_DIR_MAX + 128];
 	double idle_exit = -1, sweep_s = 2;
-	bool daemon_mode = false, show_keys = false, keys_created = false;
+	bool daemon_mode = false, show_keys = false, keys_created = false, listed = false;
 	unsigned protect_bits = 1, lease = 60, priority = 0, nlist;
 	struct sib_endpoint ep, list[SIB_SM_MAX_PEERS + 1];
 	struct sib_link *link;
@@ -416,12 +416,10 @@ int main(int argc, char **argv)
 	if (idle_exit < 0)
 		idle_exit = daemon_mode ? 30 : 0;
 	sib_endpoint_str(&ep, eps);
+	for (unsigned i = 0; i < nlist; i++)
+		listed |= sib_endpoint_equal(&list[i], &ep);
 	if (!key_file) {
-		bool ours = false;
-
-		for (unsigned i = 0; i < nlist; i++)
-			ours |= sib_endpoint_equal(&list[i], &ep);
-		if (default_key_file(ours ? &list[0] : &ep, key_path, sizeof(key_path)))
+		if (default_key_file(listed ? &list[0] : &ep, key_path, sizeof(key_path)))
 			return 1;
 		key_file = key_path;
 	}
@@ -482,7 +480,9 @@ int main(int argc, char **argv)
 	sm.protect_bits = (uint8_t)protect_bits;
 	sm.lease_period = (uint16_t)lease;
 	sm.priority = (uint8_t)priority;
-	for (unsigned i = 0; i < nlist; i++)
+	/* The other SM addresses of SOFTIB_SM are peers when we are one of
+	 * them (an SM listening elsewhere is of another subnet). */
+	for (unsigned i = 0; i < nlist && listed; i++)
 		if (!sib_endpoint_equal(&list[i], &ep))
 			sib_sm_add_peer(&sm, &list[i]);
 	if (lid_cache) {
