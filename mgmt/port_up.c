@@ -190,7 +190,11 @@ static void send_sminfo_queries(struct sib_node *node, unsigned port_num, bool a
 	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_GET);
 	smp.hdr.AttributeID = IB_SMP_ATTR_SM_INFO;
 	pthread_mutex_lock(&node->lock);
-	pm->sminfo_tid = sib_mad_new_tid();
+	/* One TID for all of them, as for the SA client's retries: on a busy
+	 * machine the answer to an earlier query may come after the next one
+	 * left (what stands for the SM is the answer's endpoint). */
+	if (!pm->sminfo_tid)
+		pm->sminfo_tid = sib_mad_new_tid();
 	smp.hdr.TransactionID = pm->sminfo_tid;
 	ndst = sm_targets(pm, all, dst);
 	pthread_mutex_unlock(&node->lock);
