@@ -86,6 +86,7 @@ size_t sib_hca_stats_text(struct sib_hca *hca, char *buf, size_t len)
 		if (heard)
 			sib_endpoint_str(&pm->sm_ep, e);
 		put(&t, "port%u.m_key_protect_bits %u\n", p, pm->M_KeyProtectBits);
+		put(&t, "port%u.port_guid 0x%016llx\n", p, (unsigned long long)port->port_guid);
 		pthread_mutex_unlock(&hca->node.lock);
 		put(&t, "port%u.sm %s\n", p, heard ? e : "none");
 		if (pm->link)

@@ -317,6 +317,8 @@ static void print_remote(const char *text)
 		printf("  %-15s %s\n", "state", kv_str(text, key, v, sizeof(v)));
 		printf("  %-15s %llu (0x%04llx)\n", "LID", lid, lid);
 		printf("  %-15s %llu (0x%04llx)\n", "SM LID", sm_lid, sm_lid);
+		snprintf(key, sizeof(key), "port%u.port_guid", p);
+		print_guid("port GUID", kv_num(text, key));
 		snprintf(key, sizeof(key), "port%u.endpoint", p);
 		printf("  %-15s %s\n", "endpoint", kv_str(text, key, v, sizeof(v)));
 		snprintf(key, sizeof(key), "port%u.sm", p);
