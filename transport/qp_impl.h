@@ -154,6 +154,12 @@ struct sib_engine_counters *sib_engine_ctrs(struct sib_engine *eng);
 struct sib_numtab *sib_engine_qpns(struct sib_engine *eng);
 /* The owner's lookup (engine.h sib_lookup_fn); -ENOENT without one. */
 int sib_engine_lookup(struct sib_engine *eng, uint16_t lid, bool refresh, struct sib_endpoint *out);
+/* recv.c: UD datagrams whose source is not known yet wait there. */
+struct sib_park *sib_engine_park(struct sib_engine *eng);
+/* recv.c: a parked datagram, through the receive checks again; last: it
+ * may not wait any more. */
+void sib_engine_rx_parked(struct sib_engine *eng, const struct ib_packet *pkt,
+			  const struct sib_endpoint *from, bool last);
 struct sib_numtab *sib_engine_srqns(struct sib_engine *eng);
 /* A timer or waiting output needs a tick by engine time when. */
 void sib_engine_want_tick(struct sib_engine *eng, uint64_t when);

@@ -48,6 +48,7 @@ struct world {
 	uint8_t max_dest_rd_atomic; /* for world_connect; 0 means 4 */
 	bool lossy;	   /* packets may arrive damaged (faults): drop what does not decode */
 	bool udp;	   /* links are UDP sockets (world_new_on), not the in-memory hub */
+	bool lookup_pending; /* the receive checks' lookup says "being asked" (-EAGAIN) */
 	uint64_t rx_bad;   /* ... counted here */
 };
 
@@ -77,6 +78,8 @@ static inline int world_resolve(void *arg, uint16_t dlid, const uint8_t *dgid, s
 static inline int world_lookup(void *arg, uint16_t lid, bool refresh, struct sib_endpoint *out)
 {
 	(void)refresh;
+	if (((struct world *)arg)->lookup_pending)
+		return -EAGAIN;
 	return world_resolve(arg, lid, NULL, out);
 }
 
