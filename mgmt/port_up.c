@@ -300,12 +300,13 @@ static void trap_tick(void *arg)
 	if (newly_silent)
 		sib_info("port %u: no word from the SM for %llu s; trapping again", port_num,
 			 (unsigned long long)(SIB_PORT_SM_SILENCE_NS / 1000000000ull));
-	if (!active || silent || !heard) {
+	if (!active || silent)
 		send_trap(node, port_num, !heard || silent);
-		if (!heard || silent)
-			send_sminfo_queries(node, port_num, true);
-	}
-	next = !active && fast && !heard ? 100000000ull : 2000000000ull;
+	if (!heard || silent)
+		send_sminfo_queries(node, port_num, true);
+	/* Until an SM verifies itself (an ACTIVE port asks too: it needs its
+	 * SM for SA queries) every 100 ms in the first 3 s. */
+	next = fast && !heard ? 100000000ull : 2000000000ull;
 	if (!active && heard && fast)
 		next = 500000000ull; /* the SM is configuring us: nudge only gently */
 	sib_timer_arm(node->timers, &pm->trap_timer, next, trap_tick, pm);
