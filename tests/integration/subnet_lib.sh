@@ -3,9 +3,8 @@
 # What the subnet attack tests share (test_attack_*.sh, test_sm_restart.sh,
 # test_two_sms.sh), on top of lib.sh.  Source it after lib.sh and sib_init.
 #
-#   st_setup            softib's per-user directory inside the test's temp
-#                       dir (SOFTIB_RUN_DIR): key files and counters sockets
-#                       of this test only; needs softib-sm, the helpers
+#   st_setup            needs softib-sm and the helpers (skips without);
+#                       sib_init already put SOFTIB_RUN_DIR in the temp dir
 #   st_sm ID ADDR ARGS  softib-sm --listen ADDR ARGS in the background, output
 #                       in $(sib_out ID); waits for its "listening" line
 #   st_hold ID          a long-lived port (verbs_hold) with the environment as
@@ -25,8 +24,6 @@ st_setup()
 	for f in "$ATTACKER" "$B/helpers/verbs_hold"; do
 		[ -x "$f" ] || sib_skip "$f is not built (run make)"
 	done
-	export SOFTIB_RUN_DIR=$SIB_TMP/run
-	mkdir -m 700 -p "$SOFTIB_RUN_DIR"
 }
 
 st_wait_for()
