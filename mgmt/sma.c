@@ -117,7 +117,10 @@ static uint16_t port_info_set(struct sib_node *node, unsigned port_num, const ui
 	port->SMSL = pi.MasterSMSL;
 	port->SubnetTimeOut = pi.SubnetTimeOut;
 	/* IBA 14.2.4: the M_Key, its protection level and lease are the SM's
-	 * to set (the Set passed the M_Key check to get here). */
+	 * to set (the Set passed the M_Key check to get here).  A new key:
+	 * no SM has shown it yet (port_up.h). */
+	if (pi.M_Key != node->mgmt[port_num - 1].M_Key)
+		memset(node->mgmt[port_num - 1].sm_keyed, 0, sizeof(node->mgmt[0].sm_keyed));
 	node->mgmt[port_num - 1].M_Key = pi.M_Key;
 	node->mgmt[port_num - 1].M_KeyProtectBits = pi.M_KeyProtectBits;
 	node->mgmt[port_num - 1].M_KeyLeasePeriod = pi.M_KeyLeasePeriod;
