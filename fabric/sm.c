@@ -203,6 +203,11 @@ static void memory_keep(struct sib_sm *sm, uint64_t guid, uint16_t lid)
 			sm->memory[i].lid = lid;
 			return;
 		}
+	if (sm->nmemory >= SIB_SM_MEMORY_MAX) {
+		/* The longest-remembered port gives its reservation up. */
+		memmove(sm->memory, sm->memory + 1, (sm->nmemory - 1) * sizeof(*sm->memory));
+		sm->nmemory--;
+	}
 	if (sm->nmemory == sm->memory_cap) {
 		unsigned cap = sm->memory_cap ? sm->memory_cap * 2 : 64;
 		struct sib_sm_lid_memory *m = realloc(sm->memory, cap * sizeof(*m));

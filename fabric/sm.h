@@ -107,7 +107,8 @@ struct sib_sm_peer {
 	bool foreign_logged;
 };
 
-/* A GUID's last LID, kept for reuse. */
+/* A GUID's last LID, kept for reuse; at most SIB_SM_MEMORY_MAX of them. */
+#define SIB_SM_MEMORY_MAX 4096
 struct sib_sm_lid_memory {
 	uint64_t guid;
 	uint16_t lid;

@@ -49,7 +49,8 @@ static void usage(FILE *f)
 		"  --protect-bits N    M_KeyProtectBits the ports get (default 1)\n"
 		"  --lease SECONDS     M_KeyLeasePeriod the ports get (default 60; 0 = forever)\n"
 		"  --priority N        SMInfo:Priority against other SMs (default 0)\n"
-		"  --lid-cache FILE    keep GUID -> LID bindings in FILE across restarts\n"
+		"  --lid-cache FILE    where GUID -> LID bindings are kept across restarts\n"
+		"                      (default: beside the key file, .lids for .keys)\n"
 		"  --show-keys         print the key file's path and keys, and exit\n"
 		"See softib-sm(8).\n",
 		SIB_SM_DEFAULT);
@@ -342,7 +343,7 @@ int main(int argc, char **argv)
 	const char *listen = NULL;
 	const char *log_file = getenv("SOFTIB_LOG_FILE");
 	const char *key_file = NULL, *lid_cache = NULL;
-	char key_path[SIB_RUN_DIR_MAX + 128];
+	char key_path[SIB_RUN_DIR_MAX + 128], cache_path[SIB_RUN_DIR_MAX + 136];
 	double idle_exit = -1, sweep_s = 2;
 	bool daemon_mode = false, show_keys = false, keys_created = false, listed = false;
 	unsigned protect_bits = 1, lease = 60, priority = 0, nlist;
@@ -457,6 +458,17 @@ int main(int argc, char **argv)
 	}
 	if (keys_load(key_file, eps, &sm_key, &m_key, &keys_created))
 		return 1;
+	if (!lid_cache) {
+		/* Beside the keys: a port that joins right after a restart must
+		 * not get the LID of one that has not trapped again yet. */
+		size_t n = strlen(key_file);
+
+		if (n > 5 && !strcmp(key_file + n - 5, ".keys"))
+			snprintf(cache_path, sizeof(cache_path), "%.*s.lids", (int)(n - 5), key_file);
+		else
+			snprintf(cache_path, sizeof(cache_path), "%s.lids", key_file);
+		lid_cache = cache_path;
+	}
 	rc = sib_link_udp_open(eps, NULL, &link);
 	if (rc) {
 		if (keys_created)
@@ -485,10 +497,8 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < nlist && listed; i++)
 		if (!sib_endpoint_equal(&list[i], &ep))
 			sib_sm_add_peer(&sm, &list[i]);
-	if (lid_cache) {
-		lid_cache_load(&sm, lid_cache);
-		lids_saved = sm.lid_changes;
-	}
+	lid_cache_load(&sm, lid_cache);
+	lids_saved = sm.lid_changes;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("softib-sm: listening on %s, LID %u, GUID 0x%016llx, keys %s%s%s\n", eps, sm.lid,
 	       (unsigned long long)guid, key_file, keys_created ? " (new)" : "",
@@ -507,7 +517,7 @@ int main(int argc, char **argv)
 		int timeout;
 
 		sib_sm_step(&sm, now);
-		if (lid_cache && sm.lid_changes != lids_saved) {
+		if (sm.lid_changes != lids_saved) {
 			lid_cache_save(&sm, lid_cache);
 			lids_saved = sm.lid_changes;
 		}
@@ -516,8 +526,11 @@ int main(int argc, char **argv)
 		else if (idle_exit > 0 && now - idle_since >= (uint64_t)(idle_exit * 1e9)) {
 			printf("softib-sm: no ports for %g s; exiting\n", idle_exit);
 			/* Keys this run made protect nobody now: leave no file. */
-			if (keys_created)
+			if (keys_created) {
 				unlink(key_file);
+				unlink(lid_cache);
+				lid_cache = NULL;
+			}
 			break;
 		}
 		if (sib_link_wait_arm(link) > 0)
