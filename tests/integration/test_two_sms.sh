@@ -28,7 +28,11 @@ D=127.0.0.1:$(sib_free_port udp)
 X=$(sib_free_port udp)
 st_sm smc "$C" --sweep 0.5
 st_sm smd "$D" --sweep 0.5
-SOFTIB_SM=$D st_hold filler   # D's first LID goes to another port
+# D's first LIDs go to other ports, so that D gives the new port another
+# LID than C would (C keeps the old port's LID aside and would give the
+# next one).
+SOFTIB_SM=$D st_hold filler1
+SOFTIB_SM=$D st_hold filler2
 SOFTIB_SM=$C SOFTIB_ADDR=127.0.0.1:$X st_hold old
 old_lid=$(lid_of "${ST_PID[old]}")
 kill -KILL "${ST_PID[old]}"
@@ -45,10 +49,15 @@ done
 [ "$(st_info "${ST_PID[new]}" "subnet manager")" = "$D" ] || sib_fail "D's port follows another SM"
 st_wait_for "$(sib_out smc)" "left: LID $old_lid at 127.0.0.1:$X \(its endpoint now answers with another GUID\)" 5 ||
 	sib_fail "C did not notice that its port left"
+guid=$(st_info "${ST_PID[new]}" "port GUID")
+if grep -q "port 0x${guid//:/} joined" "$(sib_out smc)"; then
+	sib_fail "C configured D's port"
+fi
 [ "$(grep -c " joined: LID $new_lid at 127.0.0.1:$X" "$(sib_out smd)")" -eq 1 ] ||
 	sib_fail "D configured its port more than once"
 st_release new
-st_release filler
+st_release filler1
+st_release filler2
 
 # ---- 2. a master and its standby
 A=127.0.0.1:$(sib_free_port udp)
