@@ -143,6 +143,13 @@ static int softib_query_device_ex(struct ibv_context *ctx,
 void softib_port_attr(struct sib_hca *hca, const struct sib_port *port,
 		      struct ibv_port_attr *attr)
 {
+	struct sib_engine_counters ec;
+
+	/* The violation counters PortInfo reports (IBA 14.2.5.6: 16 bits,
+	 * stopping at 0xffff). */
+	memset(&ec, 0, sizeof(ec));
+	if (port->port_num == 1 && hca->engine)
+		sib_engine_counters_get(hca->engine, &ec);
 	pthread_mutex_lock(&hca->node.lock);
 	attr->state = (enum ibv_port_state)port->state;
 	attr->max_mtu = (enum ibv_mtu)port->max_mtu;
@@ -150,8 +157,8 @@ void softib_port_attr(struct sib_hca *hca, const struct sib_port *port,
 	attr->gid_tbl_len = SIB_GID_TBL_LEN;
 	attr->port_cap_flags = IBV_PORT_SYS_IMAGE_GUID_SUP;
 	attr->max_msg_sz = SIB_MAX_MSG_SZ;
-	attr->bad_pkey_cntr = 0;
-	attr->qkey_viol_cntr = 0;
+	attr->bad_pkey_cntr = ec.P_KeyViolations > 0xffff ? 0xffff : (uint32_t)ec.P_KeyViolations;
+	attr->qkey_viol_cntr = ec.Q_KeyViolations > 0xffff ? 0xffff : (uint32_t)ec.Q_KeyViolations;
 	attr->pkey_tbl_len = SIB_MAX_PKEYS;
 	attr->lid = port->LID;
 	attr->sm_lid = port->SMLID;

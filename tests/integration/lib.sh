@@ -7,7 +7,8 @@
 # gets its own subnet manager port (SOFTIB_SM) and its own TCP ports, so
 # tests never share an SM or a port with each other or with a user.
 #
-#   sib_init NAME            temp dir, traps, SOFTIB_SM on a free UDP port
+#   sib_init NAME            temp dir, traps, SOFTIB_SM on a free UDP port,
+#                            SOFTIB_RUN_DIR inside the temp dir
 #   sib_need PROG...         skip (exit 77) when a program is not installed
 #   sib_need_sm              skip when softib-sm is not built
 #   sib_skip MSG / sib_fail MSG
@@ -314,6 +315,10 @@ sib_init()
 	trap 'exit 130' INT TERM
 	SIB_SM_PORT=$(sib_free_port udp) || exit 1
 	export SOFTIB_SM=127.0.0.1:$SIB_SM_PORT
+	# softib's per-user directory (subnet key files, counters sockets):
+	# the test's own, gone with it.
+	export SOFTIB_RUN_DIR=$SIB_TMP/run
+	mkdir -m 700 -p "$SOFTIB_RUN_DIR"
 }
 
 # Skips when this build has no subnet manager (fabric/ not merged yet): no

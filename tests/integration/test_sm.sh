@@ -17,6 +17,8 @@ SM=$B/softib-sm
 HOLD=$B/helpers/verbs_hold
 for f in "$SOFTIB" "$SM" "$HOLD"; do [ -x "$f" ] || { echo "FAIL: $f not built"; exit 1; }; done
 tmp=$(mktemp -d)
+export SOFTIB_RUN_DIR=$tmp/run # the SMs' key files: this test's own
+mkdir -m 700 "$SOFTIB_RUN_DIR"
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 ports_used=()
