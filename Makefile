@@ -68,30 +68,29 @@ TARGETS    += $(EX_BINS)
 # Keep objects of programs linked from one object (examples, tests) between runs.
 .SECONDARY:
 
-.PHONY: all deps test check layers soak unit integration san fuzz fuzz-short bench clean install abi-check
+.PHONY: all deps deps-build test check layers soak unit integration san fuzz fuzz-short bench \
+        clean install abi-check test-rdma-core test-distros FORCE
 all: $(TARGETS) $(if $(TOOLS_SRC),tools/softib)
 
 # ---------------------------------------------------------------- packages
-# Everything the build, the tests and the benchmarks need, from Debian.
-DEB_PKGS := gcc make pkg-config clang libclang-rt-14-dev \
-            libibverbs-dev ibverbs-utils rdma-core perftest python3-pyverbs \
-            liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev \
+# The Debian packages `make` needs (DEB_BUILD_PKGS: installed before the
+# first compile when missing) and the ones the tests and benchmarks add.
+# tools/deps.sh installs them with apt-get, or names what to install.
+DEB_BUILD_PKGS := gcc make pkg-config binutils \
+            $(if $(RDMA_CORE),,libibverbs-dev) \
+            liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev
+DEB_PKGS := $(DEB_BUILD_PKGS) clang libclang-rt-dev \
+            ibverbs-utils rdma-core perftest python3-pyverbs \
             zlib1g-dev tshark iproute2 procps ucx-utils
 
 deps:
-	@missing=""; for p in $(DEB_PKGS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -z "$$missing" ]; then echo "deps: all $(words $(DEB_PKGS)) packages present"; exit 0; fi; \
-	echo "deps: installing$$missing"; \
-	if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null; then SUDO=sudo; \
-	else echo "deps: not root and no sudo; install as root: apt-get install$$missing" >&2; exit 1; fi; \
-	$$SUDO apt-get update -q >/dev/null && \
-	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing >/dev/null && \
-	echo "deps: done"
+	@tools/deps.sh all $(DEB_PKGS)
+
+deps-build:
+	@tools/deps.sh build $(DEB_BUILD_PKGS)
 
 # ---------------------------------------------------------------- build
-$(B)/obj/%.o: %.c
+$(B)/obj/%.o: %.c | $(ABI_H)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
