@@ -1,9 +1,14 @@
 # softib: a user-space InfiniBand HCA.  See README.md.
 #
 #   make deps    install the Debian packages the build, tests and benchmarks need
-#   make         build libsoftib.so, the softib command and softib-sm
+#   make         build libsoftib.so, the softib command and softib-sm (installs
+#                the build's packages first when they are missing)
 #   make test    deps, then the layering check, unit + integration tests, then
-#                again under AddressSanitizer/UBSan, then a short fuzz run
+#                again under AddressSanitizer/UBSan, then a short fuzz run, then
+#                a compile against each Debian release's rdma-core
+#   make test-distros  softib built and run in debootstrap chroots (trixie,
+#                sid) and the README's first two commands on a fresh bookworm
+#   make RDMA_CORE=DIR  build against an rdma-core unpacked under DIR
 #   make bench   throughput and latency figures (never asserted)
 #   make soak    the fault-injection stress tests, longer (tests/integration/test_stress.sh)
 #   make fuzz    libFuzzer on the packet decoder (FUZZ_TIME seconds)
@@ -30,6 +35,21 @@ endif
 
 SYS_LIBS   := -lisal -luring -lnl-route-3 -lnl-3 -lpthread -ldl
 override CPPFLAGS += $(shell pkg-config --cflags libnl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
+
+# The rdma-core provider ABI the build declares: tools/abi-check.sh probes
+# the library and headers before anything compiles and writes $(ABI_H) and
+# the version script (provider/verbs_abi.h).  RDMA_CORE=DIR: an rdma-core
+# unpacked under DIR (usr/include, usr/lib/<triplet>) instead of the system's.
+RDMA_CORE  ?=
+ABI_DIR    := $(B)/abi
+ABI_H      := $(ABI_DIR)/verbs_abi_layout.h
+override CPPFLAGS += -I$(ABI_DIR)
+ifneq ($(RDMA_CORE),)
+RDMA_CORE_LIBDIR := $(firstword $(wildcard $(addprefix $(RDMA_CORE)/usr/,\
+                    lib/$(shell $(CC) -print-multiarch 2>/dev/null) lib64 lib)))
+override CPPFLAGS += -I$(RDMA_CORE)/usr/include
+override LDFLAGS += -L$(RDMA_CORE_LIBDIR) -Wl,-rpath-link,$(RDMA_CORE_LIBDIR)
+endif
 
 # Layers, lowest first (DESIGN.md section 1).
 CORE_DIRS  := base wire memreg link transport mgmt hca
@@ -102,12 +122,16 @@ $(PROV_LIB): $(call obj,$(PROV_SRC))
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-# The provider ABI we declare must be the one the installed libibverbs exports.
-abi-check:
-	@tools/abi-check.sh
+# Before anything compiles: the build's packages, then the provider ABI
+# (rewritten only when it changes, so this runs every time and rebuilds
+# nothing needlessly).
+$(ABI_H): FORCE | deps-build
+	@CC="$(CC)" RDMA_CORE="$(RDMA_CORE)" tools/abi-check.sh $(ABI_DIR)
+$(ABI_DIR)/softib.map: $(ABI_H)
+abi-check: $(ABI_H)
 
-$(SOFTIB_SO): $(call obj,$(PROV_SRC)) $(CORE_LIB) provider/softib.map | abi-check
-	$(CC) -shared $(LDFLAGS) -Wl,--version-script=provider/softib.map -Wl,-z,defs \
+$(SOFTIB_SO): $(call obj,$(PROV_SRC)) $(CORE_LIB) $(ABI_DIR)/softib.map
+	$(CC) -shared $(LDFLAGS) -Wl,--version-script=$(ABI_DIR)/softib.map -Wl,-z,defs \
 	  -o $@ $(call obj,$(PROV_SRC)) $(CORE_LIB) -libverbs $(SYS_LIBS)
 
 LINK_ALL = -Wl,--start-group $(CORE_LIB) $(if $(PROV_SRC),$(PROV_LIB)) -Wl,--end-group

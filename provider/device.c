@@ -183,7 +183,7 @@ static void softib_free_context(struct ibv_context *ctx)
 	sib_hca_put(sctx->hca);
 	if (sctx->async_wr >= 0)
 		close(sctx->async_wr);
-	verbs_uninit_context(&sctx->vctx); /* closes async_fd */
+	softib_abi_check()->uninit_context(&sctx->vctx); /* closes async_fd */
 	free(sctx);
 }
 
@@ -236,10 +236,15 @@ static const struct verbs_context_ops *const softib_op_tables[] = {
 static struct verbs_context *softib_alloc_context(struct ibv_device *ibdev, int cmd_fd,
 						  void *private_data)
 {
+	const struct softib_abi *abi = softib_abi_check();
 	struct softib_context *sctx;
 	int fds[2], err;
 
 	(void)private_data;
+	if (!abi) { /* not listed, but a program may hold an old pointer */
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	/* libibverbs passes -1 (no sysfs, no uverbs device), but programs
 	 * dup() ctx->cmd_fd to share a context (pyverbs test_shared_pd), so
 	 * give it a descriptor that dup()s yet refuses every command: an
@@ -248,13 +253,23 @@ static struct verbs_context *softib_alloc_context(struct ibv_device *ibdev, int 
 	 * EOPNOTSUPP (interpose.c).  verbs_uninit_context closes it. */
 	if (cmd_fd < 0)
 		cmd_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	sctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*sctx),
-					     (struct verbs_context *)offsetof(struct softib_context,
-									      vctx),
-					     VERBS_DRIVER_ID_UNKNOWN);
+	sctx = abi->init_and_alloc_context(ibdev, cmd_fd, sizeof(*sctx),
+					   (struct verbs_context *)offsetof(struct softib_context,
+									    vctx),
+					   VERBS_DRIVER_ID_UNKNOWN);
 	if (!sctx)
 		return NULL;
 	sctx->async_wr = -1;
+	sctx->hca = NULL;
+	/* The library records the size of its verbs_context: ours, or the
+	 * checks of softib_abi_check have missed a layout. */
+	if (sctx->vctx.sz != sizeof(struct verbs_context)) {
+		sib_err("open %s: libibverbs' verbs_context is %zu bytes, this build's %zu; "
+			"rebuild softib against the rdma-core you run",
+			SIB_DEV_NAME, sctx->vctx.sz, sizeof(struct verbs_context));
+		errno = EOPNOTSUPP;
+		goto err_ctx;
+	}
 	sctx->hca = sib_hca_get();
 	if (!sctx->hca)
 		goto err_ctx;
@@ -274,7 +289,7 @@ static struct verbs_context *softib_alloc_context(struct ibv_device *ibdev, int 
 
 	for (size_t i = 0; i < sizeof(softib_op_tables) / sizeof(softib_op_tables[0]); i++)
 		if (softib_op_tables[i]) /* weak: NULL while an area does not exist */
-			verbs_set_ops(&sctx->vctx, softib_op_tables[i]);
+			abi->set_ops(&sctx->vctx, softib_op_tables[i]);
 
 	sib_hca_listen(sctx->hca, &sctx->listener, &sctx->sink);
 	return &sctx->vctx;
@@ -285,7 +300,7 @@ err_hca:
 	sib_hca_put(sctx->hca);
 err_ctx:
 	err = errno ? errno : ENOMEM;
-	verbs_uninit_context(&sctx->vctx);
+	abi->uninit_context(&sctx->vctx);
 	free(sctx);
 	errno = err;
 	return NULL;
