@@ -156,6 +156,10 @@ int sib_port_bringup(struct sib_node *node, unsigned port_num, bool may_spawn)
 	if (sib_port_up_wait(node, port_num, SIB_PORT_SM_PROBE_NS, false) && may_spawn) {
 		sib_info("port %u: no SM answers at %s; starting softib-sm", port_num, sm);
 		spawned = sib_sm_spawn(sm) == 0;
+		/* The daemon returns once an SM listens: the budget counts from
+		 * there, so a slow start on a loaded machine does not eat it. */
+		if (spawned)
+			start = sib_link_now_ns();
 	}
 	spent = sib_link_now_ns() - start;
 	if (may_spawn && !spawned && !pm->sm_heard)
