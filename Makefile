@@ -194,7 +194,14 @@ test: deps
 	$(MAKE) check
 	$(MAKE) SAN=1 check
 	$(MAKE) fuzz-short
-	@echo "make test: all stages passed"
+	$(MAKE) test-rdma-core
+	@echo "make test: all stages passed (run against this machine's rdma-core" \
+	  "$$(dpkg-query -W -f='$${Version}' libibverbs1 2>/dev/null || echo '?'), compiled against the list above)"
+
+# softib compiled against the rdma-core of Debian bookworm, trixie and sid
+# (.debs cached in $${SOFTIB_CACHE:-~/.cache/softib}).
+test-rdma-core:
+	@tests/run-rdma-core.sh
 
 # ---------------------------------------------------------------- fuzzing
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
