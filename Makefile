@@ -94,10 +94,11 @@ all: $(TARGETS) $(if $(TOOLS_SRC),tools/softib)
 
 # ---------------------------------------------------------------- packages
 # The Debian packages `make` needs (DEB_BUILD_PKGS: installed before the
-# first compile when missing) and the ones the tests and benchmarks add.
+# first compile when missing; ibverbs-utils for the README's first command,
+# ibv_devinfo) and the ones the tests and benchmarks add.
 # tools/deps.sh installs them with apt-get, or names what to install.
 DEB_BUILD_PKGS := gcc make pkg-config binutils \
-            $(if $(RDMA_CORE),,libibverbs-dev) \
+            $(if $(RDMA_CORE),,libibverbs-dev ibverbs-utils) \
             liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev
 DEB_PKGS := $(DEB_BUILD_PKGS) clang libclang-rt-dev \
             ibverbs-utils rdma-core perftest python3-pyverbs \
@@ -202,6 +203,11 @@ test: deps
 # (.debs cached in $${SOFTIB_CACHE:-~/.cache/softib}).
 test-rdma-core:
 	@tests/run-rdma-core.sh
+
+# softib in debootstrap chroots of trixie and sid, and the README's first
+# two commands on a fresh bookworm (root; cached in $${SOFTIB_CACHE:-~/.cache/softib}).
+test-distros:
+	@tests/run-distros.sh
 
 # ---------------------------------------------------------------- fuzzing
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
