@@ -42,7 +42,9 @@ layout_for() {
 	fi
 }
 
-# apt-get with its own sources, lists and archives for one suite.
+# apt-get with its own sources, lists and archives for one suite (a mirror
+# serving a snapshot older than a Release file's week of validity still
+# does: we only read two packages' files from it).
 apt_for() {
 	local dir=$cache/apt/$1
 
@@ -50,7 +52,7 @@ apt_for() {
 	apt-get -q -o Dir::Etc::SourceList="$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null \
 		-o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null \
 		-o Dir::State="$dir/state" -o Dir::Cache="$dir/cache" \
-		-o APT::Sandbox::User=root -o Debug::NoLocking=1 "$@"
+		-o APT::Sandbox::User=root -o Acquire::Check-Valid-Until=false "$@"
 }
 
 fetch_debs() { # suite -> the .debs in $cache/apt/SUITE/debs

@@ -32,9 +32,10 @@ build_needs=(
 	"h:netlink/route/link.h libnl3-devel   libnl"
 	"h:cmocka.h        libcmocka-devel     cmocka"
 	"h:isa-l/crc.h     isa-l-devel         isa-l"
+	"h:zlib.h          zlib-devel          zlib"
 )
-test_rpms="clang compiler-rt libibverbs-utils perftest python3-pyverbs zlib-devel wireshark-cli iproute procps-ng ucx"
-test_pacman="clang compiler-rt rdma-core perftest zlib wireshark-cli iproute2 procps-ng ucx"
+test_rpms="clang compiler-rt libibverbs-utils perftest python3-pyverbs wireshark-cli iproute procps-ng ucx"
+test_pacman="clang compiler-rt rdma-core wireshark-cli iproute2 procps-ng (perftest and ucx: AUR)"
 
 as_root() {
 	if [ "$(id -u)" = 0 ]; then
