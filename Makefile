@@ -99,10 +99,11 @@ all: $(TARGETS) $(if $(TOOLS_SRC),tools/softib)
 # tools/deps.sh installs them with apt-get, or names what to install.
 DEB_BUILD_PKGS := gcc make pkg-config binutils \
             $(if $(RDMA_CORE),,libibverbs-dev ibverbs-utils) \
-            liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev
+            liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev \
+            zlib1g-dev
 DEB_PKGS := $(DEB_BUILD_PKGS) clang libclang-rt-dev \
-            ibverbs-utils rdma-core perftest python3-pyverbs \
-            zlib1g-dev tshark iproute2 procps ucx-utils
+            rdma-core perftest python3-pyverbs \
+            tshark iproute2 procps ucx-utils
 
 deps:
 	@tools/deps.sh all $(DEB_PKGS)
@@ -191,13 +192,14 @@ san:
 	$(MAKE) SAN=1 check
 
 # make test: what CI runs and what a new user runs.
-test: deps
-	$(MAKE) check
-	$(MAKE) SAN=1 check
-	$(MAKE) fuzz-short
-	$(MAKE) test-rdma-core
-	@echo "make test: all stages passed (run against this machine's rdma-core" \
-	  "$$(dpkg-query -W -f='$${Version}' libibverbs1 2>/dev/null || echo '?'), compiled against the list above)"
+# Each stage is timed and summed up in one line (tests/run-stages.sh).
+TEST_STAGES := 'deps:deps' 'check:check' 'check ASan+UBSan:SAN=1 check' \
+               'fuzz:fuzz-short' 'rdma-core:test-rdma-core'
+test:
+	@tests/run-stages.sh $(TEST_STAGES) && \
+	echo "make test: all stages passed (run against this machine's rdma-core" \
+	  "$$(dpkg-query -W -f='$${Version}' libibverbs1 2>/dev/null || echo '?')," \
+	  "compiled against those listed by the rdma-core stage)"
 
 # softib compiled against the rdma-core of Debian bookworm, trixie and sid
 # (.debs cached in $${SOFTIB_CACHE:-~/.cache/softib}).

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 #
 # What tests/run-distros.sh runs inside each distribution's chroot, from the
-# top of a copy of the tree: build softib (`make`, which installs the build's
-# packages itself), install the programs below, then run each against
+# top of a copy of the tree: build softib (`tools/deps.sh && make`, as the
+# README's first command: make installs the build's packages itself),
+# install the programs below, then run each against
 # softib0 and print one result line per check:
 #   ibv_devinfo -v -d softib0    the port ACTIVE with an SM-given LID
 #   ibv_rc_pingpong              server and client exit 0 with both lines
@@ -18,7 +19,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 release=$(. /etc/os-release && echo "${PRETTY_NAME:-$ID}")
 
-if ! make -j2 >build.log 2>&1; then
+if ! tools/deps.sh >build.log 2>&1 || ! make -j2 >>build.log 2>&1; then
 	tail -20 build.log
 	echo "distro: $release: FAIL (make)"
 	exit 1
