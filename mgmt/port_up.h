@@ -11,8 +11,11 @@
  *
  * At HCA creation sib_port_bringup() waits: SIB_PORT_SM_PROBE_NS for any
  * answer; without one it starts `softib-sm --daemon --listen SOFTIB_SM`
- * and waits up to SIB_PORT_BRINGUP_NS in all for ACTIVE.  If that fails the
- * port stays INIT with LID 0 and a warning says what to check.
+ * (which returns once an SM listens there).  Then it waits for ACTIVE until
+ * SIB_PORT_BRINGUP_NS pass without a word from an SM (an SM that talks to
+ * the port is configuring it, however slow the machine), at most
+ * SIB_PORT_BRINGUP_MAX_NS.  If that fails the port stays INIT with LID 0
+ * and a warning says what to check.
  */
 #ifndef SIB_MGMT_PORT_UP_H
 #define SIB_MGMT_PORT_UP_H
@@ -24,6 +27,7 @@ struct sib_node;
 
 #define SIB_PORT_SM_PROBE_NS (300ull * 1000000ull)
 #define SIB_PORT_BRINGUP_NS (4000ull * 1000000ull)
+#define SIB_PORT_BRINGUP_MAX_NS (60000ull * 1000000ull)
 #define SIB_PORT_SM_SILENCE_NS (8000ull * 1000000ull)
 
 /* Sends the first trap and arms the resend timer. */
