@@ -72,8 +72,9 @@ base_chroot() # DIR SUITE [PACKAGES]
 	exec {lock}>&-
 }
 
-# Runs COMMAND as root in chroot DIR with /proc, /dev and a fresh /tmp, in a
-# mount namespace of its own; apt's downloads land in the suite's cache.
+# Runs COMMAND as root in chroot DIR with /proc, /sys, /dev and a fresh /tmp
+# and /run, in a mount namespace of its own (the mounts vanish with it);
+# apt's downloads land in the suite's cache.
 # SOFTIB_SM is a free port of its own: the chroot shares this machine's
 # network, where the default SM port may be someone else's.
 in_chroot() # DIR SUITE COMMAND
@@ -85,9 +86,12 @@ in_chroot() # DIR SUITE COMMAND
 	unshare --mount --propagation private -- bash -c '
 		set -e
 		d=$1
+		mount --bind "$d" "$d" # a mount point, as / is (ip netns wants one)
 		mount -t proc proc "$d/proc"
+		mount -t sysfs sysfs "$d/sys"
 		mount --rbind /dev "$d/dev"
 		mount -t tmpfs tmpfs "$d/tmp"
+		mount -t tmpfs tmpfs "$d/run"
 		mount --bind "$2" "$d/var/cache/apt/archives"
 		exec chroot "$d" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 			HOME=/root TERM=dumb LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
