@@ -93,17 +93,17 @@ TARGETS    += $(EX_BINS)
 all: $(TARGETS) $(if $(TOOLS_SRC),tools/softib)
 
 # ---------------------------------------------------------------- packages
-# The Debian packages `make` needs (DEB_BUILD_PKGS: installed before the
-# first compile when missing; ibverbs-utils for the README's first command,
-# ibv_devinfo) and the ones the tests and benchmarks add.
-# tools/deps.sh installs them with apt-get, or names what to install.
+# The Debian packages `make` needs, installed before the first compile when
+# missing (ibverbs-utils: ibv_devinfo, for the README's first command).
 DEB_BUILD_PKGS := gcc make pkg-config binutils \
             $(if $(RDMA_CORE),,libibverbs-dev ibverbs-utils) \
-            liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev \
-            zlib1g-dev
+            liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev zlib1g-dev
+# Everything the build, the tests and the benchmarks need, from Debian.
+# tools/deps.sh installs them with apt-get, or names what to install.
 DEB_PKGS := $(DEB_BUILD_PKGS) clang libclang-rt-dev \
-            rdma-core perftest python3-pyverbs \
-            tshark iproute2 procps ucx-utils
+            libibverbs-dev ibverbs-utils rdma-core perftest python3-pyverbs \
+            liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev \
+            zlib1g-dev tshark iproute2 procps ucx-utils
 
 deps:
 	@tools/deps.sh all $(DEB_PKGS)
