@@ -203,13 +203,14 @@ def no_kernel_netdev(dev):
     if orig is None or not dev:
         return
 
-    def get_net_name(name, port=None):
+    def get_net_name(*args):
+        # (dev) before rdma-core 56, (dev, port=None) from 56 on
         try:
-            return orig(name, port)
+            return orig(*args)
         except (subprocess.CalledProcessError, OSError):
-            if name != dev or port is None:
+            if len(args) < 2 or args[0] != dev or args[1] is None:
                 raise
-            return orig(name, None)  # the suite's own sysfs lookup
+            return orig(args[0], None)  # the suite's own sysfs lookup
     cls.get_net_name = staticmethod(get_net_name)
 
 
