@@ -18,6 +18,10 @@ test, class or module id, wildcards allowed, then the feature softib0 does
 not advertise) lists it; any other skip counts as a failure, so that a verb
 which starts failing with EOPNOTSUPP cannot pass as a skip.
 
+The suite's rdma_cm tests listen on the fixed port 7471; the copy uses a
+port that is free on this host instead (--cm-port), so that runs beside
+each other, or beside another program on 7471, do not meet.
+
 Run it with /usr/bin/python3 (the interpreter that has pyverbs) under
 `softib run`.  Exit status 0 iff no test failed or errored.
 """
@@ -28,6 +32,7 @@ import gzip
 import os
 import shutil
 import subprocess
+import socket
 import sys
 import tempfile
 import traceback
@@ -53,6 +58,8 @@ def parse_args():
                    help='tests allowed to skip (default: %(default)s)')
     p.add_argument('--suite', default=SUITE_DIR, help='pyverbs tests (default: %(default)s)')
     p.add_argument('--dev', default='softib0', help="device to test ('' = the first listed)")
+    p.add_argument('--cm-port', type=int, default=0,
+                   help="port of the suite's rdma_cm tests instead of 7471 (default: a free one)")
     return p.parse_args()
 
 
@@ -67,6 +74,26 @@ def unpack_suite(src, dst):
                 shutil.copyfileobj(zin, out)
             os.unlink(path)
     return tests
+
+
+def free_tcp_port():
+    """A TCP port nobody on this host uses now (the kernel's pick for port 0)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(('', 0))
+        return s.getsockname()[1]
+
+
+def set_cm_port(tests, port):
+    """The unpacked suite's rdma_cm tests use port instead of 7471."""
+    path = os.path.join(tests, 'base_rdmacm.py')
+    if not os.path.exists(path):
+        return
+    with open(path) as f:
+        text = f.read()
+    if "'7471'" not in text:
+        raise SystemExit("pyverbs runner: %s no longer names port '7471'; see --cm-port" % path)
+    with open(path, 'w') as f:
+        f.write(text.replace("'7471'", "'%d'" % port))
 
 
 def read_deferrals(path, must_exist=False):
@@ -235,6 +262,7 @@ def main():
 
 def run(args, tmp):
     tests_dir = unpack_suite(args.suite, tmp)
+    set_cm_port(tests_dir, args.cm_port or free_tcp_port())
     sys.path[:0] = [tmp, tests_dir]  # the suite imports both tests.x and args_parser
 
     # The suite reads its options (device, port, GID) from its own parser.
