@@ -35,7 +35,8 @@ struct sm_route {
 	struct sib_mad_addr a;
 };
 
-/* Where the port's SM is, as the port knows it; false when unusable. */
+/* Where the port's SM is; false until an SM verified itself to the port
+ * (port_up.h): SA queries never go to an unverified or unset address. */
 static bool sm_route(struct sib_node *node, unsigned port_num, struct sm_route *r)
 {
 	struct sib_port_mgmt *pm;
@@ -46,7 +47,7 @@ static bool sm_route(struct sib_node *node, unsigned port_num, struct sm_route *
 		return false;
 	pm = &node->mgmt[port_num - 1];
 	pthread_mutex_lock(&node->lock);
-	ok = port->state == SIB_PORT_ACTIVE && pm->link && !pm->sm_none;
+	ok = port->state == SIB_PORT_ACTIVE && pm->link && !pm->sm_none && pm->sm_heard;
 	r->link = pm->link;
 	r->ep = pm->sm_ep;
 	sib_mad_addr_init(&r->a, SIB_QP1, port->SMLID, port->LID);

@@ -55,7 +55,7 @@ SIB_SERVER_NETNS=$A
 failed=()
 
 # The active MTU follows the interface the port binds: 1500 gives 1024.
-if sib_run devinfo 30 "${SIB_CLIENT_WRAP[@]}" "$SOFTIB" run -- ibv_devinfo -d softib0 &&
+if sib_run devinfo 120 "${SIB_CLIENT_WRAP[@]}" "$SOFTIB" run -- ibv_devinfo -d softib0 &&
 	sib_expect "$(sib_out devinfo)" 'active_mtu:[[:space:]]+1024 ' "active MTU over a 1500-byte veth"; then
 	echo "ok: active_mtu 1024 over the veth"
 else
@@ -64,7 +64,7 @@ else
 fi
 
 port=$(sib_free_port tcp) || exit 1
-if sib_pair rc_pingpong 60 "$port" $ADDR_A ibv_rc_pingpong -d softib0 -i 1 -n 100 &&
+if sib_pair rc_pingpong 300 "$port" $ADDR_A ibv_rc_pingpong -d softib0 -i 1 -n 100 &&
 	sib_expect "$(sib_out rc_pingpong.server)" '^[0-9]+ bytes in [0-9.]+ seconds' "server throughput" &&
 	sib_expect "$(sib_out rc_pingpong.client)" '^[0-9]+ bytes in [0-9.]+ seconds' "client throughput"; then
 	echo "ok: ibv_rc_pingpong across namespaces"
@@ -73,7 +73,7 @@ else
 fi
 
 port=$(sib_free_port tcp) || exit 1
-if sib_pair write_bw 90 "$port" $ADDR_A ib_write_bw -d softib0 -i 1 -F -n 100 &&
+if sib_pair write_bw 300 "$port" $ADDR_A ib_write_bw -d softib0 -i 1 -F -n 100 &&
 	sib_expect "$(sib_out write_bw.client)" '^ #bytes +#iterations +BW peak' "client table header" &&
 	sib_expect "$(sib_out write_bw.client)" '^ 65536 +100 +[0-9]+\.[0-9]+' "client table row"; then
 	echo "ok: ib_write_bw across namespaces"
