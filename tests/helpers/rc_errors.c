@@ -27,7 +27,8 @@
  *			carries the data the READ brought (IBA 10.8.3.3)
  *   atomic_glob	FetchAdd and CmpSwap from the peer race the target
  *			CPU's own atomics on the same words: the totals add up
- *			(what IBV_ATOMIC_GLOB promises)
+ *			(what IBV_ATOMIC_GLOB would promise; softib reports the
+ *			weaker IBV_ATOMIC_HCA and keeps this too)
  *   zero_length	UCX's endpoint flush (RDMA WRITE, no SGE, R_Key 0,
  *			address 0), a zero-length READ and a zero-length WRITE
  *			with immediate, both with a made-up R_Key and address,
@@ -524,9 +525,10 @@ static void run_fence(int side)
 }
 
 /*
- * IBV_ATOMIC_GLOB: the responder executes atomics with the CPU's atomic
- * instructions on host memory, so they are atomic with respect to the
- * target process's own CPU atomics on the same word.  The peer FetchAdds 1
+ * Atomic with the CPU (IBV_ATOMIC_GLOB strength, though softib reports the
+ * weaker IBV_ATOMIC_HCA, provider/device.c): the responder executes atomics
+ * with the CPU's atomic instructions on host memory, so they are atomic
+ * with respect to the target process's own CPU atomics on the same word.  The peer FetchAdds 1
  * and CmpSwap-increments while the target's CPU does the same: no update
  * may be lost.
  */
