@@ -98,8 +98,9 @@ int main(int argc, char **argv)
 		}
 		qsort(rtt, (size_t)iters, sizeof(double), cmp_double);
 		if (rank == 0)
-			printf("mpi_pingpong: %d pairs, %7d bytes: %d round trips checked, median %.1f us\n",
-			       nranks / 2, size, iters, rtt[iters / 2] * 1e6);
+			printf("mpi_pingpong: %d ranks, %7d bytes: %d round trips a pair checked, "
+			       "median %.1f us\n",
+			       nranks, size, iters, rtt[iters / 2] * 1e6);
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 0)
