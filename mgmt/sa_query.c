@@ -277,25 +277,8 @@ int sib_sa_query(struct sib_node *node, unsigned port_num, uint8_t method, uint1
 		sib_link_count(&sa->sent, 1);
 		sib_mgmt_send(r.link, &r.a, mad, &r.ep);
 		pthread_mutex_lock(&sa->lock);
-		while (!q.done) {
-			uint64_t now = sib_link_now_ns(), deadline = q.last_ns + SIB_SA_TIMEOUT_MS * 1000000ull;
-			uint64_t until = deadline;
-			struct timespec ts;
-
-			if (now >= deadline)
-				break;
-			if (!node->ops->threaded(node)) {
-				pthread_mutex_unlock(&sa->lock);
-				node->ops->poll(node);
-				pthread_mutex_lock(&sa->lock);
-				if (q.done)
-					break;
-				until = now + 1000000ull < deadline ? now + 1000000ull : deadline;
-			}
-			ts.tv_sec = (time_t)(until / 1000000000ull);
-			ts.tv_nsec = (long)(until % 1000000000ull);
-			pthread_cond_timedwait(&sa->cond, &sa->lock, &ts);
-		}
+		/* last_ns moves on with every segment of an RMPP transfer. */
+		sib_sa_wait_locked(node, &q.done, &q.last_ns, SIB_SA_TIMEOUT_MS * 1000000ull);
 	}
 	unlink_query(sa, &q);
 	if (!q.done) {
