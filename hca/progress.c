@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/thread.h"
 #include "hca/hca.h"
 #include "hca/progress.h"
 #include "mgmt/mad_agent.h"
@@ -51,11 +52,12 @@ static bool progress_rx(struct sib_hca *hca, unsigned port_num, const uint8_t *b
 			sib_link_count(&hca->progress.rx_mad_malformed, 1);
 			return false;
 		}
-		/* QP1 MADs of a class (CM, PerfMgt) or method nobody here
-		 * serves are counted; QP0 has no such counter. */
-		if (!sib_mad_agent_deliver(&hca->node, port_num, &a, mad, from) &&
-		    a.DestQP == SIB_QP1)
-			sib_link_count(&hca->progress.rx_gsi_unclaimed, 1);
+		/* MADs of a class (CM) or method nobody here serves are
+		 * counted, by QP. */
+		if (!sib_mad_agent_deliver(&hca->node, port_num, &a, mad, from))
+			sib_link_count(a.DestQP == SIB_QP1 ? &hca->progress.rx_gsi_unclaimed
+							   : &hca->progress.rx_smp_unclaimed,
+				       1);
 		return false;
 	}
 	rx_data = __atomic_load_n(&hca->progress.rx_data, __ATOMIC_ACQUIRE);
@@ -662,7 +664,7 @@ int sib_progress_start(struct sib_hca *hca)
 	struct sib_progress *pg = &hca->progress;
 	int rc;
 
-	rc = pthread_create(&pg->thread, NULL, progress_main, hca);
+	rc = sib_thread_create(&pg->thread, progress_main, hca);
 	if (rc) {
 		sib_err("cannot start the progress thread: %s", strerror(rc));
 		return -rc;

@@ -139,6 +139,9 @@ const char *sib_endpoint_str(const struct sib_endpoint *ep, char *buf);
 int sib_endpoint_parse(const char *s, uint16_t default_port, struct sib_endpoint *ep);
 /* From a sockaddr_in/in6; returns 0 or -EAFNOSUPPORT. */
 int sib_endpoint_from_sockaddr(const struct sockaddr *sa, socklen_t len, struct sib_endpoint *ep);
+/* The network interface holding ep's address (getifaddrs); name holds
+ * IF_NAMESIZE (16) bytes.  False when no interface has it. */
+bool sib_endpoint_ifname(const struct sib_endpoint *ep, char name[16]);
 /* To a sockaddr of the given family (AF_INET or AF_INET6; an IPv4 endpoint
  * becomes IPv4-mapped for AF_INET6).  Returns its length, or 0 when the
  * endpoint cannot be expressed in that family. */

@@ -36,8 +36,7 @@ unsigned sib_link_ib_mtu_for(unsigned if_mtu, bool ipv6)
 	return 256; /* below that IP fragments the datagram: slower, still correct */
 }
 
-/* The interface holding ep's address, via getifaddrs. */
-static bool ifname_of(const struct sib_endpoint *ep, char name[IF_NAMESIZE])
+bool sib_endpoint_ifname(const struct sib_endpoint *ep, char name[IF_NAMESIZE])
 {
 	struct ifaddrs *ifa, *i;
 	bool found = false;
@@ -109,7 +108,7 @@ unsigned sib_link_port_mtu(const struct sib_endpoint *ep, const char *netdev)
 	const char *ifname = netdev;
 	unsigned mtu;
 
-	if (!ifname && ifname_of(ep, name))
+	if (!ifname && sib_endpoint_ifname(ep, name))
 		ifname = name;
 	mtu = if_mtu_of(ifname);
 	if (!mtu) {
