@@ -50,7 +50,7 @@ struct sib_progress {
 	pthread_mutex_t drain_lock;  /* one drainer at a time; others skip */
 	uint64_t drain_since_ns;     /* an application drain holds it since then (0: none) */
 	bool beside;		     /* the thread drains beside a stuck drainer: others stay out */
-	uint64_t drains_beside;	     /* stuck drains it took over from (tests, debugging) */
+	uint64_t drains_beside;	     /* stuck drains it took over from (softib info) */
 	uint64_t beside_of;	     /* the drain_since_ns of the last one (the thread's own) */
 	uint64_t busy_until_ns;	     /* someone drains until about then */
 	uint64_t last_drain_ns;	     /* when an application thread last drained */

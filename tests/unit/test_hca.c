@@ -547,6 +547,7 @@ static bool cqe_within(struct sib_cq *cq, struct sib_cqe *c, unsigned ms)
 static void thread_drains_beside_a_drainer_that_lost_the_cpu(void **state)
 {
 	struct sib_hca *h = sib_hca_get();
+	struct sib_port_stats st;
 	uint64_t before;
 	struct hca_qp a, b;
 	struct sib_cqe c;
@@ -571,6 +572,9 @@ static void thread_drains_beside_a_drainer_that_lost_the_cpu(void **state)
 	assert_true(cqe_within(a.scq, &c, 10000));
 	assert_int_equal(c.status, SIB_WC_SUCCESS);
 	assert_true(__atomic_load_n(&h->progress.drains_beside, __ATOMIC_RELAXED) > before);
+	/* ... and `softib info` shows it. */
+	assert_int_equal(sib_hca_port_stats(h, 1, &st), 0);
+	assert_true(st.drains_beside > before);
 	drain_unstuck(h);
 
 	/* Back on its CPU, the application drains as before. */
