@@ -106,6 +106,7 @@ static const struct {
 	{ "rx_wrong_endpoint", "wrong_endpoint" },
 	{ "rx_unknown_source", "unknown_source" },
 	{ "rx_ud_no_wqe", "ud_no_wqe" },
+	{ "rx_bad_mcast", "bad_mcast" },
 	{ "rx_uc_dropped", "uc_dropped" },
 	{ "rx_data_unclaimed", "no_receiver" },
 	{ "rx_mad_malformed", "bad_mad" },

@@ -89,6 +89,7 @@ struct sib_engine_counters {
 	uint64_t rx_wrong_endpoint; /* the UDP sender is not where the source lives */
 	uint64_t rx_unknown_source; /* where the source lives is not known yet */
 	uint64_t rx_ud_no_wqe;	    /* UD datagram with no receive WQE: dropped */
+	uint64_t rx_bad_mcast;	    /* multicast with no QP attached, or DLID/DestQP disagree */
 	uint64_t rx_uc_dropped;	    /* UC packets dropped after a sequence error */
 	uint64_t rx_duplicates;	    /* RC duplicate requests answered */
 	uint64_t tx_seq_naks;	    /* PSN sequence error NAKs sent */

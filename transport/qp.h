@@ -40,6 +40,7 @@ struct sib_qp_init {
 	enum sib_qp_type type;
 	struct sib_qp_cap cap; /* in: requested; out: granted */
 	bool sq_sig_all;
+	bool block_self_mcast_lb; /* UD: IBV_QP_CREATE_BLOCK_SELF_MCAST_LB (mcast.h) */
 	struct sib_cq *send_cq; /* not for XRC_RECV */
 	struct sib_cq *recv_cq; /* not for XRC_SEND / XRC_RECV */
 	struct sib_srq *srq;    /* optional; receives come from it */
