@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric/sa.h"
 #include "fabric/sm.h"
 #include "base/log.h"
 #include "wire/bitfield.h"
@@ -86,6 +87,7 @@ const char *sib_sm_state_str(uint8_t state)
 
 void sib_sm_fini(struct sib_sm *sm)
 {
+	sib_sa_state_free(sm);
 	free(sm->ports);
 	free(sm->memory);
 	sm->ports = NULL;
@@ -382,6 +384,7 @@ static void drop_port(struct sib_sm *sm, struct sib_sm_port *p, const char *why)
 			fflush(sm->out);
 		}
 	}
+	sib_sa_port_gone(sm, p->guid);
 	port_free(sm, p);
 }
 
@@ -913,6 +916,7 @@ int sib_sm_step(struct sib_sm *sm, uint64_t now_ns)
 	peers_timeouts(sm);
 	if (sm->state == IB_SM_STATE_DISCOVERING)
 		poll_peers(sm);
+	sib_sa_step(sm);
 	if (now_ns >= sm->next_sweep_ns) {
 		if (sm->state == IB_SM_STATE_MASTER)
 			sweep(sm);
@@ -925,12 +929,14 @@ int sib_sm_step(struct sib_sm *sm, uint64_t now_ns)
 
 uint64_t sib_sm_next_deadline(const struct sib_sm *sm)
 {
-	uint64_t d = sm->next_sweep_ns;
+	uint64_t d = sm->next_sweep_ns, sa = sib_sa_next_deadline(sm);
 
 	for (unsigned i = 0; i < sm->npeers; i++)
 		if (sm->peers[i].deadline_ns && sm->peers[i].deadline_ns < d)
 			d = sm->peers[i].deadline_ns;
 
+	if (sa && sa < d)
+		d = sa;
 	for (unsigned i = 0; i < sm->nports; i++)
 		if (sm->ports[i].state != SIB_SMP_FREE && sm->ports[i].deadline_ns &&
 		    sm->ports[i].deadline_ns < d)

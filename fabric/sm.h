@@ -58,6 +58,8 @@
 #include "mgmt/mad_packet.h"
 #include "transport/port.h"
 
+struct sib_sa_state;
+
 #define SIB_SM_TIMEOUT_NS (200ull * 1000000ull)
 #define SIB_SM_RETRIES 3
 #define SIB_SM_MAX_MISSED 3
@@ -142,6 +144,7 @@ struct sib_sm {
 	uint16_t next_lid;
 	FILE *out; /* a line per port joined or left; NULL: silent */
 	uint64_t lid_changes; /* GUID -> LID bindings changed (the LID cache saves them) */
+	struct sib_sa_state *sa; /* ServiceRecords, RMPP transfers (fabric/sa.h) */
 	/* counters */
 	uint64_t joins, leaves, sa_queries, dropped;
 	uint64_t resp_misrouted;  /* responses with an unknown TID or from the wrong endpoint */

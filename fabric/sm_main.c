@@ -267,18 +267,38 @@ static int address_in_use(const struct sib_endpoint *ep)
 	return rc;
 }
 
-static void daemonize(const char *log_file)
+/*
+ * Detaches (fork, new session, fork again), but the first process, the one
+ * the starter waits for, returns only once the last one has bound the
+ * address or found it taken: when `softib-sm --daemon` returns, exactly one
+ * SM listens there, however slow the machine.  The last process reports a
+ * bind by writing a byte into *ready (a pipe); a process that ends without
+ * writing closes the pipe, and the first process then asks the address.
+ */
+static void daemonize(const struct sib_endpoint *ep, const char *log_file, int *ready)
 {
+	int fds[2], fd;
+	char c;
+	ssize_t n;
 	pid_t pid;
-	int fd;
 
+	if (pipe2(fds, O_CLOEXEC)) {
+		perror("softib-sm: pipe");
+		exit(1);
+	}
 	pid = fork();
 	if (pid < 0) {
 		perror("softib-sm: fork");
 		exit(1);
 	}
-	if (pid > 0)
-		_exit(0); /* the caller reaps this one at once */
+	if (pid > 0) {
+		close(fds[1]);
+		while ((n = read(fds[0], &c, 1)) < 0 && errno == EINTR)
+			;
+		_exit(n == 1 || address_in_use(ep) ? 0 : 1);
+	}
+	close(fds[0]);
+	*ready = fds[1];
 	setsid();
 	pid = fork(); /* not a session leader: can never regain a terminal */
 	if (pid < 0)
@@ -352,7 +372,7 @@ int main(int argc, char **argv)
 	char eps[SIB_ENDPOINT_STRLEN], pe[SIB_ENDPOINT_STRLEN];
 	struct sib_sm sm;
 	uint64_t guid = 0, idle_since, sm_key, m_key, lids_saved = 0;
-	int c, rc;
+	int c, rc, ready = -1;
 
 	while ((c = getopt_long(argc, argv, "l:di:s:L:k:p:e:P:c:Kh", opts, NULL)) != -1) {
 		switch (c) {
@@ -449,7 +469,7 @@ int main(int argc, char **argv)
 		close_range(3, ~0u, 0);
 		if (address_in_use(&ep))
 			return 0;
-		daemonize(log_file);
+		daemonize(&ep, log_file, &ready);
 		if (log_file && *log_file)
 			setenv("SOFTIB_LOG_FILE", log_file, 1);
 	} else if (address_in_use(&ep)) {
@@ -474,6 +494,11 @@ int main(int argc, char **argv)
 		if (keys_created)
 			unlink(key_file); /* the other SM serves, with keys of its own */
 		return rc == -EADDRINUSE ? 0 : 1; /* lost a race: the other SM serves */
+	}
+	if (ready >= 0) { /* bound: the starter may return */
+		if (write(ready, "1", 1) != 1)
+			perror("softib-sm: telling the starter");
+		close(ready);
 	}
 
 	if (getrandom(&guid, sizeof(guid), 0) != (ssize_t)sizeof(guid))

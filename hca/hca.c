@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "hca/hca.h"
+#include "mgmt/cm.h"
 #include "mgmt/mad_packet.h"
 #include "mgmt/perf_agent.h"
 #include "mgmt/port_up.h"
@@ -226,7 +227,9 @@ struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
 	hca->qpns = sib_numtab_create(2, SIB_MAX_QP);
 	hca->srqns = sib_numtab_create(1, SIB_MAX_SRQ);
 	if (!hca->memreg || !hca->qpns || !hca->srqns || sib_sma_register(&hca->node) ||
-	    sib_sa_client_register(&hca->node) || sib_perf_agent_register(&hca->node)) {
+	    sib_sa_client_register(&hca->node) || sib_perf_agent_register(&hca->node) ||
+	    sib_cm_register(&hca->node)) {
+		sib_cm_free(&hca->node);
 		sib_numtab_destroy(hca->qpns);
 		sib_numtab_destroy(hca->srqns);
 		memreg_table_destroy(hca->memreg);
@@ -293,6 +296,7 @@ void sib_hca_free(struct sib_hca *hca)
 		sib_warn("HCA destroyed with port-event listeners still attached");
 	sib_stats_channel_stop(hca);
 	sib_progress_stop(hca);
+	sib_cm_free(&hca->node);
 	sib_hca_engine_fini(hca);
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
 		sib_port_up_stop(&hca->node, i + 1);
@@ -402,6 +406,11 @@ int sib_hca_port_stats(struct sib_hca *hca, unsigned port_num, struct sib_port_s
 	out->rx_mad_malformed = __atomic_load_n(&hca->progress.rx_mad_malformed, __ATOMIC_RELAXED);
 	out->rx_gsi_unclaimed = __atomic_load_n(&hca->progress.rx_gsi_unclaimed, __ATOMIC_RELAXED);
 	out->rx_smp_unclaimed = __atomic_load_n(&hca->progress.rx_smp_unclaimed, __ATOMIC_RELAXED);
+	if (hca->node.cm) {
+		sib_cm_lock(hca->node.cm);
+		out->cm = hca->node.cm->counters;
+		sib_cm_unlock(hca->node.cm);
+	}
 	pthread_mutex_lock(&hca->node.sa.lock);
 	out->sa_sent = __atomic_load_n(&hca->node.sa.sent, __ATOMIC_RELAXED);
 	out->sa_hits = hca->node.sa.hits;

@@ -26,6 +26,7 @@
 #include "hca/stats_channel.h"
 #include "link/link.h"
 #include "memreg/memreg.h"
+#include "mgmt/cm.h"
 #include "mgmt/node.h"
 #include "transport/caps.h"
 #include "transport/engine.h"
@@ -114,6 +115,7 @@ struct sib_port_stats {
 	uint64_t M_KeyViolations;      /* PortInfo:M_KeyViolations */
 	uint64_t sa_sent, sa_hits, sa_timeouts; /* the SA client */
 	uint64_t sa_foreign;	       /* SA answers not from the port's SM */
+	struct sib_cm_counters cm;		/* the communication manager */
 };
 
 /* 0, or -1 for a bad port or one without a link. */

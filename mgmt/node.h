@@ -33,6 +33,7 @@
 
 struct sib_node;
 struct sib_mad_agent_reg;
+struct sib_cm;
 
 /* How many SM addresses SOFTIB_SM may list (a master and its standbys). */
 #define SIB_SM_MAX_ADDRS 4
@@ -113,6 +114,7 @@ struct sib_node {
 	struct sib_port_mgmt mgmt[SIB_NUM_PORTS]; /* mgmt[i] belongs to ports[i] */
 	struct sib_sa_client sa;
 	struct sib_mad_agent_reg *agents; /* mad_agent.c */
+	struct sib_cm *cm;		  /* the communication manager (cm.c) */
 	struct sib_timers *timers;	  /* where agents arm their timers */
 	const struct sib_node_ops *ops;
 };

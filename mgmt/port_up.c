@@ -366,25 +366,45 @@ int sib_port_bringup(struct sib_node *node, unsigned port_num, bool may_spawn)
 {
 	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
 	char sm[SIB_ENDPOINT_STRLEN];
-	uint64_t start = sib_link_now_ns(), spent;
-	bool spawned = false;
+	uint64_t start = sib_link_now_ns(), first = start, spent, wait, now, last;
+	bool spawned = false, tried = false, heard;
 
 	sib_endpoint_str(&pm->sm_addr[0], sm);
 	if (sib_port_up_wait(node, port_num, SIB_PORT_SM_PROBE_NS, false) && may_spawn) {
 		sib_info("port %u: no SM answers at %s; starting softib-sm", port_num, sm);
+		tried = true;
 		spawned = sib_sm_spawn(sm) == 0;
+		/* The daemon returns once an SM listens: the budget counts from
+		 * there, so a slow start on a loaded machine does not eat it. */
+		if (spawned)
+			start = sib_link_now_ns();
 	}
 	spent = sib_link_now_ns() - start;
-	if (may_spawn && !spawned && !pm->sm_heard)
+	if (tried && !spawned && !pm->sm_heard)
 		spent = SIB_PORT_BRINGUP_NS; /* nobody will answer: do not make the caller wait */
-	if (!sib_port_up_wait(node, port_num, spent < SIB_PORT_BRINGUP_NS ?
-			      SIB_PORT_BRINGUP_NS - spent : 0, true))
-		return 0;
-	sib_warn("port %u is not ACTIVE: no subnet manager configured it within %llu ms (SM "
-		 "at %s%s); check that softib-sm runs there and SOFTIB_SM points to it "
-		 "(softib-sm(8)); the port stays %s with LID 0 until an SM answers",
+	wait = spent < SIB_PORT_BRINGUP_NS ? SIB_PORT_BRINGUP_NS - spent : 0;
+	/* Then until SIB_PORT_BRINGUP_NS pass without a word from an SM: one
+	 * that answers is configuring us, however slowly a loaded machine runs
+	 * it (at most SIB_PORT_BRINGUP_MAX_NS in all). */
+	for (;;) {
+		if (!sib_port_up_wait(node, port_num, wait, true))
+			return 0;
+		pthread_mutex_lock(&node->lock);
+		heard = pm->sm_heard;
+		last = pm->last_smp_ns;
+		pthread_mutex_unlock(&node->lock);
+		now = sib_link_now_ns();
+		if (!heard || now - last >= SIB_PORT_BRINGUP_NS ||
+		    now - first >= SIB_PORT_BRINGUP_MAX_NS)
+			break;
+		wait = last + SIB_PORT_BRINGUP_NS - now;
+	}
+	sib_warn("port %u is not ACTIVE: no subnet manager configured it (%llu ms without a word "
+		 "from one; SM at %s%s); check that softib-sm runs there and SOFTIB_SM points to "
+		 "it (softib-sm(8)); the port stays %s with LID 0 until an SM answers",
 		 port_num, (unsigned long long)(SIB_PORT_BRINGUP_NS / 1000000ull), sm,
-		 spawned ? ", started here but silent" : (may_spawn ? ", could not start one" : ""),
+		 heard ? ", which answered but stopped"
+		       : spawned ? ", started here but silent" : (tried ? ", could not start one" : ""),
 		 node->ports[port_num - 1].state == SIB_PORT_INIT ? "INIT" : "DOWN");
 	return -ETIMEDOUT;
 }

@@ -27,9 +27,11 @@
  *
  * At HCA creation sib_port_bringup() waits: SIB_PORT_SM_PROBE_NS for an SM
  * to verify itself; without one it starts `softib-sm --daemon --listen`
- * the first SM address and waits up to SIB_PORT_BRINGUP_NS in all for
- * ACTIVE.  If that fails the port stays INIT with LID 0 and a warning says
- * what to check.
+ * the first SM address (which returns once an SM listens there).  Then it
+ * waits for ACTIVE until SIB_PORT_BRINGUP_NS pass without a word from the
+ * verified SM (an SM that talks to the port is configuring it, however
+ * slow the machine), at most SIB_PORT_BRINGUP_MAX_NS.  If that fails the
+ * port stays INIT with LID 0 and a warning says what to check.
  */
 #ifndef SIB_MGMT_PORT_UP_H
 #define SIB_MGMT_PORT_UP_H
@@ -41,6 +43,7 @@ struct sib_node;
 
 #define SIB_PORT_SM_PROBE_NS (300ull * 1000000ull)
 #define SIB_PORT_BRINGUP_NS (4000ull * 1000000ull)
+#define SIB_PORT_BRINGUP_MAX_NS (60000ull * 1000000ull)
 #define SIB_PORT_SM_SILENCE_NS (8000ull * 1000000ull)
 
 struct sib_port_mgmt;

@@ -7,6 +7,7 @@
 #include "mgmt/node.h"
 #include "base/log.h"
 #include "mgmt/sa_client.h"
+#include "mgmt/sa_query.h"
 #include "wire/sa.h"
 
 struct sib_sa_query {
@@ -108,6 +109,9 @@ static bool sa_client_rx(struct sib_node *node, unsigned port_num, const struct 
 	from_sm = node->mgmt[port_num - 1].sm_heard && from &&
 		  sib_endpoint_equal(from, &node->mgmt[port_num - 1].sm_ep);
 	pthread_mutex_unlock(&node->lock);
+	/* Only the port's verified SM answers SA queries, the RDMA CM's too. */
+	if (from_sm && sib_sa_query_rx(node, port_num, mad))
+		return true;
 	ib_sa_mad_decode(&m, mad);
 	if (!from_sm || ib_mad_method(&m.hdr) != IB_MAD_METHOD_GET_RESP ||
 	    m.hdr.AttributeID != SIB_SA_ATTR_ENDPOINT_RECORD) {

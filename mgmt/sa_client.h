@@ -45,6 +45,7 @@ struct sib_sa_cache_entry {
 };
 
 struct sib_sa_query; /* one outstanding query (sa_client.c) */
+struct sib_sa_gq;    /* one outstanding query of sa_query.c */
 
 /* A lookup the data path started and nobody waits for (its answer fills
  * the cache). */
@@ -61,6 +62,7 @@ struct sib_sa_client {
 	unsigned next_victim;
 	struct sib_sa_query *queries;
 	struct sib_sa_async async[SIB_SA_ASYNC_MAX];
+	struct sib_sa_gq *gqueries;
 	uint64_t hits, sent, timeouts;
 	uint64_t foreign; /* SA answers not from the port's SM, or to nothing we asked */
 };

@@ -163,6 +163,10 @@ static void print_counters(const char *text, unsigned p)
 		       K("tx_rnr_naks"), K("rx_duplicates"));
 	printf("  %-15s %llu queries, %llu cache hits, %llu timeouts, %llu foreign answers\n",
 	       "SA client", K("sa_sent"), K("sa_hits"), K("sa_timeouts"), K("sa_foreign"));
+	printf("  %-15s %llu MADs in, %llu out, %llu retransmitted, %llu timed out, "
+	       "%llu duplicates, %llu stale, dropped %llu malformed and %llu unmatched\n",
+	       "CM", K("cm_rx"), K("cm_tx"), K("cm_retransmits"), K("cm_timeouts"),
+	       K("cm_duplicates"), K("cm_stale"), K("cm_rx_malformed"), K("cm_rx_unmatched"));
 	printf("  %-15s protection level %llu, %llu violations\n", "M_Key",
 	       K("m_key_protect_bits"), K("M_KeyViolations"));
 #undef K

@@ -331,6 +331,11 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 		req.len = 8;
 		req.access = MEMREG_ACCESS_REMOTE_ATOMIC;
 	} else if (p->headers & IB_HDRBIT(IB_HDR_RETH)) {
+		/* IBA C9-88: a zero-length RDMA WRITE or READ need not carry a
+		 * valid R_Key or VA (rsockets' control messages, UCX's flush
+		 * leave them unset): there is nothing to check. */
+		if (!p->reth.DMALen)
+			return RESP_EXECUTE;
 		req.key = p->reth.R_Key;
 		req.va = p->reth.VA;
 		req.len = p->reth.DMALen;

@@ -79,6 +79,8 @@ static const struct ib_header_desc *const layouts[IB_MAD_LAYOUT_COUNT] = {
 	[IB_MAD_LAYOUT_CLASS_PORT_INFO] = &ib_class_port_info_desc,
 	[IB_MAD_LAYOUT_PORT_COUNTERS] = &ib_port_counters_desc,
 	[IB_MAD_LAYOUT_PORT_COUNTERS_EXT] = &ib_port_counters_ext_desc,
+	[IB_MAD_LAYOUT_CM_SIDR_REQ] = &ib_cm_sidr_req_desc,
+	[IB_MAD_LAYOUT_CM_SIDR_REP] = &ib_cm_sidr_rep_desc,
 };
 
 const struct ib_header_desc *ib_mad_layout_desc(enum ib_mad_layout layout)
@@ -185,8 +187,8 @@ static const struct attr_entry cm_attrs[] = {
 	{IB_CM_ATTR_RTU, IB_MAD_LAYOUT_CM_RTU, "ReadyToUse"},
 	{IB_CM_ATTR_DREQ, IB_MAD_LAYOUT_CM_DREQ, "DisconnectRequest"},
 	{IB_CM_ATTR_DREP, IB_MAD_LAYOUT_CM_DREP, "DisconnectReply"},
-	{IB_CM_ATTR_SIDR_REQ, -1, "ServiceIDResReq"},
-	{IB_CM_ATTR_SIDR_REP, -1, "ServiceIDResReqResp"},
+	{IB_CM_ATTR_SIDR_REQ, IB_MAD_LAYOUT_CM_SIDR_REQ, "ServiceIDResReq"},
+	{IB_CM_ATTR_SIDR_REP, IB_MAD_LAYOUT_CM_SIDR_REP, "ServiceIDResReqResp"},
 	{IB_CM_ATTR_LAP, -1, "LoadAlternatePath"},
 	{IB_CM_ATTR_APR, -1, "AlternatePathResponse"},
 };

@@ -188,13 +188,14 @@ sib_run()
 	return $rc
 }
 
-# Waits up to 30 s until background ID listens on TCP PORT (in namespace
-# SIB_NS_OF[ID]).  Fails early when ID exits first.
+# Waits until background ID listens on TCP PORT (in namespace
+# SIB_NS_OF[ID]).  Fails early when ID exits first; the 120 s only turn a
+# hang into a failure (a loaded machine starts programs slowly).
 sib_wait_listen()
 {
 	local id=$1 port=$2 ns=${SIB_NS_OF[$1]:-} i
 
-	for ((i = 0; i < 300; i++)); do
+	for ((i = 0; i < 1200; i++)); do
 		if [ -n "$(sib_in_ns "$ns" ss -Htln "sport = :$port" 2>/dev/null)" ]; then
 			return 0
 		fi
@@ -205,7 +206,7 @@ sib_wait_listen()
 		fi
 		sleep 0.1
 	done
-	echo "$id did not listen on TCP port $port within 30 s"
+	echo "$id did not listen on TCP port $port within 120 s"
 	return 1
 }
 

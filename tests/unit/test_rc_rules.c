@@ -4,7 +4,8 @@
  * requester never has more READ / atomic requests outstanding than
  * max_rd_atomic (IBA 9.7.4.1.3 / 11.2.4.2), a fenced WQE waits for the
  * earlier READs and atomics to complete (IBA 10.8.3.3), and a stream asks
- * for coalesced ACKs on message ends (IBA 9.7.5.1.1).  The two-process
+ * for coalesced ACKs on message ends (IBA 9.7.5.1.1), and a zero-length RDMA
+ * WRITE needs no valid R_Key (IBA C9-88).  The two-process
  * versions of these and of the error paths are tests/helpers/rc_errors.c.
  */
 #include <stdarg.h>
@@ -144,6 +145,37 @@ static void fenced_send_waits_for_the_earlier_read(void **state)
 	world_free(w);
 }
 
+/* rsockets' control messages: RDMA WRITE with immediate, no SGE, the
+ * R_Key and address left as whatever the stack held. */
+static void zero_length_write_needs_no_rkey(void **state)
+{
+	struct watch wt = { 0 };
+	struct world *w = rc_world(&wt);
+	static uint8_t rbuf[64];
+	uint32_t rbk = world_reg(&w->n[1], rbuf, sizeof(rbuf), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_send_wqe s = { .wr_id = 5, .opcode = SIB_WR_RDMA_WRITE_WITH_IMM,
+				  .send_flags = SIB_SEND_SIGNALED, .imm_data = 0x1234 };
+	struct sib_cqe c;
+	char why[160] = "";
+
+	(void)state;
+	world_post_recv(&w->n[1], 9, rbuf, sizeof(rbuf), rbk);
+	s.rdma.remote_addr = 0x7fffab14a010ull;
+	s.rdma.rkey = 0xab149fd0;
+	s.num_sge = 0;
+	if (sib_qp_post_send(w->n[0].qp, &s, NULL, why, sizeof(why)))
+		fail_msg("post_send: %s", why);
+	sib_qp_kick(w->n[0].qp);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(c.byte_len, 0);
+	assert_int_equal(c.imm_data, 0x1234);
+	world_free(w);
+}
+
 /* Posts n RDMA WRITEs of len bytes at once, then sends them. */
 static void post_stream(struct world *w, struct sib_send_wqe *s, struct sib_sge *sge, int n,
 			uint32_t len)
@@ -222,6 +254,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(requester_keeps_at_most_max_rd_atomic_requests_outstanding),
 		cmocka_unit_test(fenced_send_waits_for_the_earlier_read),
+		cmocka_unit_test(zero_length_write_needs_no_rkey),
 		cmocka_unit_test(a_stream_asks_for_acks_on_message_ends),
 	};
 

@@ -3,7 +3,9 @@
  * softib-sm's engine (fabric/sm.c, fabric/sa.c) against real ports (HCAs
  * built with sib_hca_new) over the in-memory link: bring-up to ACTIVE,
  * unique LIDs, a LID given back to its GUID, sweeps dropping a silent port,
- * SA PathRecord and the vendor endpoint record, the port's SA client.
+ * SA PathRecord and the vendor endpoint record, the port's SA client,
+ * ServiceRecords (Set, Delete, Get, GetTable over RMPP, ownership, leases,
+ * records leaving with their port).
  *
  * The fabric sources are compiled into this test (the build links only
  * wire/, memreg/ and transport/ into test programs).
@@ -20,10 +22,13 @@
 #include <unistd.h>
 
 #include "fabric/sa.c"
+#include "fabric/sa_rmpp.c"
+#include "fabric/sa_service.c"
 #include "fabric/sm.c"
 #include "hca/hca.h"
 #include "mgmt/port_up.h"
 #include "wire/smp.h"
+#include "mgmt/sa_query.h"
 #include "wire/sa.h"
 
 #define SEC 1000000000ull
@@ -848,6 +853,112 @@ static void sa_client_times_out_without_an_sm_and_refuses_inactive_ports(void **
 	sib_hca_free(h[0]);
 }
 
+static struct ib_service_record service(struct sib_hca *h, uint64_t sid, uint8_t tag)
+{
+	struct ib_service_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.ServiceID = sid;
+	memcpy(r.ServiceGID.raw, h->node.ports[0].GID[0], 16);
+	r.ServiceP_Key = 0xffff;
+	r.ServiceLease = 0xffffffffu;
+	r.ServiceKey[0] = 0x5a;
+	snprintf((char *)r.ServiceName, sizeof(r.ServiceName), "test %u", tag);
+	r.ServiceData8[15] = tag;
+	return r;
+}
+
+static void sa_service_records_register_find_and_leave(void **state)
+{
+	struct fixture *f = *state;
+	struct sm_thread t = { .f = f, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct ib_service_record r, q, *out;
+	struct sib_sa_answer ans;
+	uint8_t rec[IB_SERVICE_RECORD_BYTES];
+	struct sib_hca *h[2];
+	pthread_t th;
+	unsigned n;
+
+	h[0] = hca_port_new(f, 0x0200000000000a00ull);
+	h[1] = hca_port_new(f, 0x0200000000000b00ull);
+	settle(f, h, 2);
+	assert_int_equal(pthread_create(&th, NULL, sm_main, &t), 0);
+
+	/* Five records: a GetTable of all of them is five RMPP segments. */
+	for (uint8_t i = 1; i <= 5; i++) {
+		r = service(h[0], 0x1000 + (i % 2), i);
+		r.ServiceP_Key = (uint16_t)(0xff00 | i);
+		assert_int_equal(sib_sa_service_set(&h[0]->node, 1, &r), 0);
+	}
+	memset(&q, 0, sizeof(q));
+	assert_int_equal(sib_sa_service_table(&h[1]->node, 1, &q, 0, &out, &n), 0);
+	assert_int_equal(n, 5);
+	for (unsigned i = 0; i < n; i++)
+		assert_memory_equal(out[i].ServiceGID.raw, h[0]->node.ports[0].GID[0], 16);
+	free(out);
+	/* By a ServiceData8 byte: one. */
+	q.ServiceData8[15] = 3;
+	assert_int_equal(sib_sa_service_table(&h[1]->node, 1, &q, IB_SA_COMP(7 + 15), &out, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal((char *)out[0].ServiceName, "test 3");
+	free(out);
+	/* By ServiceID: the odd ones. */
+	q.ServiceID = 0x1001;
+	assert_int_equal(sib_sa_service_table(&h[1]->node, 1, &q, IB_SR_COMP_SERVICE_ID, &out, &n),
+			 0);
+	assert_int_equal(n, 3);
+	free(out);
+	/* Get must find exactly one. */
+	ib_service_record_encode(&q, rec);
+	assert_int_equal(sib_sa_query(&h[1]->node, 1, IB_MAD_METHOD_GET, IB_SA_ATTR_SERVICE_RECORD,
+				      IB_SR_COMP_SERVICE_ID, rec, sizeof(rec), &ans),
+			 0);
+	assert_int_equal(ans.status, IB_SA_STATUS_TOO_MANY_RECORDS);
+	sib_sa_answer_free(&ans);
+	/* Someone else's GID, or the wrong key: refused. */
+	r = service(h[0], 0x2000, 9);
+	assert_int_equal(sib_sa_service_set(&h[1]->node, 1, &r), -EACCES);
+	r = service(h[0], 0x1001, 1);
+	r.ServiceP_Key = 0xff01;
+	r.ServiceKey[0] = 0x77;
+	assert_int_equal(sib_sa_service_delete(&h[0]->node, 1, &r), -EACCES);
+	r.ServiceKey[0] = 0x5a;
+	assert_int_equal(sib_sa_service_delete(&h[0]->node, 1, &r), 0);
+	assert_int_equal(sib_sa_service_delete(&h[0]->node, 1, &r), -ENOENT);
+	memset(&q, 0, sizeof(q));
+	assert_int_equal(sib_sa_service_table(&h[1]->node, 1, &q, 0, &out, &n), 0);
+	assert_int_equal(n, 4);
+	free(out);
+
+	/* A lease of 1 s ends; the port's own records leave with it. */
+	pthread_mutex_lock(&t.lock);
+	r = service(h[1], 0x3000, 1);
+	r.ServiceLease = 1;
+	pthread_mutex_unlock(&t.lock);
+	assert_int_equal(sib_sa_service_set(&h[1]->node, 1, &r), 0);
+	assert_int_equal(f->sm.sa->nservices, 5);
+	pthread_mutex_lock(&t.lock);
+	f->now += 2 * SEC;
+	pthread_mutex_unlock(&t.lock);
+	while (1) {
+		pthread_mutex_lock(&t.lock);
+		n = f->sm.sa->nservices;
+		pthread_mutex_unlock(&t.lock);
+		if (n == 4)
+			break;
+		usleep(1000);
+	}
+	pthread_mutex_lock(&t.lock);
+	t.stop = true;
+	pthread_mutex_unlock(&t.lock);
+	pthread_join(th, NULL);
+	sib_hca_free(h[0]);
+	h[0] = NULL;
+	sweep_until(f, h, 2, 1);
+	assert_int_equal(f->sm.sa->nservices, 0);
+	sib_hca_free(h[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -867,6 +978,7 @@ int main(void)
 		T(lids_survive_an_sm_restart),
 		T(a_remembered_lid_goes_back_to_its_guid),
 		T(a_second_sm_stands_by_and_takes_over),
+		T(sa_service_records_register_find_and_leave),
 #undef T
 	};
 

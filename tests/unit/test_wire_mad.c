@@ -105,6 +105,7 @@ _Static_assert(sizeof(struct ib_service_record) <= STRUCT_MAX, "STRUCT_MAX");
 _Static_assert(sizeof(struct ib_cm_req) <= STRUCT_MAX, "STRUCT_MAX");
 _Static_assert(sizeof(struct ib_cm_rej) <= STRUCT_MAX, "STRUCT_MAX");
 _Static_assert(sizeof(struct ib_cm_drep) <= STRUCT_MAX, "STRUCT_MAX");
+_Static_assert(sizeof(struct ib_cm_sidr_rep) <= STRUCT_MAX, "STRUCT_MAX");
 
 static const uint8_t *hex(const char *s, uint8_t *out, size_t n)
 {
