@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fabric/sa.h"
+#include "fabric/sa_mcast.h"
 #include "fabric/sm.h"
 #include "base/log.h"
 #include "wire/bitfield.h"
@@ -87,6 +88,7 @@ const char *sib_sm_state_str(uint8_t state)
 
 void sib_sm_fini(struct sib_sm *sm)
 {
+	sib_sa_mcast_free(sm);
 	sib_sa_state_free(sm);
 	free(sm->ports);
 	free(sm->memory);
@@ -385,6 +387,7 @@ static void drop_port(struct sib_sm *sm, struct sib_sm_port *p, const char *why)
 		}
 	}
 	sib_sa_port_gone(sm, p->guid);
+	sib_sa_mcast_port_gone(sm, p->guid);
 	port_free(sm, p);
 }
 

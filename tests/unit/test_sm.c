@@ -23,6 +23,7 @@
 
 #include "fabric/sa.c"
 #include "fabric/sa_rmpp.c"
+#include "fabric/sa_mcast.c"
 #include "fabric/sa_service.c"
 #include "fabric/sm.c"
 #include "hca/hca.h"
