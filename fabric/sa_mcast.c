@@ -105,6 +105,7 @@ void sib_sa_mcast_free(struct sib_sm *sm)
 	for (unsigned i = 0; i < mc->ngroups; i++)
 		free(mc->groups[i].members);
 	free(mc->groups);
+	free(mc->departed);
 	free(mc);
 	sm->sa->mcast = NULL;
 }
@@ -403,6 +404,10 @@ static void mc_join(struct sib_sm *sm, struct sib_sa_mcast *mc, const struct sib
 	}
 	if ((mem->JoinState | q->JoinState) != mem->JoinState)
 		g->generation = ++mc->generation;
+	/* A port that comes back is no longer told the MLID is gone. */
+	for (unsigned i = 0; i < mc->ndeparted; i++)
+		if (mc->departed[i].port_guid == p->guid && mc->departed[i].mlid == g->rec.MLID)
+			mc->departed[i--] = mc->departed[--mc->ndeparted];
 	mem->JoinState |= q->JoinState;
 	mc->joins++;
 	out = g->rec;
@@ -439,8 +444,10 @@ static void mc_leave(struct sib_sm *sm, struct sib_sa_mcast *mc, const struct si
 	memcpy(out.PortGID.raw, mem->PortGID, 16);
 	mem->JoinState &= (uint8_t)~q->JoinState;
 	out.JoinState = mem->JoinState;
-	if (!mem->JoinState)
+	if (!mem->JoinState) {
+		sib_sa_mcast_departed_add(mc, mem->port_guid, g->rec.MLID);
 		member_remove(mc, g, (unsigned)(mem - g->members));
+	}
 	else
 		g->generation = ++mc->generation;
 	answer(sm, a, from, m, IB_MAD_METHOD_DELETE_RESP, 0, &out);
@@ -544,4 +551,23 @@ void sib_sa_mcast_port_gone(struct sib_sm *sm, uint64_t port_guid)
 			break;
 		}
 	}
+}
+
+void sib_sa_mcast_departed_add(struct sib_sa_mcast *mc, uint64_t port_guid, uint16_t mlid)
+{
+	if (mc->ndeparted == mc->departed_cap) {
+		unsigned cap = mc->departed_cap ? mc->departed_cap * 2 : 8;
+		struct sib_sa_mcast_departed *n;
+
+		if (cap > SIB_SA_MCAST_MEMBERS_MAX)
+			return; /* best effort: the port keeps a stale list */
+		n = realloc(mc->departed, cap * sizeof(*n));
+		if (!n)
+			return;
+		mc->departed = n;
+		mc->departed_cap = cap;
+	}
+	mc->departed[mc->ndeparted++] = (struct sib_sa_mcast_departed){
+		.port_guid = port_guid, .mlid = mlid, .tries = SIB_SM_RETRIES,
+	};
 }

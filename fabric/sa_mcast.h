@@ -45,6 +45,18 @@ struct sib_sa_mcmember {
 	uint64_t port_guid;
 	uint8_t PortGID[16];
 	uint8_t JoinState;
+	/* sm_mcast.c: the group generation the port has installed, the one
+	 * on its way (the TID of its last block), when to send again. */
+	uint64_t programmed_gen, pending_gen;
+	uint64_t tid, resend_ns;
+};
+
+/* A port that left a group: the SM tells it the MLID is gone. */
+struct sib_sa_mcast_departed {
+	uint64_t port_guid;
+	uint16_t mlid;
+	uint64_t tid, resend_ns;
+	unsigned tries;
 };
 
 struct sib_sa_mgroup {
@@ -61,6 +73,9 @@ struct sib_sa_mcast {
 	uint32_t next_mgid; /* SA-chosen MGIDs */
 	uint64_t generation;
 	uint64_t joins, leaves, refused;
+	struct sib_sa_mcast_departed *departed;
+	unsigned ndeparted, departed_cap;
+	uint64_t programmed, program_sets; /* ports that installed a list; Sets sent */
 };
 
 /* The groups, made (with the IPoIB broadcast group) on first use. */
@@ -72,6 +87,21 @@ void sib_sa_mcmember_record(struct sib_sm *sm, const struct sib_mad_addr *a,
 			    const struct sib_endpoint *from, struct ib_sa_mad *m, uint8_t method);
 /* The port leaves every group (the SM dropped it). */
 void sib_sa_mcast_port_gone(struct sib_sm *sm, uint64_t port_guid);
+/*
+ * sm_mcast.c: the SM programs SoftibMulticastPorts (mgmt/mcast_ports.h)
+ * into every member port whose list is older than its group's, with the
+ * ports that receive (FullMember, NonMember); a Set not answered with
+ * Installed is sent again after SIB_SM_TIMEOUT_NS while the port lives.
+ * A port that left hears that the MLID is gone (up to SIB_SM_RETRIES).
+ */
+void sib_sm_mcast_program(struct sib_sm *sm);
+/* A GetResp(SoftibMulticastPorts) from a port. */
+void sib_sm_mcast_resp_rx(struct sib_sm *sm, const uint8_t *mad, const struct sib_endpoint *from);
+/* When sib_sm_mcast_program next has something to send again (0: never). */
+uint64_t sib_sm_mcast_next_deadline(const struct sib_sm *sm);
+/* sa_mcast.c: a port left mlid (not gone from the subnet): tell it. */
+void sib_sa_mcast_departed_add(struct sib_sa_mcast *mc, uint64_t port_guid, uint16_t mlid);
+
 /* The group of MLID mlid, or NULL. */
 struct sib_sa_mgroup *sib_sa_mcast_by_mlid(struct sib_sm *sm, uint16_t mlid);
 

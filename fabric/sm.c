@@ -5,6 +5,7 @@
 
 #include "fabric/sa.h"
 #include "fabric/sa_mcast.h"
+#include "mgmt/mcast_ports.h"
 #include "fabric/sm.h"
 #include "base/log.h"
 #include "wire/bitfield.h"
@@ -830,7 +831,10 @@ void sib_sm_rx(struct sib_sm *sm, const uint8_t *buf, size_t len, const struct s
 			sm->dropped++;
 		return;
 	}
-	if (mad[3] & IB_MAD_METHOD_RESP)
+	if ((mad[3] & IB_MAD_METHOD_RESP) && mad[1] == IB_MGMT_CLASS_SUBN_LID_ROUTED &&
+	    ib_bits_get(mad, 128, 16) == SIB_SMP_ATTR_MULTICAST_PORTS)
+		sib_sm_mcast_resp_rx(sm, mad, from); /* multicast programming, sm_mcast.c */
+	else if (mad[3] & IB_MAD_METHOD_RESP)
 		smp_resp_rx(sm, mad, from);
 	else if (mad[3] == IB_MAD_METHOD_TRAP && mad[1] == IB_MGMT_CLASS_SUBN_LID_ROUTED)
 		trap_rx(sm, &a, mad, from);
@@ -920,6 +924,8 @@ int sib_sm_step(struct sib_sm *sm, uint64_t now_ns)
 	if (sm->state == IB_SM_STATE_DISCOVERING)
 		poll_peers(sm);
 	sib_sa_step(sm);
+	if (sm->state == IB_SM_STATE_MASTER)
+		sib_sm_mcast_program(sm);
 	if (now_ns >= sm->next_sweep_ns) {
 		if (sm->state == IB_SM_STATE_MASTER)
 			sweep(sm);
@@ -933,6 +939,10 @@ int sib_sm_step(struct sib_sm *sm, uint64_t now_ns)
 uint64_t sib_sm_next_deadline(const struct sib_sm *sm)
 {
 	uint64_t d = sm->next_sweep_ns, sa = sib_sa_next_deadline(sm);
+	uint64_t mc = sib_sm_mcast_next_deadline(sm);
+
+	if (mc && mc < d)
+		d = mc;
 
 	for (unsigned i = 0; i < sm->npeers; i++)
 		if (sm->peers[i].deadline_ns && sm->peers[i].deadline_ns < d)

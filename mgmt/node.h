@@ -34,6 +34,7 @@
 struct sib_node;
 struct sib_mad_agent_reg;
 struct sib_cm;
+struct sib_mcast_stages;
 
 /* How many SM addresses SOFTIB_SM may list (a master and its standbys). */
 #define SIB_SM_MAX_ADDRS 4
@@ -77,6 +78,7 @@ struct sib_port_mgmt {
 	uint64_t mkey_warn_ns;	   /* the last violation that was logged at warn */
 	uint64_t mkey_trap_ns;	   /* the last trap 256 sent */
 	uint64_t smp_refused;	   /* SMPs the SMA discarded (bad M_Key, Set from a stranger) */
+	struct sib_mcast_stages *mcast_stages; /* SoftibMulticastPorts (mcast_ports.c) */
 };
 
 /* What a port has counted, for PortInfo's violation counters and PerfMgt
@@ -103,6 +105,10 @@ struct sib_node_ops {
 	bool (*on_thread)(struct sib_node *node);
 	/* The port's counters; NULL: all zero.  Called without the lock. */
 	void (*counters)(struct sib_node *node, unsigned port_num, struct sib_node_counters *out);
+	/* The SM programmed the ports that receive MLID mlid (mcast_ports.h):
+	 * n endpoints, 0 = none.  0 or an errno.  NULL: ignored. */
+	int (*mcast_ports)(struct sib_node *node, unsigned port_num, uint16_t mlid,
+			   const struct sib_endpoint *eps, unsigned n);
 };
 
 struct sib_node {

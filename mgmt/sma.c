@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "mgmt/mad_agent.h"
+#include "mgmt/mcast_ports.h"
 #include "mgmt/node.h"
 #include "base/log.h"
 #include "mgmt/port_up.h"
@@ -254,6 +255,8 @@ static uint16_t sma_attr(struct sib_node *node, unsigned port_num, uint8_t metho
 		ib_sm_info_encode(&si, out);
 		return 0;
 	}
+	case SIB_SMP_ATTR_MULTICAST_PORTS:
+		return sib_sma_mcast_ports(node, port_num, set, mod, in, out);
 	default:
 		return IB_MAD_STATUS_UNSUP_METHOD_ATTR;
 	}

@@ -17,14 +17,20 @@
 #include <errno.h>
 #include <string.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "fabric/sa.c"
 #include "fabric/sa_mcast.c"
+#include "fabric/sm_mcast.c"
 #include "fabric/sa_rmpp.c"
 #include "fabric/sa_service.c"
 #include "fabric/sm.c"
 #include "hca/hca.h"
 #include "mgmt/mad_packet.h"
+#include "mgmt/mcast_ports.h"
+#include "transport/cq.h"
+#include "transport/mcast.h"
+#include "transport/qp.h"
 #include "wire/sa.h"
 
 #define SEC 1000000000ull
@@ -338,6 +344,196 @@ static void a_dropped_port_leaves_its_groups(void **state)
 	assert_null(sib_sa_mcast_by_mlid(&f->sm, mlid));
 }
 
+/* A UD QP at RTS on h's engine, receiving into buf, with its own CQ. */
+struct mqp {
+	struct sib_cq *cq;
+	struct sib_qp *qp;
+	uint32_t lkey;
+	uint8_t buf[4][40 + 64];
+};
+
+static void mqp_new(struct sib_hca *h, struct mqp *q, uint32_t qkey)
+{
+	struct sib_cq_init ci = { .cqe = 64 };
+	char why[160];
+	struct sib_qp_init in = {
+		.type = SIB_QPT_UD,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1,
+			 .max_inline_data = 64 },
+		.pd = 3,
+		.qpns = h->qpns,
+		.engine = h->engine,
+	};
+	struct memreg_mr_attr ma = { .host = q->buf, .iova = (uint64_t)(uintptr_t)q->buf,
+				     .length = sizeof(q->buf), .access = MEMREG_ACCESS_LOCAL_WRITE,
+				     .pd = 3 };
+	struct sib_qp_limits lim = { .active_mtu = SIB_MTU_4096, .pkey_tbl_len = 1,
+				     .gid_tbl_len = 1, .phys_port_cnt = 1 };
+	struct sib_qp_attr a = { .qp_state = SIB_QPS_INIT, .port_num = 1, .qkey = qkey };
+
+	assert_int_equal(sib_cq_create(&ci, &q->cq), 0);
+	in.send_cq = in.recv_cq = q->cq;
+	assert_int_equal(sib_qp_create(&in, &q->qp, why, sizeof(why)), 0);
+	assert_int_equal(memreg_mr_register(h->memreg, &ma, &q->lkey), 0);
+	assert_int_equal(sib_qp_modify(q->qp, &a, SIB_QP_STATE | SIB_QP_PKEY_INDEX | SIB_QP_PORT |
+							  SIB_QP_QKEY,
+				       &lim, why, sizeof(why)),
+			 0);
+	a.qp_state = SIB_QPS_RTR;
+	assert_int_equal(sib_qp_modify(q->qp, &a, SIB_QP_STATE, &lim, why, sizeof(why)), 0);
+	a.qp_state = SIB_QPS_RTS;
+	assert_int_equal(sib_qp_modify(q->qp, &a, SIB_QP_STATE | SIB_QP_SQ_PSN, &lim, why,
+				       sizeof(why)),
+			 0);
+	for (int k = 0; k < 4; k++) {
+		struct sib_sge sge = { .addr = (uint64_t)(uintptr_t)q->buf[k],
+				       .length = sizeof(q->buf[k]), .lkey = q->lkey };
+
+		assert_int_equal(sib_qp_post_recv(q->qp, (uint64_t)k, &sge, 1, why, sizeof(why)),
+				 0);
+	}
+}
+
+static void mqp_free(struct mqp *q)
+{
+	sib_qp_destroy(q->qp);
+	assert_int_equal(sib_cq_destroy(q->cq), 0);
+}
+
+static int mqp_recvs(struct mqp *q)
+{
+	struct sib_cqe c;
+	int n = 0;
+
+	while (sib_cq_poll(q->cq, &c, 1) == 1)
+		n += c.opcode == SIB_WC_RECV && c.status == SIB_WC_SUCCESS;
+	return n;
+}
+
+/* Runs the subnet until each QP got want[i] datagrams (or 10 s passed:
+ * a datagram from a source not yet known waits for the SA's answer);
+ * then checks that nobody got more. */
+static void expect_recvs(struct fixture *f, struct mqp *m, const int *want)
+{
+	int have[3] = { 0 };
+
+	for (int round = 0; round < 10000; round++) {
+		bool done = true;
+
+		settle(f);
+		for (int i = 0; i < 3; i++) {
+			have[i] += mqp_recvs(&m[i]);
+			done &= have[i] >= want[i];
+		}
+		if (done)
+			break;
+		usleep(1000);
+	}
+	settle(f);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(have[i] + mqp_recvs(&m[i]), want[i]);
+}
+
+static void mc_send_from(struct mqp *q, uint16_t mlid, const uint8_t *mgid, uint32_t qkey)
+{
+	struct sib_send_wqe w = { .wr_id = 1, .opcode = SIB_WR_SEND,
+				  .send_flags = SIB_SEND_INLINE, .length = 8 };
+	char why[160] = "";
+
+	w.ud.av.DLID = mlid;
+	w.ud.av.port_num = 1;
+	w.ud.av.is_global = 1;
+	memcpy(w.ud.av.DGID, mgid, 16);
+	w.ud.remote_qpn = SIB_MCAST_QPN;
+	w.ud.remote_qkey = qkey;
+	static char payload[8] = "mcastpk";
+	struct sib_sge sge = { .addr = (uint64_t)(uintptr_t)payload, .length = 8 };
+
+	w.num_sge = 1;
+	if (sib_qp_post_send(q->qp, &w, &sge, why, sizeof(why)))
+		fail_msg("post_send: %s", why);
+	sib_qp_kick(q->qp);
+}
+
+static void the_sm_programs_member_ports_and_a_send_only_member_reaches_the_receivers(
+	void **state)
+{
+	struct fixture *f = *state;
+	struct ib_mcmember_record q, got;
+	struct ib_sa_mad r;
+	struct mqp m[3];
+	char why[160];
+	uint16_t mlid;
+
+	/* 0 FullMember (creates), 1 NonMember, 2 SendOnlyNonMember. */
+	q = rec(f, 0, G1, IB_MCR_JOIN_FULL_MEMBER);
+	assert_int_equal(ask(f, 0, IB_MAD_METHOD_SET, CREATE, &q, &r), 0);
+	ib_mcmember_record_decode(&got, r.SubnAdmData);
+	mlid = got.MLID;
+	q = rec(f, 1, G1, IB_MCR_JOIN_NON_MEMBER);
+	assert_int_equal(ask(f, 1, IB_MAD_METHOD_SET, JOIN, &q, &r), 0);
+	q = rec(f, 2, G1, IB_MCR_JOIN_SEND_ONLY_NON_MEMBER);
+	assert_int_equal(ask(f, 2, IB_MAD_METHOD_SET, JOIN, &q, &r), 0);
+	settle(f);
+	/* Every member installed the latest list: the Sets went out and came back. */
+	assert_true(f->sm.sa->mcast->program_sets >= 3);
+	struct sib_sa_mgroup *g = sib_sa_mcast_by_mlid(&f->sm, mlid);
+
+	assert_non_null(g);
+	for (unsigned k = 0; k < g->nmembers; k++)
+		assert_true(g->members[k].programmed_gen == g->generation);
+	for (int i = 0; i < 3; i++) {
+		mqp_new(f->h[i], &m[i], 0x12345678);
+		assert_int_equal(sib_qp_mcast_attach(m[i].qp, G1, mlid, why, sizeof(why)), 0);
+	}
+	/* From the send-only port: ports 0 and 1 receive, port 2's own QP gets
+	 * the loopback copy (the HCA loops back whatever its QPs attached). */
+	mc_send_from(&m[2], mlid, G1, 0x12345678);
+	expect_recvs(f, m, (const int[]){ 1, 1, 1 });
+	/* Port 1 leaves: the SM reprograms the others, and tells port 1. */
+	q = rec(f, 1, G1, IB_MCR_JOIN_NON_MEMBER);
+	assert_int_equal(ask(f, 1, IB_MAD_METHOD_DELETE, JOIN, &q, &r), 0);
+	settle(f);
+	assert_int_equal(f->sm.sa->mcast->ndeparted, 0);
+	/* Port 1's QP is still attached, but its port is no member now. */
+	mc_send_from(&m[2], mlid, G1, 0x12345678);
+	expect_recvs(f, m, (const int[]){ 1, 0, 1 });
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(sib_qp_mcast_detach(m[i].qp, G1, mlid, why, sizeof(why)), 0);
+		mqp_free(&m[i]);
+	}
+}
+
+static void a_multicast_ports_set_without_the_m_key_is_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct ib_smp smp;
+	struct sib_mad_addr a;
+	uint8_t mad[IB_MAD_BYTES];
+	struct sib_mcast_ports b = { .Generation = 7, .NumPorts = 1 };
+	uint64_t refused = f->h[0]->node.mgmt[0].smp_refused;
+
+	/* A stranger (the probe) Sets a list on port 0 with a wrong M_Key. */
+	b.ep[0] = f->probe->local;
+	memset(&smp, 0, sizeof(smp));
+	smp.hdr.BaseVersion = IB_MAD_BASE_VERSION;
+	smp.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_LID_ROUTED;
+	smp.hdr.ClassVersion = IB_SMP_CLASS_VERSION;
+	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_SET);
+	smp.hdr.TransactionID = 99;
+	smp.hdr.AttributeID = SIB_SMP_ATTR_MULTICAST_PORTS;
+	smp.hdr.AttributeModifier = sib_mcast_ports_mod(0xc005, 0);
+	smp.M_Key = 0x1234;
+	sib_mcast_ports_encode(&b, smp.SMPData);
+	ib_smp_encode(&smp, mad);
+	sib_mad_addr_init(&a, SIB_QP0, f->h[0]->node.ports[0].LID, 1);
+	assert_int_equal(sib_mgmt_send(f->probe, &a, mad, &f->h[0]->node.mgmt[0].link->local), 0);
+	sib_link_flush(f->probe);
+	settle(f);
+	assert_int_equal(f->h[0]->node.mgmt[0].smp_refused, refused + 1);
+	assert_null(f->h[0]->node.mgmt[0].mcast_stages);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +544,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(the_ipoib_broadcast_group_is_there_and_stays, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(a_dropped_port_leaves_its_groups, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			the_sm_programs_member_ports_and_a_send_only_member_reaches_the_receivers,
+			setup, teardown),
+		cmocka_unit_test_setup_teardown(a_multicast_ports_set_without_the_m_key_is_refused,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
