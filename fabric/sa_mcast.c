@@ -247,6 +247,11 @@ static void answer(struct sib_sm *sm, const struct sib_mad_addr *a,
 
 	if (status)
 		sm->sa->mcast->refused++;
+	/* A join or leave changed the members: program the ports before the
+	 * answer goes, so that the joiner's port knows where to send by the
+	 * time its program does (the Set and the answer travel in order). */
+	else if (method == IB_MAD_METHOD_GET_RESP || method == IB_MAD_METHOD_DELETE_RESP)
+		sib_sm_mcast_program(sm);
 	if (rec)
 		ib_mcmember_record_encode(rec, buf);
 	sib_sa_respond(sm, a, from, m, method, status, rec ? buf : NULL,
