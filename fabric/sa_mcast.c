@@ -106,6 +106,7 @@ void sib_sa_mcast_free(struct sib_sm *sm)
 		free(mc->groups[i].members);
 	free(mc->groups);
 	free(mc->departed);
+	free(mc->waits);
 	free(mc);
 	sm->sa->mcast = NULL;
 }
@@ -239,23 +240,96 @@ static bool group_matches(const struct ib_mcmember_record *g, const struct ib_mc
 	return true;
 }
 
-static void answer(struct sib_sm *sm, const struct sib_mad_addr *a,
-		   const struct sib_endpoint *from, struct ib_sa_mad *m, uint8_t method,
-		   uint16_t status, const struct ib_mcmember_record *rec)
+static void respond_now(struct sib_sm *sm, const struct sib_mad_addr *a,
+			const struct sib_endpoint *from, struct ib_sa_mad *m, uint8_t method,
+			uint16_t status, const struct ib_mcmember_record *rec)
 {
 	uint8_t buf[IB_MCMEMBER_RECORD_BYTES];
 
-	if (status)
-		sm->sa->mcast->refused++;
-	/* A join or leave changed the members: program the ports before the
-	 * answer goes, so that the joiner's port knows where to send by the
-	 * time its program does (the Set and the answer travel in order). */
-	else if (method == IB_MAD_METHOD_GET_RESP || method == IB_MAD_METHOD_DELETE_RESP)
-		sib_sm_mcast_program(sm);
 	if (rec)
 		ib_mcmember_record_encode(rec, buf);
 	sib_sa_respond(sm, a, from, m, method, status, rec ? buf : NULL,
 		       rec ? IB_MCMEMBER_RECORD_BYTES : 0, rec ? 1 : 0);
+}
+
+/* Every live member of g has installed generation gen (or a later one). */
+static bool group_installed(struct sib_sm *sm, const struct sib_sa_mgroup *g, uint64_t gen)
+{
+	for (unsigned i = 0; i < g->nmembers; i++) {
+		struct sib_sm_port *p = sib_sm_port_by_guid(sm, g->members[i].port_guid);
+
+		if (p && p->state == SIB_SMP_ACTIVE && g->members[i].programmed_gen < gen)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A join or leave is answered once every member port has installed the
+ * group's new port list (the SM programs them first: sm_mcast.c), so
+ * that when a program hears it joined, every member can reach it and it
+ * can reach every member; after SIB_SM_RETRIES timeouts it is answered
+ * anyway.  Other answers go at once.
+ */
+static void answer(struct sib_sm *sm, const struct sib_mad_addr *a,
+		   const struct sib_endpoint *from, struct ib_sa_mad *m, uint8_t method,
+		   uint16_t status, const struct ib_mcmember_record *rec)
+{
+	struct sib_sa_mcast *mc = sm->sa->mcast;
+	struct sib_sa_mgroup *g;
+	struct sib_sa_mcast_wait *w;
+
+	if (status)
+		mc->refused++;
+	if (status || !rec ||
+	    (method != IB_MAD_METHOD_GET_RESP && method != IB_MAD_METHOD_DELETE_RESP)) {
+		respond_now(sm, a, from, m, method, status, rec);
+		return;
+	}
+	sib_sm_mcast_program(sm);
+	g = sib_sa_mcast_by_mlid(sm, rec->MLID);
+	if (!g || group_installed(sm, g, g->generation) || mc->nwaits >= SIB_SA_MCAST_WAITS_MAX) {
+		respond_now(sm, a, from, m, method, status, rec);
+		return;
+	}
+	if (mc->nwaits == mc->waits_cap) {
+		unsigned cap = mc->waits_cap ? mc->waits_cap * 2 : 8;
+		struct sib_sa_mcast_wait *n = realloc(mc->waits, cap * sizeof(*n));
+
+		if (!n) {
+			respond_now(sm, a, from, m, method, status, rec);
+			return;
+		}
+		mc->waits = n;
+		mc->waits_cap = cap;
+	}
+	w = &mc->waits[mc->nwaits++];
+	w->a = *a;
+	w->from = *from;
+	w->m = *m;
+	w->method = method;
+	w->rec = *rec;
+	w->gen = g->generation;
+	w->deadline_ns = sm->now_ns + SIB_SM_TIMEOUT_NS * (SIB_SM_RETRIES + 1);
+}
+
+void sib_sa_mcast_answer_waiting(struct sib_sm *sm)
+{
+	struct sib_sa_mcast *mc = sm->sa ? sm->sa->mcast : NULL;
+
+	for (unsigned i = 0; mc && i < mc->nwaits;) {
+		struct sib_sa_mcast_wait *w = &mc->waits[i];
+		struct sib_sa_mgroup *g = sib_sa_mcast_by_mlid(sm, w->rec.MLID);
+
+		if (g && !group_installed(sm, g, w->gen) && w->deadline_ns > sm->now_ns) {
+			i++;
+			continue;
+		}
+		struct sib_sa_mcast_wait done = *w;
+
+		mc->waits[i] = mc->waits[--mc->nwaits];
+		respond_now(sm, &done.a, &done.from, &done.m, done.method, 0, &done.rec);
+	}
 }
 
 /* The requester's port (by the MAD's SLID), when port_gid is its own. */

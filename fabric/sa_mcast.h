@@ -27,7 +27,11 @@
  *     IPv4 broadcast group of the default partition, link-local scope),
  *     which the SA keeps from the start, with Q_Key 0x0B1B and MTU 2048,
  *     as OpenSM does for IPoIB partitions;
- *   - a port the SM drops leaves every group (sib_sa_mcast_port_gone).
+ *   - a port the SM drops leaves every group (sib_sa_mcast_port_gone);
+ *   - a join or leave is answered once every live member port has
+ *     installed the group's new port list (sm_mcast.c programs them), or
+ *     after SIB_SM_RETRIES + 1 timeouts: a program that hears it joined
+ *     can send to every member at once, and be reached by them.
  */
 #ifndef SIB_FABRIC_SA_MCAST_H
 #define SIB_FABRIC_SA_MCAST_H
@@ -67,6 +71,17 @@ struct sib_sa_mgroup {
 	uint64_t generation; /* changes with the member ports (sm_mcast.c programs them) */
 };
 
+/* A join or leave answered once the member ports installed its change. */
+#define SIB_SA_MCAST_WAITS_MAX 256
+struct sib_sa_mcast_wait {
+	struct sib_mad_addr a;
+	struct sib_endpoint from;
+	struct ib_sa_mad m;
+	uint8_t method;
+	struct ib_mcmember_record rec;
+	uint64_t gen, deadline_ns;
+};
+
 struct sib_sa_mcast {
 	struct sib_sa_mgroup *groups;
 	unsigned ngroups, cap;
@@ -76,6 +91,8 @@ struct sib_sa_mcast {
 	struct sib_sa_mcast_departed *departed;
 	unsigned ndeparted, departed_cap;
 	uint64_t programmed, program_sets; /* ports that installed a list; Sets sent */
+	struct sib_sa_mcast_wait *waits;
+	unsigned nwaits, waits_cap;
 };
 
 /* The groups, made (with the IPoIB broadcast group) on first use. */
@@ -101,6 +118,10 @@ void sib_sm_mcast_resp_rx(struct sib_sm *sm, const uint8_t *mad, const struct si
 uint64_t sib_sm_mcast_next_deadline(const struct sib_sm *sm);
 /* sa_mcast.c: a port left mlid (not gone from the subnet): tell it. */
 void sib_sa_mcast_departed_add(struct sib_sa_mcast *mc, uint64_t port_guid, uint16_t mlid);
+
+/* Answers the joins and leaves whose change every member installed (or
+ * whose wait ran out). */
+void sib_sa_mcast_answer_waiting(struct sib_sm *sm);
 
 /* The group of MLID mlid, or NULL. */
 struct sib_sa_mgroup *sib_sa_mcast_by_mlid(struct sib_sm *sm, uint16_t mlid);

@@ -114,6 +114,7 @@ void sib_sm_mcast_program(struct sib_sm *sm)
 		}
 	}
 	free(eps);
+	sib_sa_mcast_answer_waiting(sm);
 	for (unsigned i = 0; i < mc->ndeparted;) {
 		struct sib_sa_mcast_departed *d = &mc->departed[i];
 		struct sib_sm_port *p = sib_sm_port_by_guid(sm, d->port_guid);
@@ -167,6 +168,7 @@ void sib_sm_mcast_resp_rx(struct sib_sm *sm, const uint8_t *mad, const struct si
 			    m->programmed_gen != m->pending_gen) {
 				m->programmed_gen = m->pending_gen;
 				mc->programmed++;
+				sib_sa_mcast_answer_waiting(sm);
 			}
 			return;
 		}
@@ -202,5 +204,8 @@ uint64_t sib_sm_mcast_next_deadline(const struct sib_sm *sm)
 	for (unsigned i = 0; i < mc->ndeparted; i++)
 		if (!d || mc->departed[i].resend_ns < d)
 			d = mc->departed[i].resend_ns ? mc->departed[i].resend_ns : 1;
+	for (unsigned i = 0; i < mc->nwaits; i++)
+		if (!d || mc->waits[i].deadline_ns < d)
+			d = mc->waits[i].deadline_ns;
 	return d;
 }

@@ -149,8 +149,16 @@ static uint16_t ask(struct fixture *f, int i, uint8_t method, uint64_t comp,
 	ib_sa_mad_encode(&m, mad);
 	sib_mad_addr_init(&a, SIB_QP1, SIB_SM_LID, f->h[i]->node.ports[0].LID);
 	assert_int_equal(sib_mgmt_send(f->probe, &a, mad, &f->sm_link->local), 0);
-	sib_sm_step(&f->sm, f->now);
-	assert_int_equal(sib_link_poll(f->probe, 4, got_rx, &g), 1);
+	/* A join or leave is answered once the member ports installed it:
+	 * run the ports too until the answer comes. */
+	for (int round = 0; round < 200 && !g.n; round++) {
+		sib_sm_step(&f->sm, f->now);
+		sib_link_poll(f->probe, 4, got_rx, &g);
+		for (unsigned i = 0; i < 3 && !g.n; i++)
+			if (f->h[i])
+				sib_progress_poll(f->h[i]);
+	}
+	assert_int_equal(g.n, 1);
 	ib_sa_mad_decode(resp, g.mad);
 	assert_int_equal(resp->hdr.TransactionID, 77);
 	return resp->hdr.Status;
@@ -474,8 +482,7 @@ static void the_sm_programs_member_ports_and_a_send_only_member_reaches_the_rece
 	assert_int_equal(ask(f, 1, IB_MAD_METHOD_SET, JOIN, &q, &r), 0);
 	q = rec(f, 2, G1, IB_MCR_JOIN_SEND_ONLY_NON_MEMBER);
 	assert_int_equal(ask(f, 2, IB_MAD_METHOD_SET, JOIN, &q, &r), 0);
-	settle(f);
-	/* Every member installed the latest list: the Sets went out and came back. */
+	/* The answer came once every member installed the latest list. */
 	assert_true(f->sm.sa->mcast->program_sets >= 3);
 	struct sib_sa_mgroup *g = sib_sa_mcast_by_mlid(&f->sm, mlid);
 
