@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# UD multicast across processes, each under `softib run`, on one subnet
+# (softib-sm's MCMemberRecord, the ports it programs, rdma_join_multicast):
+#   - mckey: two receivers, then one sender (-s), 5 messages: all three
+#     exit 0, report the same MGID (239.1.2.3 as the kernel's rdma_cm maps
+#     it: ff12:4001:ffff::f01:203) and MLID, and finish their transfers;
+#   - tests/helpers/mcast_members: three processes join, send, leave and
+#     rejoin one group, and each checks what it received (A and B: 1 2 3,
+#     C, which left during 2: 1 3).
+. "$(dirname "$0")/lib.sh"
+
+sib_init mcast
+sib_need mckey timeout
+sib_need_sm
+"$SOFTIB" run -- test -c /dev/infiniband/rdma_cm ||
+	sib_skip "softib run shows no /dev/infiniband/rdma_cm"
+members=$B/helpers/mcast_members
+[ -x "$members" ] || sib_skip "$members is not built"
+
+LIMIT=${MCAST_LIMIT:-120}
+failed=()
+
+# wait_line ID REGEX: until background ID prints REGEX (fails when it exits first).
+wait_line()
+{
+	local id=$1 re=$2 i
+
+	for ((i = 0; i < 1200; i++)); do
+		grep -Eq -- "$re" "$(sib_out "$id")" 2>/dev/null && return 0
+		kill -0 "${SIB_PID[$id]}" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# ---- mckey: one sender, two receivers
+GROUP=239.1.2.3
+MGID_RE='ff12:4001:ffff::f01:203'
+ok=1
+for r in r1 r2; do
+	sib_start "mckey.$r" "$LIMIT" "${SIB_LINEBUF[@]}" "$SOFTIB" run -- \
+		mckey -m $GROUP -b 127.0.0.1 -C 5
+done
+for r in r1 r2; do
+	wait_line "mckey.$r" '^receiving data transfers' ||
+		{ echo "FAIL: mckey.$r never got ready"; ok=0; }
+done
+if [ $ok = 1 ]; then
+	sib_run mckey.s "$LIMIT" "${SIB_LINEBUF[@]}" "$SOFTIB" run -- \
+		mckey -m $GROUP -b 127.0.0.1 -s -C 5 || ok=0
+fi
+for r in r1 r2; do
+	sib_wait "mckey.$r" || ok=0
+done
+for id in mckey.r1 mckey.r2 mckey.s; do
+	out=$(sib_out "$id")
+	sib_expect "$out" "joined dgid: $MGID_RE mlid 0xc[0-9a-f]{3} sl 0" "$id joined" || ok=0
+	sib_expect "$out" '^data transfers complete' "$id transfers" || ok=0
+	sib_expect "$out" '^return status 0' "$id status" || ok=0
+done
+mlids=$(grep -ho 'mlid 0x[0-9a-f]*' "$(sib_out mckey.r1)" "$(sib_out mckey.r2)" \
+	"$(sib_out mckey.s)" | sort -u | wc -l)
+[ "$mlids" = 1 ] || { echo "FAIL: mckey: the three saw $mlids different MLIDs"; ok=0; }
+if [ $ok = 1 ]; then
+	echo "ok: mckey, one sender and two receivers"
+else
+	failed+=(mckey)
+	sib_show mckey.r1 mckey.r2 mckey.s
+fi
+
+# ---- three members: join, send, leave, rejoin
+steps=$SIB_TMP/steps
+mkdir -p "$steps"
+ok=1
+for role in A B C; do
+	sib_start "members.$role" "$LIMIT" "${SIB_LINEBUF[@]}" "$SOFTIB" run -- \
+		"$members" $role "$steps" 239.1.2.4 127.0.0.1
+done
+for role in A B C; do
+	sib_wait "members.$role"
+	rc=$?
+	[ $rc = 77 ] && sib_skip "mcast_members: softib0 or the group is not there"
+	[ $rc = 0 ] || { echo "FAIL: members.$role: $(sib_status_text $rc)"; ok=0; }
+done
+sib_expect "$(sib_out members.A)" '^A received: 123$' "A got 1, 2 and 3" || ok=0
+sib_expect "$(sib_out members.B)" '^B received: 123$' "B got 1, 2 and 3" || ok=0
+sib_expect "$(sib_out members.C)" '^C received: 13$' "C got 1 and 3, not 2" || ok=0
+sib_expect "$(sib_out members.C)" '^C left$' "C left" || ok=0
+[ "$(grep -c '^C joined' "$(sib_out members.C)")" = 2 ] ||
+	{ echo "FAIL: C did not join twice"; ok=0; }
+if [ $ok = 1 ]; then
+	echo "ok: three members join, send, leave and rejoin"
+else
+	failed+=(members)
+	sib_show members.A members.B members.C
+fi
+
+if [ ${#failed[@]} -ne 0 ]; then
+	echo "FAILED: ${failed[*]}"
+	exit 1
+fi
+exit 0
