@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fabric/sa.h"
+#include "fabric/partitions.h"
 #include "fabric/sa_mcast.h"
 #include "mgmt/mcast_ports.h"
 #include "fabric/sm.h"
@@ -366,6 +367,33 @@ static void set_port_info(struct sib_sm *sm, struct sib_sm_port *p, bool directe
 		 SIB_SM_RETRIES);
 }
 
+/* The port's P_Key table from the partitions (IBA 10.9.2: the SM sets
+ * the tables; partitions.h says which entries a port gets). */
+static void set_pkeys(struct sib_sm *sm, struct sib_sm_port *p, unsigned tries)
+{
+	static struct sib_partitions dflt;
+	struct ib_p_key_table pt;
+	uint16_t t[SIB_MAX_PKEYS];
+	uint8_t data[IB_SMP_DATA_BYTES];
+	char g[20];
+	unsigned n;
+
+	if (!dflt.n)
+		sib_partitions_default(&dflt);
+	n = sib_partitions_table(sm->partitions ? sm->partitions : &dflt, p->guid, t,
+				 SIB_MAX_PKEYS);
+	if (n > SIB_MAX_PKEYS)
+		sib_warn("softib-sm: port %s is in %u partitions, its P_Key table holds %d: the "
+			 "rest are left out",
+			 guid_str(p->guid, g), n, SIB_MAX_PKEYS);
+	memset(&pt, 0, sizeof(pt));
+	for (unsigned i = 0; i < SIB_MAX_PKEYS; i++)
+		pt.P_KeyTableBlock[i] = t[i];
+	memset(data, 0, sizeof(data));
+	ib_p_key_table_encode(&pt, data);
+	send_smp(sm, p, true, IB_MAD_METHOD_SET, IB_SMP_ATTR_P_KEY_TABLE, 0, data, tries);
+}
+
 static void configure(struct sib_sm *sm, struct sib_sm_port *p)
 {
 	p->state = SIB_SMP_GET_NODE_INFO;
@@ -550,9 +578,16 @@ static void smp_resp_rx(struct sib_sm *sm, const uint8_t *in, const struct sib_e
 			port_free(sm, p);
 			return;
 		}
+		/* Its partitions first, then the state: a port is ACTIVE
+		 * with the P_Keys it will keep. */
+		p->was_active = pi.PortState == IB_PORT_STATE_ACTIVE;
+		p->state = SIB_SMP_SET_PKEYS;
+		set_pkeys(sm, p, SIB_SM_RETRIES);
+		break;
+	case SIB_SMP_SET_PKEYS:
 		/* IBA 7.2: INIT -> ARMED -> ACTIVE.  A port already ACTIVE
 		 * (its SM restarted) may only be told ACTIVE again. */
-		if (pi.PortState == IB_PORT_STATE_ACTIVE) {
+		if (p->was_active) {
 			p->state = SIB_SMP_SET_ACTIVE;
 			set_port_info(sm, p, true, IB_PORT_STATE_ACTIVE);
 		} else {
@@ -875,6 +910,9 @@ static void timeouts(struct sib_sm *sm)
 		case SIB_SMP_GET_PORT_INFO:
 			send_smp(sm, p, true, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL,
 				 p->tries - 1);
+			break;
+		case SIB_SMP_SET_PKEYS:
+			set_pkeys(sm, p, p->tries - 1);
 			break;
 		case SIB_SMP_SET_ARMED: {
 			unsigned t = p->tries;

@@ -24,6 +24,7 @@
 #include "fabric/sm_mcast.c"
 #include "fabric/sa_rmpp.c"
 #include "fabric/sa_service.c"
+#include "fabric/partitions.c"
 #include "fabric/sm.c"
 #include "hca/hca.h"
 #include "mgmt/mad_packet.h"
