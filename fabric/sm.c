@@ -459,6 +459,17 @@ static void trap_rx(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8
 			 d.LIDADDR, (unsigned long long)d.M_Key);
 		return;
 	}
+	if (n.TrapNumber == IB_TRAP_BAD_P_KEY) {
+		struct ib_notice_bad_key d;
+
+		ib_notice_bad_key_decode(&d, n.DataDetails);
+		sm->bad_p_key_traps++;
+		sib_warn("softib-sm: port %s (LID %u at %s) reports a bad P_Key: P_Key 0x%04x "
+			 "from LID %u QP 0x%06x to LID %u QP 0x%06x (trap 257)",
+			 p ? guid_str(p->guid, g) : "?", n.IssuerLID, sib_endpoint_str(from, e),
+			 d.Key & 0xffff, d.LID1, d.QP1, d.LID2, d.QP2);
+		return;
+	}
 	if (n.TrapNumber != IB_TRAP_LINK_STATE_CHANGE)
 		return;
 	if (p && p->state != SIB_SMP_ACTIVE)
@@ -945,6 +956,15 @@ static void sweep(struct sib_sm *sm)
 			continue;
 		send_smp(sm, p, false, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL, 1);
 	}
+}
+
+void sib_sm_reconfigure(struct sib_sm *sm)
+{
+	if (sm->state != IB_SM_STATE_MASTER)
+		return;
+	for (unsigned i = 0; i < sm->nports; i++)
+		if (sm->ports[i].state == SIB_SMP_ACTIVE)
+			configure(sm, &sm->ports[i]);
 }
 
 int sib_sm_step(struct sib_sm *sm, uint64_t now_ns)

@@ -177,6 +177,9 @@ const char *sib_sm_state_str(uint8_t state);
 /* Drains the link, then runs timeouts and the sweep due at now_ns.
  * Returns how many packets it handled. */
 int sib_sm_step(struct sib_sm *sm, uint64_t now_ns);
+/* Every ACTIVE port is configured again (its P_Key table too): after the
+ * partitions changed.  LIDs stay. */
+void sib_sm_reconfigure(struct sib_sm *sm);
 /* When sib_sm_step should run next at the latest (absolute ns). */
 uint64_t sib_sm_next_deadline(const struct sib_sm *sm);
 

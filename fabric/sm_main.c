@@ -23,11 +23,17 @@
 #include "base/rundir.h"
 #include "wire/smp.h"
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, reload_signal;
 
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+}
+
+/* SIGHUP: read the partitions file again (as OpenSM does). */
+static void on_hup(int sig)
+{
+	reload_signal = sig;
 }
 
 static void usage(FILE *f)
@@ -578,12 +584,30 @@ int main(int argc, char **argv)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_hup);
 	signal(SIGPIPE, SIG_IGN);
 	idle_since = sib_link_now_ns();
 	while (!stop_signal) {
 		uint64_t now = sib_link_now_ns(), next;
 		struct pollfd pfd;
 		int timeout;
+
+		if (reload_signal) {
+			reload_signal = 0;
+			if (parts_file && *parts_file) {
+				struct sib_partitions *np = load_partitions(parts_file);
+
+				if (np) {
+					sm.partitions = np;
+					free(parts);
+					parts = np;
+					printf("softib-sm: partitions read again from %s\n",
+					       parts_file);
+					fflush(stdout);
+					sib_sm_reconfigure(&sm);
+				}
+			}
+		}
 
 		sib_sm_step(&sm, now);
 		if (sm.lid_changes != lids_saved) {

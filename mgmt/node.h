@@ -77,6 +77,7 @@ struct sib_port_mgmt {
 	uint64_t mkey_lease_end_ns; /* a violation started the lease; 0: not running */
 	uint64_t mkey_warn_ns;	   /* the last violation that was logged at warn */
 	uint64_t mkey_trap_ns;	   /* the last trap 256 sent */
+	uint64_t pkey_trap_ns;	   /* the last trap 257 sent */
 	uint64_t smp_refused;	   /* SMPs the SMA discarded (bad M_Key, Set from a stranger) */
 	struct sib_mcast_stages *mcast_stages; /* SoftibMulticastPorts (mcast_ports.c) */
 };

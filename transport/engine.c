@@ -29,6 +29,8 @@ struct sib_engine {
 	void *clock_arg;
 	sib_arm_fn arm;
 	void *arm_arg;
+	sib_bad_pkey_fn bad_pkey;
+	void *bad_pkey_arg;
 	uint64_t armed; /* deadline the owner was last asked for; 0 none */
 	/* Held for reading while rx or tick uses a QP, for writing while one
 	 * leaves: a QP is never freed under a packet that found it. */
@@ -79,6 +81,8 @@ int sib_engine_create(const struct sib_engine_init *in, struct sib_engine **out)
 	eng->clock_arg = in->clock_arg;
 	eng->arm = in->arm;
 	eng->arm_arg = in->arm_arg;
+	eng->bad_pkey = in->bad_pkey;
+	eng->bad_pkey_arg = in->bad_pkey_arg;
 	pthread_rwlock_init(&eng->qps_lock, NULL);
 	sib_park_init(&eng->park);
 	*out = eng;
@@ -100,6 +104,12 @@ void sib_engine_destroy(struct sib_engine *eng)
 int sib_engine_lookup(struct sib_engine *eng, uint16_t lid, bool refresh, struct sib_endpoint *out)
 {
 	return eng->lookup ? eng->lookup(eng->lookup_arg, lid, refresh, out) : -ENOENT;
+}
+
+void sib_engine_report_bad_pkey(struct sib_engine *eng, const struct ib_packet *pkt)
+{
+	if (eng->bad_pkey)
+		eng->bad_pkey(eng->bad_pkey_arg, pkt);
 }
 
 struct sib_mcast *sib_engine_mcast(struct sib_engine *eng)

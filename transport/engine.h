@@ -61,6 +61,9 @@ typedef int (*sib_lookup_fn)(void *arg, uint16_t lid, bool refresh, struct sib_e
 typedef uint64_t (*sib_clock_fn)(void *arg);
 /* Asks the owner to call sib_engine_tick at engine time `when` (or soon after). */
 typedef void (*sib_arm_fn)(void *arg, uint64_t when);
+/* A packet was dropped for its P_Key (the owner tells the SM: trap 257,
+ * IBA 10.9.4).  Called on the receive path; must not block. */
+typedef void (*sib_bad_pkey_fn)(void *arg, const struct ib_packet *pkt);
 
 struct sib_engine_init {
 	struct sib_link *link;
@@ -76,6 +79,8 @@ struct sib_engine_init {
 	void *clock_arg;
 	sib_arm_fn arm; /* NULL: the owner polls sib_engine_next_deadline */
 	void *arm_arg;
+	sib_bad_pkey_fn bad_pkey; /* NULL: nobody to tell */
+	void *bad_pkey_arg;
 };
 
 /* Why the receive checks dropped a packet (IBA 9.6), and other events. */

@@ -179,6 +179,9 @@ void sib_rc_resp_send_owed(struct sib_qp *qp);
 struct sib_qp *sib_engine_rx_find(struct sib_engine *eng, uint32_t qpn);
 void sib_engine_rx_unlock(struct sib_engine *eng);
 
+/* engine.c: a P_Key violation goes to the owner (trap 257). */
+void sib_engine_report_bad_pkey(struct sib_engine *eng, const struct ib_packet *pkt);
+
 /* mcast.c: the engine's multicast tables (mcast.h). */
 struct sib_mcast;
 struct sib_mcast *sib_mcast_new(void);

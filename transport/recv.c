@@ -164,6 +164,7 @@ static enum rx_verdict checks_pass(struct sib_engine *eng, struct sib_qp *qp,
 	}
 	if (!pkey_matches(pkt->bth.P_Key, qp_pkey(qp))) {
 		sib_engine_count(eng, &c->P_KeyViolations);
+		sib_engine_report_bad_pkey(eng, pkt);
 		sib_dbg("rx QP 0x%06x: P_Key 0x%04x does not match the QP's 0x%04x (IBA 9.6.1.1), "
 			"dropped",
 			qp->qp_num, pkt->bth.P_Key, qp_pkey(qp));

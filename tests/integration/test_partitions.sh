@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# Partitions (IBA 10.9), set by softib-sm from an OpenSM partitions.conf:
+# four ports come up in the default partition; the test writes
+#	Default=0x7fff : ALL=full ;
+#	red=0x0011 : A=full, B, C ;      (B and C limited)
+#	blue=0x0022 : D=full ;
+# with their port GUIDs and sends softib-sm SIGHUP; the SM sets every
+# port's P_Key table again (SubnSet(P_KeyTable)).  Each port
+# (tests/helpers/pkey_peer) then sends UD datagrams on its partition's
+# P_Key to all the others and checks, in both directions, who gets through:
+# A <-> B and A <-> C (full and limited), never B <-> C (limited and
+# limited) nor D <-> anyone (another partition); the ports count the drops
+# (bad_pkey_cntr: A 1, B 2, C 2, D 3 at least) and the SM hears of them
+# through trap 257.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/subnet_lib.sh"
+
+sib_init partitions
+sib_need timeout pgrep
+sib_need_sm
+peer=$B/helpers/pkey_peer
+[ -x "$peer" ] || sib_skip "$peer is not built"
+
+conf=$SIB_TMP/partitions.conf
+echo 'Default=0x7fff : ALL=full ;' >"$conf"
+st_sm sm "$SOFTIB_SM" --partitions "$conf"
+sm_pid=$(pgrep -P "${SIB_PID[sm]}" softib-sm | head -1)
+[ -n "$sm_pid" ] || sib_fail "no softib-sm under timeout"
+
+steps=$SIB_TMP/steps
+mkdir -p "$steps"
+export PKEY_PEERS=ABCD
+start_peer() # ROLE PKEY FROM VIOLATIONS
+{
+	sib_start "peer.$1" 120 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- "$peer" "$steps" "$@"
+}
+start_peer A 0x8011 BC 1
+start_peer B 0x0011 A 2
+start_peer C 0x0011 A 2
+start_peer D 0x8022 '' 3
+for r in A B C D; do
+	st_wait_for "$steps/$r.guid" '^0x' 60 || { sib_show "peer.$r"; sib_fail "peer $r never came up"; }
+	eval "G_$r=$(cat "$steps/$r.guid")"
+done
+cat >"$conf.new" <<EOC
+# written by test_partitions.sh
+Default=0x7fff : ALL=full ;
+red=0x0011, ipoib : $G_A=full, $G_B, $G_C ;  # B and C: limited (the default)
+blue=0x0022 : $G_D=full ;
+EOC
+mv "$conf.new" "$conf"
+kill -HUP "$sm_pid"
+st_wait_for "$(sib_out sm)" 'partitions read again' 10 || sib_fail "softib-sm did not read the file again"
+
+ok=1
+for r in A B C D; do
+	sib_wait "peer.$r"
+	rc=$?
+	[ $rc = 77 ] && sib_skip "softib0 is not visible"
+	[ $rc = 0 ] || { echo "FAIL: peer $r: $(sib_status_text $rc)"; ok=0; }
+done
+expect_peer() # ROLE REGEX WHAT
+{
+	sib_expect "$(sib_out "peer.$1")" "$2" "$3" || ok=0
+}
+expect_peer A '^A: P_Key 0x8011 at index 1$' "A is a full member of red"
+expect_peer B '^B: P_Key 0x0011 at index 1$' "B is a limited member of red"
+expect_peer D '^D: P_Key 0x8022 at index 1$' "D is a full member of blue"
+expect_peer A '^A received from BC, bad_pkey_cntr ([1-9]|[1-9][0-9]+)$' "A got B and C, dropped D"
+expect_peer B '^B received from A, bad_pkey_cntr ([2-9]|[1-9][0-9]+)$' "B got A only"
+expect_peer C '^C received from A, bad_pkey_cntr ([2-9]|[1-9][0-9]+)$' "C got A only"
+expect_peer D '^D received from nobody, bad_pkey_cntr ([3-9]|[1-9][0-9]+)$' "D got nobody"
+# Trap 257 reached the SM (each port sends at most one a second).
+st_wait_for "$(sib_out sm)" 'reports a bad P_Key: P_Key 0x(0011|8011|8022) .*\(trap 257\)' 10 ||
+	{ echo "FAIL: no trap 257 reached the SM"; ok=0; }
+if [ $ok = 1 ]; then
+	echo "ok: partitions isolate both ways, limited members do not talk, drops counted and trapped"
+	exit 0
+fi
+sib_show sm peer.A peer.B peer.C peer.D
+exit 1
