@@ -269,6 +269,13 @@ int main(int argc, char **argv)
 	/* 1. All join; A sends "1". */
 	join();
 	barrier("joined");
+	/* With MCAST_MEMBERS_PAUSE set, A waits here for the test's "info.T"
+	 * (the test reads A's groups with softib info --pid meanwhile). */
+	if (role == 'A' && getenv("MCAST_MEMBERS_PAUSE")) {
+		printf("A pid %d attached\n", (int)getpid());
+		fflush(stdout);
+		wait_for("info", "T");
+	}
 	if (role == 'A')
 		send_until('1', "ABC");
 	barrier("step1");

@@ -8,7 +8,8 @@
 #     it: ff12:4001:ffff::f01:203) and MLID, and finish their transfers;
 #   - tests/helpers/mcast_members: three processes join, send, leave and
 #     rejoin one group, and each checks what it received (A and B: 1 2 3,
-#     C, which left during 2: 1 3).
+#     C, which left during 2: 1 3); while they are joined, softib info
+#     --pid shows A's group (MGID, MLID, QPs, member ports) and P_Key table.
 . "$(dirname "$0")/lib.sh"
 
 sib_init mcast
@@ -74,10 +75,25 @@ fi
 steps=$SIB_TMP/steps
 mkdir -p "$steps"
 ok=1
+export MCAST_MEMBERS_PAUSE=1
 for role in A B C; do
 	sib_start "members.$role" "$LIMIT" "${SIB_LINEBUF[@]}" "$SOFTIB" run -- \
 		"$members" $role "$steps" 239.1.2.4 127.0.0.1
 done
+# While A waits, softib info shows its group (through its counters socket).
+if wait_line members.A '^A pid [0-9]+ attached'; then
+	apid=$(sed -n 's/^A pid \([0-9]*\) attached$/\1/p' "$(sib_out members.A)")
+	"$SOFTIB" info --pid "$apid" >"$SIB_TMP/info.A" 2>&1
+	sib_expect "$SIB_TMP/info.A" \
+		'group +ff12:4001:ffff:0000:0000:0000:0f01:0204 MLID 0xc[0-9a-f]{3}, 1 QPs attached, 3 member ports' \
+		"softib info --pid shows A's group" || { ok=0; cat "$SIB_TMP/info.A"; }
+	sib_expect "$SIB_TMP/info.A" 'P_Key table +0:0xffff$' "softib info --pid shows A's P_Key table" ||
+		ok=0
+else
+	echo "FAIL: members.A never paused"
+	ok=0
+fi
+touch "$steps/info.T"
 for role in A B C; do
 	sib_wait "members.$role"
 	rc=$?

@@ -20,6 +20,7 @@
 sib_init partitions
 sib_need timeout pgrep
 sib_need_sm
+[ -x "$B/helpers/verbs_hold" ] || sib_skip "$B/helpers/verbs_hold is not built"
 peer=$B/helpers/pkey_peer
 [ -x "$peer" ] || sib_skip "$peer is not built"
 
@@ -40,6 +41,11 @@ start_peer A 0x8011 BC 1
 start_peer B 0x0011 A 2
 start_peer C 0x0011 A 2
 start_peer D 0x8022 '' 3
+# E only holds a port, in red with both memberships: softib info --pid
+# shows its table.
+st_hold E
+G_E=0x$(st_info "${ST_PID[E]}" "port GUID" | tr -d :)
+[[ "$G_E" =~ ^0x[0-9a-f]+$ ]] || sib_fail "no port GUID for E: '$G_E'"
 for r in A B C D; do
 	st_wait_for "$steps/$r.guid" '^0x' 60 || { sib_show "peer.$r"; sib_fail "peer $r never came up"; }
 	eval "G_$r=$(cat "$steps/$r.guid")"
@@ -47,7 +53,7 @@ done
 cat >"$conf.new" <<EOC
 # written by test_partitions.sh
 Default=0x7fff : ALL=full ;
-red=0x0011, ipoib : $G_A=full, $G_B, $G_C ;  # B and C: limited (the default)
+red=0x0011, ipoib : $G_A=full, $G_B, $G_C, $G_E=both ;  # B and C: limited (the default)
 blue=0x0022 : $G_D=full ;
 EOC
 mv "$conf.new" "$conf"
@@ -72,6 +78,15 @@ expect_peer A '^A received from BC, bad_pkey_cntr ([1-9]|[1-9][0-9]+)$' "A got B
 expect_peer B '^B received from A, bad_pkey_cntr ([2-9]|[1-9][0-9]+)$' "B got A only"
 expect_peer C '^C received from A, bad_pkey_cntr ([2-9]|[1-9][0-9]+)$' "C got A only"
 expect_peer D '^D received from nobody, bad_pkey_cntr ([3-9]|[1-9][0-9]+)$' "D got nobody"
+# E's table, as softib info reads it from the process.
+for ((i = 0; i < 100; i++)); do
+	t=$(st_info "${ST_PID[E]}" "P_Key table")
+	[ "$t" = "0:0xffff 1:0x8011 2:0x0011" ] && break
+	sleep 0.1
+done
+[ "$t" = "0:0xffff 1:0x8011 2:0x0011" ] ||
+	{ echo "FAIL: softib info --pid shows E's P_Key table as '$t'"; ok=0; }
+st_release E
 # Trap 257 reached the SM (each port sends at most one a second).
 st_wait_for "$(sib_out sm)" 'reports a bad P_Key: P_Key 0x(0011|8011|8022) .*\(trap 257\)' 10 ||
 	{ echo "FAIL: no trap 257 reached the SM"; ok=0; }
