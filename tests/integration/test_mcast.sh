@@ -6,6 +6,8 @@
 #   - mckey: two receivers, then one sender (-s), 5 messages: all three
 #     exit 0, report the same MGID (239.1.2.3 as the kernel's rdma_cm maps
 #     it: ff12:4001:ffff::f01:203) and MLID, and finish their transfers;
+#     the sender's capture decodes in softib decode and tshark (MCMemberRecord
+#     Set/Delete, SoftibMulticastPorts, the datagrams to the MLID);
 #   - tests/helpers/mcast_members: three processes join, send, leave and
 #     rejoin one group, and each checks what it received (A and B: 1 2 3,
 #     C, which left during 2: 1 3); while they are joined, softib info
@@ -49,8 +51,8 @@ for r in r1 r2; do
 		{ echo "FAIL: mckey.$r never got ready"; ok=0; }
 done
 if [ $ok = 1 ]; then
-	sib_run mckey.s "$LIMIT" "${SIB_LINEBUF[@]}" "$SOFTIB" run -- \
-		mckey -m $GROUP -b 127.0.0.1 -s -C 5 || ok=0
+	sib_run mckey.s "$LIMIT" env SOFTIB_CAPTURE="$SIB_TMP/mckey.pcap" "${SIB_LINEBUF[@]}" \
+		"$SOFTIB" run -- mckey -m $GROUP -b 127.0.0.1 -s -C 5 || ok=0
 fi
 for r in r1 r2; do
 	sib_wait "mckey.$r" || ok=0
@@ -64,6 +66,36 @@ done
 mlids=$(grep -ho 'mlid 0x[0-9a-f]*' "$(sib_out mckey.r1)" "$(sib_out mckey.r2)" \
 	"$(sib_out mckey.s)" | sort -u | wc -l)
 [ "$mlids" = 1 ] || { echo "FAIL: mckey: the three saw $mlids different MLIDs"; ok=0; }
+# The sender's capture: the join and leave at the SA, the SM programming
+# its port, the multicast datagrams; in softib decode and tshark.
+cap=$SIB_TMP/mckey.pcap
+"$SOFTIB" decode "$cap" >"$cap.txt" 2>&1
+"$SOFTIB" decode -v "$cap" >"$cap.v" 2>&1
+last=$(tail -n 1 "$cap.txt")
+if [[ $last =~ ^packets:\ ([0-9]+)\ ok:\ ([0-9]+)\ bad:\ 0$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]; then
+	n=${BASH_REMATCH[1]}
+	for m in 'Set\(MCMemberRecord\)' 'GetResp\(MCMemberRecord\)' 'Delete\(MCMemberRecord\)' \
+		'DeleteResp\(MCMemberRecord\)' 'Set\(SoftibMulticastPorts\)' 'GetResp\(SoftibMulticastPorts\)' \
+		"-> 4915[3-9] .*GRH .* -> $MGID_RE +QP 0xffffff"; do
+		sib_expect "$cap.txt" "$m" "mckey capture: $m" || ok=0
+	done
+	sib_expect "$cap.v" "MCMemberRecord MGID=$MGID_RE PortGID=fe80::.* Q_Key=0x01234567.* JoinState=1 " \
+		"decode -v: the join's MCMemberRecord" || ok=0
+	sib_expect "$cap.v" 'SoftibMulticastPorts MLID=0xc[0-9a-f]{3} Block=[0-9]+ Generation=[0-9]+ NumPorts=[1-9][0-9]* Installed=1 Port=127\.0\.0\.1:' \
+		"decode -v: the port's list, installed" || ok=0
+	if command -v tshark >/dev/null 2>&1; then
+		tn=$(tshark -r "$cap" 2>/dev/null | wc -l)
+		[ "$tn" = "$n" ] || { echo "FAIL: tshark shows $tn packets of the capture, softib decode $n"; ok=0; }
+		[ -z "$(tshark -r "$cap" -Y _ws.malformed 2>/dev/null)" ] ||
+			{ echo "FAIL: tshark finds malformed packets in the mckey capture"; ok=0; }
+		tshark -r "$cap" -T fields -e infiniband.mcmemberrecord.mgid \
+			-Y 'infiniband.mad.attributeid == 0x0038' 2>/dev/null | grep -q "^$MGID_RE\$" ||
+			{ echo "FAIL: tshark shows no MCMemberRecord with MGID $MGID_RE"; ok=0; }
+	fi
+else
+	echo "FAIL: softib decode of the mckey capture: $last"
+	ok=0
+fi
 if [ $ok = 1 ]; then
 	echo "ok: mckey, one sender and two receivers"
 else

@@ -13,7 +13,8 @@
 # A <-> B and A <-> C (full and limited), never B <-> C (limited and
 # limited) nor D <-> anyone (another partition); the ports count the drops
 # (bad_pkey_cntr: A 1, B 2, C 2, D 3 at least) and the SM hears of them
-# through trap 257.
+# through trap 257.  A's capture decodes (softib decode, tshark): the
+# P_KeyTable Set and the trap.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/subnet_lib.sh"
 
@@ -35,7 +36,8 @@ mkdir -p "$steps"
 export PKEY_PEERS=ABCD
 start_peer() # ROLE PKEY FROM VIOLATIONS
 {
-	sib_start "peer.$1" 120 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- "$peer" "$steps" "$@"
+	sib_start "peer.$1" 120 env SOFTIB_CAPTURE="$SIB_TMP/$1.pcap" "${SIB_LINEBUF[@]}" \
+		"$SOFTIB" run -- "$peer" "$steps" "$@"
 }
 start_peer A 0x8011 BC 1
 start_peer B 0x0011 A 2
@@ -90,6 +92,34 @@ st_release E
 # Trap 257 reached the SM (each port sends at most one a second).
 st_wait_for "$(sib_out sm)" 'reports a bad P_Key: P_Key 0x(0011|8011|8022) .*\(trap 257\)' 10 ||
 	{ echo "FAIL: no trap 257 reached the SM"; ok=0; }
+# What A's port saw and sent decodes, in softib decode and tshark: the
+# SM's SubnSet(P_KeyTable) and A's trap 257 about D's datagrams.
+cap=$SIB_TMP/A.pcap
+"$SOFTIB" decode "$cap" >"$cap.txt" 2>&1
+"$SOFTIB" decode -v "$cap" >"$cap.v" 2>&1
+last=$(tail -n 1 "$cap.txt")
+if [[ $last =~ ^packets:\ ([0-9]+)\ ok:\ ([0-9]+)\ bad:\ 0$ ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]; then
+	n=${BASH_REMATCH[1]}
+	sib_expect "$cap.txt" 'SubnMgt\(directed-route\) Set\(P_KeyTable\)' "A's capture: the SM sets its P_Key table" || ok=0
+	sib_expect "$cap.txt" 'SubnMgt\(LID-routed\) Trap\(Notice\)' "A's capture: its trap" || ok=0
+	sib_expect "$cap.v" 'Notice +IsGeneric=1 Type=2 ProducerType=1 TrapNumber=257 ' "decode -v: trap 257" || ok=0
+	sib_expect "$cap.v" 'BadP_Key +LID1=0x[0-9a-f]{4} LID2=0x[0-9a-f]{4} Key=0x00008022 ' "decode -v: D's P_Key" || ok=0
+	if command -v tshark >/dev/null 2>&1; then
+		tn=$(tshark -r "$cap" 2>/dev/null | wc -l)
+		[ "$tn" = "$n" ] || { echo "FAIL: tshark shows $tn packets of A's capture, softib decode $n"; ok=0; }
+		[ -z "$(tshark -r "$cap" -Y _ws.malformed 2>/dev/null)" ] ||
+			{ echo "FAIL: tshark finds malformed packets in A's capture"; ok=0; }
+		tshark -r "$cap" -Y 'infiniband.notice.trapnumberdeviceid == 257' 2>/dev/null | grep -q . ||
+			{ echo "FAIL: tshark finds no trap 257 in A's capture"; ok=0; }
+		tshark -r "$cap" -T fields -e infiniband.p_keytable.p_keybase \
+			-Y 'infiniband.mad.attributeid == 0x0016' 2>/dev/null | tr ',' '\n' |
+			grep -Eqi '^(0x)?0*11$' ||
+			{ echo "FAIL: tshark shows no P_Key 0x0011 in A's P_KeyTable Sets"; ok=0; }
+	fi
+else
+	echo "FAIL: softib decode of A's capture: $last"
+	ok=0
+fi
 if [ $ok = 1 ]; then
 	echo "ok: partitions isolate both ways, limited members do not talk, drops counted and trapped"
 	exit 0
