@@ -85,6 +85,16 @@ TARGETS    += $(SM_CMD)
 endif
 TARGETS    += $(EX_BINS)
 
+# MPI programs the integration tests run (tests/mpi/), built with mpicc when
+# Open MPI is there (make deps installs it); never with the sanitizers: the
+# ASan build's libsoftib.so reaches them through softib run.
+MPICC      ?= mpicc
+MPI_SRC    := $(wildcard tests/mpi/*.c)
+MPI_BINS   := $(patsubst tests/mpi/%.c,$(B)/mpi/%,$(MPI_SRC))
+ifneq ($(shell command -v $(MPICC) 2>/dev/null),)
+TARGETS    += $(MPI_BINS)
+endif
+
 # Keep objects of programs linked from one object (examples, tests) between runs.
 .SECONDARY:
 
@@ -104,7 +114,8 @@ DEB_PKGS := $(DEB_BUILD_PKGS) clang libclang-rt-dev \
             libibverbs-dev ibverbs-utils rdma-core perftest python3-pyverbs \
             liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev \
             zlib1g-dev tshark iproute2 procps ucx-utils infiniband-diags \
-            rdmacm-utils qperf
+            rdmacm-utils qperf \
+            openmpi-bin libopenmpi-dev libfabric-bin
 
 deps:
 	@tools/deps.sh all $(DEB_PKGS)
@@ -168,6 +179,10 @@ $(B)/helpers/%: $(B)/obj/tests/helpers/%.o $(CORE_LIB)
 $(B)/helpers/mcast_members: $(B)/obj/tests/helpers/mcast_members.o $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(CORE_LIB) -lrdmacm -libverbs $(SYS_LIBS)
+
+$(B)/mpi/%: tests/mpi/%.c
+	@mkdir -p $(@D)
+	$(MPICC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -o $@ $<
 
 $(B)/examples/%: $(B)/obj/examples/%.o
 	@mkdir -p $(@D)

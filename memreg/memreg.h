@@ -31,10 +31,11 @@
  * Never call those while holding a grant on the same region.
  *
  * Zero-length accesses: the key, its state, the PD, the QP and the rights are
- * checked, the bounds are not (a zero-length access touches no byte; IBA
- * C9-88 lets a responder skip validation, but hardware and Google's
- * rdma-unit-test expect a bad R_Key to fail even at length 0, and a
- * zero-length access outside the region to succeed).
+ * checked, the bounds are not (a zero-length access touches no byte).  The
+ * responders do not ask at all for a zero-length RDMA WRITE or READ: IBA
+ * C9-88 says its R_Key is not validated (Linux rxe and Google's
+ * rdma-unit-test agree since 2022; UCX's endpoint flush is a zero-length
+ * WRITE with R_Key 0).
  */
 #ifndef SIB_MEMREG_MEMREG_H
 #define SIB_MEMREG_MEMREG_H

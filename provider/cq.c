@@ -40,7 +40,8 @@ static int check_create(struct ibv_context *ctx, unsigned cqe, struct ibv_comp_c
 			int comp_vector, const char *verb)
 {
 	if (cqe < 1 || cqe > SIB_MAX_CQE) {
-		sib_warn("%s: cqe %u is out of range 1..%u (max_cqe)", verb, cqe, SIB_MAX_CQE);
+		softib_refused(cqe > SIB_MAX_CQE, "%s: cqe %u is out of range 1..%u (max_cqe)", verb,
+			       cqe, SIB_MAX_CQE);
 		return EINVAL;
 	}
 	if (comp_vector < 0 || comp_vector >= ctx->num_comp_vectors) {
@@ -336,14 +337,15 @@ static struct ibv_cq_ex *softib_create_cq_ex(struct ibv_context *ctx,
 	}
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) {
-		sib_warn("create_cq_ex: flags 0x%x are not supported (only SINGLE_THREADED)",
-			 attr->flags);
+		softib_probe_refused("create_cq_ex: flags 0x%x are not supported (only "
+				     "SINGLE_THREADED)",
+				     attr->flags);
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	if (attr->wc_flags & ~(uint64_t)SIB_WC_FLAGS) {
-		sib_warn("create_cq_ex: wc_flags 0x%llx are not supported",
-			 (unsigned long long)(attr->wc_flags & ~(uint64_t)SIB_WC_FLAGS));
+		softib_probe_refused("create_cq_ex: wc_flags 0x%llx are not supported",
+				     (unsigned long long)(attr->wc_flags & ~(uint64_t)SIB_WC_FLAGS));
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

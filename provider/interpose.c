@@ -373,8 +373,9 @@ struct ibv_context *ibv_import_device(int cmd_fd)
 	/* A softib context's cmd_fd is an O_PATH placeholder (device.c) with
 	 * no kernel object behind it to share the context's objects through. */
 	if (cmd_fd < 0 || fstat(cmd_fd, &st) || !S_ISCHR(st.st_mode)) {
-		sib_warn("import_device: fd %d is not a uverbs command fd; %s contexts cannot be imported",
-			 cmd_fd, SIB_DEV_NAME);
+		softib_probe_refused("import_device: fd %d is not a uverbs command fd; %s contexts "
+				     "cannot be imported",
+				     cmd_fd, SIB_DEV_NAME);
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

@@ -40,22 +40,24 @@ static struct memreg_table *softib_memreg(struct ibv_context *ctx)
 	return to_sctx(ctx)->hca->memreg;
 }
 
-/* Access flags for an MR, with the log line naming the rule: 0 or errno. */
-static int softib_mr_check_access(const char *verb, uint32_t access)
+/* Access flags for an MR, with the log line naming the rule: 0 or errno.
+ * reg_mr's unsupported flags (ODP) are a probe (softib_refused), rereg's not. */
+static int softib_mr_check_access(const char *verb, uint32_t access, bool creating)
 {
 	const char *rule;
 	int err = memreg_mr_access_valid(access, &rule);
 
 	if (err)
-		sib_warn("%s: access 0x%x: %s", verb, access, rule);
+		softib_refused(creating && err == EOPNOTSUPP, "%s: access 0x%x: %s", verb, access,
+			       rule);
 	return err;
 }
 
-static int softib_mr_check_length(const char *verb, size_t length)
+static int softib_mr_check_length(const char *verb, size_t length, bool creating)
 {
 	if ((uint64_t)length > SIB_MAX_MR_SIZE) {
-		sib_warn("%s: length %zu is more than max_mr_size %llu", verb, length,
-			 (unsigned long long)SIB_MAX_MR_SIZE);
+		softib_refused(creating, "%s: length %zu is more than max_mr_size %llu", verb,
+			       length, (unsigned long long)SIB_MAX_MR_SIZE);
 		return EINVAL;
 	}
 	return 0;
@@ -77,9 +79,9 @@ static struct ibv_mr *softib_reg_mr(struct ibv_pd *pd, void *addr, size_t length
 	int err;
 
 	snprintf(verb, sizeof(verb), "reg_mr on PD 0x%06x", a.pd);
-	err = softib_mr_check_access(verb, a.access);
+	err = softib_mr_check_access(verb, a.access, true);
 	if (!err)
-		err = softib_mr_check_length(verb, length);
+		err = softib_mr_check_length(verb, length, true);
 	if (!err && length && !addr) {
 		sib_warn("%s: addr is NULL with length %zu", verb, length);
 		err = EINVAL;
@@ -145,7 +147,7 @@ static int softib_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, v
 		char verb[40];
 
 		snprintf(verb, sizeof(verb), "rereg_mr on MR 0x%06x", mr->lkey);
-		err = softib_mr_check_access(verb, new_access);
+		err = softib_mr_check_access(verb, new_access, false);
 		if (err)
 			return softib_rereg_input_error(err);
 	}
@@ -158,7 +160,7 @@ static int softib_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, v
 		a.pd = to_spd(pd)->pdn;
 	}
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
-		err = softib_mr_check_length("rereg_mr", length);
+		err = softib_mr_check_length("rereg_mr", length, false);
 		if (err)
 			return softib_rereg_input_error(err);
 		a.host = addr;

@@ -98,9 +98,11 @@ static struct ibv_qp *create_common(struct ibv_context *ctx, struct ibv_qp_init_
 
 	if (!known) {
 		/* RAW_PACKET and driver types need Ethernet or a vendor: not ours. */
-		sib_warn("create_qp: QP type %d is not supported", (int)a->qp_type);
-		errno = a->qp_type == IBV_QPT_RAW_PACKET || a->qp_type == IBV_QPT_DRIVER ? EOPNOTSUPP
-											 : EINVAL;
+		err = a->qp_type == IBV_QPT_RAW_PACKET || a->qp_type == IBV_QPT_DRIVER ? EOPNOTSUPP
+										       : EINVAL;
+		softib_refused(err == EOPNOTSUPP, "create_qp: QP type %d is not supported",
+			       (int)a->qp_type);
+		errno = err;
 		return NULL;
 	}
 	struct ibv_pd *pd = (a->comp_mask & IBV_QP_INIT_ATTR_PD) ? a->pd : NULL;
@@ -169,7 +171,7 @@ static struct ibv_qp *create_common(struct ibv_context *ctx, struct ibv_qp_init_
 
 	err = sib_qp_create(&in, &sqp->qp, why, sizeof(why));
 	if (err) {
-		sib_warn("create_qp: %s", why);
+		softib_refused(in.beyond_device, "create_qp: %s", why);
 		free(sqp);
 		errno = err;
 		return NULL;
@@ -248,14 +250,15 @@ static struct ibv_qp *softib_create_qp_ex(struct ibv_context *ctx, struct ibv_qp
 	}
 	if (a->comp_mask & (IBV_QP_INIT_ATTR_MAX_TSO_HEADER | IBV_QP_INIT_ATTR_IND_TABLE |
 			    IBV_QP_INIT_ATTR_RX_HASH)) {
-		sib_warn("create_qp_ex: TSO, RSS and indirection tables are Ethernet features");
+		softib_probe_refused("create_qp_ex: TSO, RSS and indirection tables are Ethernet "
+				     "features");
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	    (a->create_flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)) {
-		sib_warn("create_qp_ex: create_flags 0x%x are not supported",
-			 a->create_flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB);
+		softib_probe_refused("create_qp_ex: create_flags 0x%x are not supported",
+				     a->create_flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB);
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -269,8 +272,8 @@ static struct ibv_qp *softib_create_qp_ex(struct ibv_context *ctx, struct ibv_qp
 	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	    (a->send_ops_flags & ~(uint64_t)SIB_SEND_OPS)) {
 		/* Unknown bits too: a newer header's ops would run past our ibv_qp_ex. */
-		sib_warn("create_qp_ex: send_ops_flags 0x%llx are not supported",
-			 (unsigned long long)(a->send_ops_flags & ~(uint64_t)SIB_SEND_OPS));
+		softib_probe_refused("create_qp_ex: send_ops_flags 0x%llx are not supported",
+				     (unsigned long long)(a->send_ops_flags & ~(uint64_t)SIB_SEND_OPS));
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

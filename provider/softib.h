@@ -15,7 +15,8 @@
  * are referenced weakly, so an area that does not exist yet is skipped.
  *
  * Errors: a verb that rejects its arguments returns the errno libibverbs
- * documents and logs one sib_warn line naming the rule (DESIGN.md 7).
+ * documents and logs one line naming the rule (DESIGN.md 7), through
+ * softib_refused below: at warn, or at info for a capability probe.
  */
 #ifndef SIB_PROVIDER_H
 #define SIB_PROVIDER_H
@@ -28,8 +29,24 @@
 #include "provider/verbs_abi.h"
 #include "transport/events.h"
 #include "hca/hca.h"
+#include "base/log.h"
 
 #define SIB_DEV_NAME "softib0"
+
+/*
+ * Which refusals warn.  The rule: a refusal to create (or import) an object
+ * because the request asks for more than softib0 offers -- a size above a
+ * limit ibv_query_device reports, or a feature softib0 does not offer
+ * (EOPNOTSUPP) -- is a capability probe and is logged at info; every other
+ * refusal warns.  Programs learn what a device offers by creating objects:
+ * libfabric's vrb_find_max_inline binary-searches max_inline_data with
+ * create_qp, pyverbs and UCX try optional features and skip on EOPNOTSUPP;
+ * real providers refuse those silently.  A malformed argument, another
+ * context's object, a full table, a broken state rule, and any refusal to
+ * modify or use an existing object are misuse, and warn.
+ */
+#define softib_refused(probe, ...) sib_log((probe) ? SIB_LOG_INFO : SIB_LOG_WARN, __VA_ARGS__)
+#define softib_probe_refused(...) sib_info(__VA_ARGS__)
 
 #define softib_container_of(ptr, type, member)                                                     \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))

@@ -60,7 +60,7 @@ static struct ibv_srq *create_common(struct ibv_context *ctx, struct ibv_pd *pd,
 
 	err = sib_srq_create(&in, &ssrq->srq, why, sizeof(why));
 	if (err) {
-		sib_warn("create_srq: %s", why);
+		softib_refused(in.beyond_device, "create_srq: %s", why);
 		free(ssrq);
 		errno = err;
 		return NULL;
@@ -114,7 +114,7 @@ static struct ibv_srq *softib_create_srq_ex(struct ibv_context *ctx,
 	if (a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE)
 		type = a->srq_type;
 	if (type == IBV_SRQT_TM || (a->comp_mask & IBV_SRQ_INIT_ATTR_TM)) {
-		sib_warn("create_srq_ex: tag matching SRQs are not supported");
+		softib_probe_refused("create_srq_ex: tag matching SRQs are not supported");
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

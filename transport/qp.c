@@ -24,9 +24,12 @@ static bool has_rq(enum sib_qp_type t)
 	return t == SIB_QPT_RC || t == SIB_QPT_UC || t == SIB_QPT_UD;
 }
 
-static int check_caps(const struct sib_qp_init *in, char *why, size_t why_len)
+/* A cap above the device's limit sets beyond_device: a capability probe. */
+static int check_caps(struct sib_qp_init *in, char *why, size_t why_len)
 {
 	const struct sib_qp_cap *c = &in->cap;
+
+	in->beyond_device = false;
 
 	if ((unsigned)in->type >= SIB_QPT_NUM) {
 		snprintf(why, why_len, "unknown QP type %d", (int)in->type);
@@ -40,16 +43,19 @@ static int check_caps(const struct sib_qp_init *in, char *why, size_t why_len)
 		if (c->max_send_wr > SIB_MAX_QP_WR) {
 			snprintf(why, why_len, "max_send_wr %u exceeds max_qp_wr %u", c->max_send_wr,
 				 SIB_MAX_QP_WR);
+			in->beyond_device = true;
 			return EINVAL;
 		}
 		if (c->max_send_sge > SIB_MAX_SGE) {
 			snprintf(why, why_len, "max_send_sge %u exceeds max_sge %u", c->max_send_sge,
 				 SIB_MAX_SGE);
+			in->beyond_device = true;
 			return EINVAL;
 		}
 		if (c->max_inline_data > SIB_MAX_INLINE_DATA) {
 			snprintf(why, why_len, "max_inline_data %u exceeds %u", c->max_inline_data,
 				 SIB_MAX_INLINE_DATA);
+			in->beyond_device = true;
 			return EINVAL;
 		}
 	}
@@ -61,11 +67,13 @@ static int check_caps(const struct sib_qp_init *in, char *why, size_t why_len)
 		if (c->max_recv_wr > SIB_MAX_QP_WR) {
 			snprintf(why, why_len, "max_recv_wr %u exceeds max_qp_wr %u", c->max_recv_wr,
 				 SIB_MAX_QP_WR);
+			in->beyond_device = true;
 			return EINVAL;
 		}
 		if (c->max_recv_sge > SIB_MAX_SGE) {
 			snprintf(why, why_len, "max_recv_sge %u exceeds max_sge %u", c->max_recv_sge,
 				 SIB_MAX_SGE);
+			in->beyond_device = true;
 			return EINVAL;
 		}
 	}

@@ -51,6 +51,7 @@ struct sib_qp_init {
 	struct sib_event_sink *sink;
 	void *user;
 	struct sib_engine *engine; /* the data path; NULL: queues only (tests) */
+	bool beyond_device; /* out: refused only for a cap above the device's limit */
 };
 
 /* 0, EINVAL (caps or objects: why says which), ENOMEM (no memory or no QPN). */

@@ -331,9 +331,12 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 		req.len = 8;
 		req.access = MEMREG_ACCESS_REMOTE_ATOMIC;
 	} else if (p->headers & IB_HDRBIT(IB_HDR_RETH)) {
-		/* IBA C9-88: a zero-length RDMA WRITE or READ need not carry a
-		 * valid R_Key or VA (rsockets' control messages, UCX's flush
-		 * leave them unset): there is nothing to check. */
+		/* IBA C9-88: the R_Key of a zero-length RDMA WRITE or READ is
+		 * not validated, nor its VA (rsockets' control messages and
+		 * UCX's endpoint flush leave them unset).  The rest stands: a
+		 * WRITE with immediate takes a receive WQE (chk_resource), a
+		 * READ gets one READ RESPONSE Only with no payload, and the
+		 * QP's own access flags apply (chk_op_valid). */
 		if (!p->reth.DMALen)
 			return RESP_EXECUTE;
 		req.key = p->reth.R_Key;
@@ -663,9 +666,12 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		if (!res)
 			return RESP_DONE; /* forgotten: drop (as an atomic, below) */
 		req.pd = res->pd;
-		if (memreg_check(sib_engine_memreg(qp->eng), &req, &g) != MEMREG_OK)
-			return RESP_DONE;
-		memreg_release(sib_engine_memreg(qp->eng), &g);
+		/* A zero-length READ is answered again unchecked, as at first (C9-88). */
+		if (req.len) {
+			if (memreg_check(sib_engine_memreg(qp->eng), &req, &g) != MEMREG_OK)
+				return RESP_DONE;
+			memreg_release(sib_engine_memreg(qp->eng), &g);
+		}
 		/* Executed again from the PSN asked for, with its RETH. */
 		res->va = p->reth.VA;
 		res->len = p->reth.DMALen;

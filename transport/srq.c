@@ -33,16 +33,20 @@ int sib_srq_create(struct sib_srq_init *init, struct sib_srq **out, char *why, s
 {
 	struct sib_srq *srq;
 
+	/* Above the device's limit (not 0): a capability probe (beyond_device). */
 	if (!init->max_wr || init->max_wr > SIB_MAX_SRQ_WR) {
 		snprintf(why, why_len, "max_wr %u is out of range 1..%u", init->max_wr,
 			 SIB_MAX_SRQ_WR);
+		init->beyond_device = init->max_wr != 0;
 		return EINVAL;
 	}
 	if (!init->max_sge || init->max_sge > SIB_MAX_SRQ_SGE) {
 		snprintf(why, why_len, "max_sge %u is out of range 1..%u", init->max_sge,
 			 SIB_MAX_SRQ_SGE);
+		init->beyond_device = init->max_sge != 0;
 		return EINVAL;
 	}
+	init->beyond_device = false;
 	if (init->srq_limit > init->max_wr) {
 		snprintf(why, why_len, "srq_limit %u exceeds max_wr %u", init->srq_limit,
 			 init->max_wr);

@@ -32,6 +32,7 @@ struct sib_srq_init {
 	struct sib_engine *engine; /* whose data path finds it by number (may be NULL) */
 	struct sib_event_sink *sink;
 	void *user;
+	bool beyond_device; /* out: refused only for a size above the device's limit */
 };
 
 /* Modify mask: the IBV_SRQ_* values. */

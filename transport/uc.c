@@ -127,6 +127,8 @@ void sib_uc_resp_rx(struct sib_qp *qp, const struct ib_packet *pkt)
 			uc_abandon(qp); /* UC has no RNR: the message is lost (IBA 9.8.4) */
 			return;
 		}
+		/* Only bytes are checked: a zero-length WRITE's R_Key and VA are
+		 * not (IBA C9-88, as on RC). */
 		if (pkt->payload_len) {
 			struct memreg_request req = {
 				.key = r->rkey,

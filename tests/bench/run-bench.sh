@@ -9,8 +9,11 @@
 #   - a peer: ucx_perftest over UCX's tcp transport on loopback;
 #   - softib: perftest between two processes, the CPU use of an idle softib
 #     process and of the passive side of ib_write_bw;
+#   - UCX over softib0's rc_verbs (issue 19): ucp_put_bw 64 KiB and tag_lat
+#     8 B with UCX_TLS=rc_verbs,ud_verbs,self, each round right after the
+#     peer (UCX tcp) with the same pinning, as ratios to it;
 # then prints one table: each softib figure, its ratio to the link and to
-# the peer, and the targets of issue 6 with pass/miss.  Figures move from
+# the peer, and the targets of issues 6 and 19 with pass/miss.  Figures move from
 # run to run on a shared 2-core machine; the ratios of one run are what to
 # compare.  The figures with targets are paired: each of the BENCH_REPEAT
 # rounds measures the link and the peer again right before softib, and the
@@ -121,13 +124,15 @@ bench_udp_limit() {
 }
 
 # ucx_perftest, server then client, over UCX's tcp transport on lo.
-# ucx_run TEST SIZE -> the client's "Final:" line
+# ucx_run TEST SIZE ITERS -> the client's "Final:" line.  UCX_RUN (default
+# none) goes in front of both, UCX_ENV (default the tcp transport on lo)
+# sets UCX's environment.
 ucx_run() {
-	local port=$((PORT++)) out
-	UCX_TLS=tcp UCX_NET_DEVICES=lo timeout 60 ucx_perftest -c 0 -p "$port" >"$TMP/ucx-srv.txt" 2>&1 &
+	local port=$((PORT++)) out env=(${UCX_ENV:-UCX_TLS=tcp UCX_NET_DEVICES=lo})
+	env "${env[@]}" timeout 60 ${UCX_RUN:-} ucx_perftest -c 0 -p "$port" >"$TMP/ucx-srv.txt" 2>&1 &
 	local srv=$!
 	sleep 1
-	out=$(UCX_TLS=tcp UCX_NET_DEVICES=lo timeout 60 ucx_perftest 127.0.0.1 -c 1 -p "$port" \
+	out=$(env "${env[@]}" timeout 60 ${UCX_RUN:-} ucx_perftest 127.0.0.1 -c 1 -p "$port" \
 		-t "$1" -s "$2" -n "$3" 2>&1)
 	wait "$srv" 2>/dev/null
 	echo "$out" | grep '^Final:'
@@ -296,6 +301,37 @@ bench_softib() {
 		printf '  %-28s %10.3f cores\n' "ib_write_bw passive side" "${R[passive_cpu]}"
 }
 
+# UCX over softib0's rc_verbs against UCX over tcp (issue 19 item 8):
+# ucp_put_bw 64 KiB and tag_lat 8 B, BENCH_REPEAT rounds, each measuring
+# the peer again right before softib (same pinning, -c 0 / -c 1), the
+# ratios the medians of the rounds' ratios.  rc_verbs needs ud_verbs beside
+# it for UCX's wireup, as on hardware.
+bench_ucx() {
+	section "UCX over softib0 (UCX_TLS=rc_verbs,ud_verbs,self) against UCX tcp"
+	if ! command -v ucx_perftest >/dev/null; then
+		echo "  skipped: ucx_perftest not installed (Debian package ucx-utils; make deps)"
+		return 1
+	fi
+	local i l
+	for ((i = 1; i <= REPEAT; i++)); do
+		peer_run "_u_r$i"
+		l=$(UCX_RUN="$SOFTIB run" UCX_ENV="UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=softib0:1" \
+			ucx_run ucp_put_bw 65536 20000)
+		[ -n "$l" ] && R[ucx_bw_r$i]=$(calc "$(echo "$l" | awk '{ print $7 }') * 1.048576")
+		l=$(UCX_RUN="$SOFTIB run" UCX_ENV="UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=softib0:1" \
+			ucx_run tag_lat 8 20000)
+		[ -n "$l" ] && R[ucx_lat_r$i]=$(echo "$l" | awk '{ print $3 }')
+		printf '  round %d: UCX tcp %s MB/s, %s us; UCX rc_verbs on softib0 %s MB/s, %s us\n' \
+			"$i" "${R[peer_bw_u_r$i]:-?}" "${R[peer_lat_u_r$i]:-?}" "${R[ucx_bw_r$i]:-?}" \
+			"${R[ucx_lat_r$i]:-?}"
+	done
+	median_of ucx_bw MB/s
+	median_of ucx_lat us
+	ratio_of ucx_bw peer_bw_u
+	ratio_of ucx_lat peer_lat_u
+	[ -n "${R[ucx_bw]:-}" ] && [ -n "${R[ucx_lat]:-}" ]
+}
+
 # The two UDP link backends (SOFTIB_LINK, man softib(7)) side by side; the
 # faster one here is the default.
 bench_backends() {
@@ -405,6 +441,11 @@ table() {
 	local xwl=${R[write_bw_x_link_bw]:-} xwp=${R[write_bw_x_peer_bw]:-}
 	local xsl=${R[send_lat_x_link_lat]:-} xsp=${R[send_lat_x_peer_lat]:-}
 	local xq8=${R[write_bw_q8_x_write_bw]:-}
+	local ub=${R[ucx_bw]:-} ul=${R[ucx_lat]:-} v6= v7=
+	local upb upl xub=${R[ucx_bw_x_peer_bw_u]:-} xul=${R[ucx_lat_x_peer_lat_u]:-}
+	upb=$(rounds_median peer_bw_u) upl=$(rounds_median peer_lat_u)
+	[ -n "$xub" ] && v6=$(verdict "$xub >= 1.5")
+	[ -n "$xul" ] && v7=$(verdict "$xul <= 1")
 	# without rounds (BENCH_QUICK): the single ratios
 	[ -z "$rlb" ] && rlb=$lb
 	[ -z "$rpb" ] && rpb=$pb
@@ -418,7 +459,7 @@ table() {
 
 	section "Summary (MB/s = 10^6 B/s; us = median; ratio = softib / reference)"
 	printf '%-26s %10s %-5s %8s %8s %8s %8s  %-22s %s\n' "figure" "softib" "unit" "link" \
-		"x link" "peer" "x peer" "target (issue 6)" "result"
+		"x link" "peer" "x peer" "target (issue 6, 19)" "result"
 	row "link: raw UDP goodput" "$lb" "MB/s" - - 1 "" ""
 	row "link: UDP GSO to GRO" "${R[link_gro]:-}" "MB/s" - - 1 "" ""
 	row "link: UDP half RTT, $lv" "$ll" "us" - - 0 "" ""
@@ -444,13 +485,16 @@ table() {
 		row "ib_write_bw 64 KiB, $b" "${R[write_bw_$b]:-}" "MB/s" "$lb" "$pb" 1 "" ""
 		row "ib_send_lat 8 B, $b" "${R[send_lat_$b]:-}" "us" "$ll" "$pl" 0 "" ""
 	done
+	row "UCX rc_verbs put_bw 64K" "$ub" "MB/s" - "$upb" 1 ">=1.5 UCX tcp (19)" "$v6" "" "$xub"
+	row "UCX rc_verbs tag_lat 8" "$ul" "us" - "$upl" 0 "<=1 UCX tcp (19)" "$v7" "" "$xul"
 	row "idle process CPU" "${R[idle_cpu]:-}" "cores" - - 0 "< 0.01 core" "$v4"
 	row "ib_write_bw passive CPU" "${R[passive_cpu]:-}" "cores" - - 0 "<= 1 core" "$v5"
 	row "CRC ICRC+VCRC" "${R[crc]:-}" "GB/s" - - 1 ">= 4 GB/s" \
 		"$([ -n "${R[crc]:-}" ] && verdict "${R[crc]} >= 4")"
 }
 
-SECTIONS=(bench_crc bench_engine bench_udp_limit bench_peer bench_softib bench_backends bench_idle)
+SECTIONS=(bench_crc bench_engine bench_udp_limit bench_peer bench_softib bench_ucx bench_backends
+	bench_idle)
 # BENCH_SECTIONS="bench_softib ..." runs a subset (while working on one figure)
 [ -n "${BENCH_SECTIONS:-}" ] && read -r -a SECTIONS <<<"$BENCH_SECTIONS"
 

@@ -27,7 +27,13 @@
  *			carries the data the READ brought (IBA 10.8.3.3)
  *   atomic_glob	FetchAdd and CmpSwap from the peer race the target
  *			CPU's own atomics on the same words: the totals add up
- *			(what IBV_ATOMIC_GLOB promises)
+ *			(what IBV_ATOMIC_GLOB would promise; softib reports the
+ *			weaker IBV_ATOMIC_HCA and keeps this too)
+ *   zero_length	UCX's endpoint flush (RDMA WRITE, no SGE, R_Key 0,
+ *			address 0), a zero-length READ and a zero-length WRITE
+ *			with immediate, both with a made-up R_Key and address,
+ *			then a SEND: all succeed, the WRITE with immediate takes
+ *			a receive, both QPs stay RTS (IBA C9-88)
  *
  * Usage: rc_errors CASE.  Exit 0 when every check holds.
  */
@@ -519,9 +525,10 @@ static void run_fence(int side)
 }
 
 /*
- * IBV_ATOMIC_GLOB: the responder executes atomics with the CPU's atomic
- * instructions on host memory, so they are atomic with respect to the
- * target process's own CPU atomics on the same word.  The peer FetchAdds 1
+ * Atomic with the CPU (IBV_ATOMIC_GLOB strength, though softib reports the
+ * weaker IBV_ATOMIC_HCA, provider/device.c): the responder executes atomics
+ * with the CPU's atomic instructions on host memory, so they are atomic
+ * with respect to the target process's own CPU atomics on the same word.  The peer FetchAdds 1
  * and CmpSwap-increments while the target's CPU does the same: no update
  * may be lost.
  */
@@ -600,6 +607,67 @@ static void run_atomic_glob(int side)
 	pair_read(&done, sizeof(done));
 }
 
+/* A work request with no SGE: a zero-length RDMA WRITE or READ. */
+static void post_empty(uint64_t wr_id, enum ibv_wr_opcode op, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_send_wr wr = { .wr_id = wr_id, .num_sge = 0, .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED, .imm_data = htobe32(0xc988) },
+			   *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	if (ibv_post_send(qp, &wr, &bad))
+		pair_die("post_send failed: %s", strerror(errno));
+}
+
+static void run_zero_length(int side)
+{
+	uint8_t done = 1;
+
+	handshake(side, &default_params);
+	if (side == 1) {
+		for (int i = 0; i < NRECV; i++)
+			post_recv(100 + (uint64_t)i, (uint32_t)(BUF / 2 + i * MSG), MSG,
+				  mr[K_ALL]->lkey);
+		pair_write(&done, 1);
+		pair_read(&done, 1); /* the requester has its completions */
+		struct ibv_wc wc = wait_wc(rcq, 10000);
+
+		check(wc.wr_id == 100 && wc.status == IBV_WC_SUCCESS &&
+			      wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc.byte_len == 0 &&
+			      (wc.wc_flags & IBV_WC_WITH_IMM) && be32toh(wc.imm_data) == 0xc988,
+		      "receive 1: wr_id %llu %s opcode %d byte_len %u imm 0x%x, expected the "
+		      "zero-length WRITE with immediate 0xc988",
+		      (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status), wc.opcode,
+		      wc.byte_len, be32toh(wc.imm_data));
+		wc = wait_wc(rcq, 10000);
+		check(wc.wr_id == 101 && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+			      wc.byte_len == MSG,
+		      "receive 2: wr_id %llu %s byte_len %u, expected the SEND of %d bytes",
+		      (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status), wc.byte_len, MSG);
+		expect_state(IBV_QPS_RTS, "responder");
+		for (int i = 0; i < BUF / 2; i++)
+			if (buf[i] != 0x5a) {
+				check(false, "target byte %d changed to 0x%02x", i, buf[i]);
+				break;
+			}
+		pair_write(&done, 1);
+		return;
+	}
+	pair_read(&done, 1); /* receives posted */
+	post_empty(1, IBV_WR_RDMA_WRITE, 0, 0);
+	post_empty(2, IBV_WR_RDMA_READ, 0x7fffab14a010ull, 0xab149fd0);
+	post_empty(3, IBV_WR_RDMA_WRITE_WITH_IMM, peer_info.addr + BUF, peer_info.rkey[K_ALL] ^ 0x80);
+	post_send(4, IBV_WR_SEND, 0, MSG, 0, 0, 0, 0, 0);
+	expect_wc(scq, 1, IBV_WC_SUCCESS, "zero-length WRITE, R_Key 0");
+	expect_wc(scq, 2, IBV_WC_SUCCESS, "zero-length READ");
+	expect_wc(scq, 3, IBV_WC_SUCCESS, "zero-length WRITE with immediate");
+	expect_wc(scq, 4, IBV_WC_SUCCESS, "SEND after them");
+	expect_state(IBV_QPS_RTS, "requester");
+	pair_write(&done, 1);
+	pair_read(&done, 1); /* the responder has checked */
+}
+
 /* ------------------------------------------------------------ main */
 
 static void teardown(void)
@@ -625,11 +693,11 @@ int main(int argc, char **argv)
 		if (!strcmp(name, err_cases[i].name))
 			ec = &err_cases[i];
 	if (!ec && strcmp(name, "peer_gone") && strcmp(name, "rnr") && strcmp(name, "solicited") &&
-	    strcmp(name, "fence") && strcmp(name, "atomic_glob")) {
+	    strcmp(name, "fence") && strcmp(name, "atomic_glob") && strcmp(name, "zero_length")) {
 		fprintf(stderr, "usage: rc_errors CASE (");
 		for (size_t i = 0; i < sizeof(err_cases) / sizeof(err_cases[0]); i++)
 			fprintf(stderr, "%s ", err_cases[i].name);
-		fprintf(stderr, "peer_gone rnr solicited fence atomic_glob)\n");
+		fprintf(stderr, "peer_gone rnr solicited fence atomic_glob zero_length)\n");
 		return 2;
 	}
 	side = pair_start(name, 60);
@@ -644,6 +712,8 @@ int main(int argc, char **argv)
 		run_solicited(side);
 	else if (!strcmp(name, "fence"))
 		run_fence(side);
+	else if (!strcmp(name, "zero_length"))
+		run_zero_length(side);
 	else
 		run_atomic_glob(side);
 	teardown();

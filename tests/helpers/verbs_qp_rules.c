@@ -95,6 +95,9 @@ int main(void)
 
 	CHECK("cq_of_max_cqe", cq && cq->cqe >= dev.max_cqe);
 	ibv_destroy_cq(cq);
+	/* A CQ of no entries: EINVAL, and misuse rather than a probe. */
+	errno = 0;
+	CHECK("cq_of_0_entries", !ibv_create_cq(ctx, 0, NULL, NULL, 0) && errno == EINVAL);
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 
 	/* 0xffffffff work requests: EINVAL. */
@@ -105,6 +108,30 @@ int main(void)
 	};
 	errno = 0;
 	CHECK("qp_0xffffffff_wrs", !ibv_create_qp(pd, &big) && errno == EINVAL);
+	/* libfabric's vrb_find_max_inline: halve until create_qp succeeds. */
+	uint32_t lo = 0, hi = 65536;
+
+	big.cap.max_send_wr = 1;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi + 1) / 2;
+		struct ibv_qp *q;
+
+		big.cap.max_inline_data = mid;
+		q = ibv_create_qp(pd, &big);
+		if (q) {
+			lo = big.cap.max_inline_data >= mid ? mid : lo;
+			ibv_destroy_qp(q);
+		} else {
+			hi = mid - 1;
+		}
+	}
+	printf("max_inline_data found by search: %u\n", lo);
+	CHECK("qp_inline_search", lo >= 64);
+	/* A QP with no send CQ: EINVAL, misuse. */
+	big.send_cq = NULL;
+	big.cap.max_inline_data = 0;
+	errno = 0;
+	CHECK("qp_without_send_cq", !ibv_create_qp(pd, &big) && errno == EINVAL);
 
 	struct ibv_qp *rc = make_qp(pd, cq, IBV_QPT_RC);
 	struct ibv_qp *ud = make_qp(pd, cq, IBV_QPT_UD);

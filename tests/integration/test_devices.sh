@@ -37,7 +37,7 @@ for f in max_qp max_qp_wr max_sge max_cq max_cqe max_mr max_pd max_srq max_ah ma
   v=$(awk -v f="$f:" '$1 == f { print $2 }' <<<"$out")
   [[ "$v" =~ ^[0-9]+$ ]] && [ "$v" -gt 0 ] || bad "ibv_devinfo: $f is '$v'"
 done
-grep -q 'atomic_cap:[[:space:]]*ATOMIC_GLOB' <<<"$out" || bad "ibv_devinfo: atomic_cap is not ATOMIC_GLOB"
+grep -q 'atomic_cap:[[:space:]]*ATOMIC_HCA' <<<"$out" || bad "ibv_devinfo: atomic_cap is not ATOMIC_HCA"
 
 # softib info: this process's view (each process is its own node, so it is
 # checked for consistency with itself, not for equal GUIDs).

@@ -6,8 +6,8 @@
 # bounds, each missing remote right), invalid request and remote operation
 # NAKs, no responder resources, a misaligned atomic, a vanished peer
 # (RETRY_EXC_ERR after the time timeout and retry_cnt imply), no receive
-# with a finite rnr_retry, solicited events, fence, and atomics racing the
-# target CPU's own.  Each case checks the completion statuses and QP states
+# with a finite rnr_retry, solicited events, fence, atomics racing the
+# target CPU's own, and zero-length RDMA with no valid R_Key (IBA C9-88).  Each case checks the completion statuses and QP states
 # on both sides; the error cases also need softib's log line naming the
 # key, address or rule.
 . "$(dirname "$0")/lib.sh"
@@ -57,6 +57,7 @@ run_case rnr "no receive WQE after rnr_retry retries"
 run_case solicited
 run_case fence
 run_case atomic_glob
+run_case zero_length
 
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "FAIL: rc_errors: ${failed[*]}"

@@ -34,7 +34,21 @@ want() {
 }
 want "reg_mr on PD 0x000001: access 0x2: REMOTE_WRITE or REMOTE_ATOMIC requires LOCAL_WRITE"
 want "access 0xc: REMOTE_WRITE or REMOTE_ATOMIC requires LOCAL_WRITE"
-want "ON_DEMAND (ODP) is not supported"
+# reg_mr with ODP is a capability probe: info, not warn.
+if grep -qF "ON_DEMAND (ODP) is not supported" "$log"; then
+  echo "FAIL: the ODP probe is logged at warn"; fail=1
+else
+  echo "ok: the ODP probe is not logged at warn"
+fi
+SOFTIB_LOG=info SOFTIB_LOG_FILE="$log.info" "${run[@]}" "$helper" >"$out" 2>&1 ||
+  { echo "FAIL: verbs_mr_rules exited $? at SOFTIB_LOG=info"; fail=1; }
+cat "$out" >>"$log.info"
+if grep -qF "ON_DEMAND (ODP) is not supported" "$log.info"; then
+  echo "ok: the ODP probe is logged at info"
+else
+  echo "FAIL: no ODP line at info"; fail=1
+fi
+rm -f "$log.info"
 want "need one or more of CHANGE_TRANSLATION, CHANGE_PD, CHANGE_ACCESS"
 want "dereg_mr on MR 0x"
 want "not a registered MR"

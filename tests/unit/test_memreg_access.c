@@ -111,6 +111,9 @@ static void test_va_plus_len_that_wraps_is_out_of_bounds(void **state)
 	assert_int_equal(rremote(k, IOVA + 1, UINT64_MAX - IOVA, r), MEMREG_OUT_OF_BOUNDS);
 }
 
+/* memreg's own rule, for the L_Keys of zero-length SGEs and the like.  A
+ * responder never asks it about a zero-length RDMA WRITE or READ: their
+ * R_Key is not validated (IBA C9-88; test_rc_rules.c, test_uc_ud_engine.c). */
 static void test_zero_length_skips_bounds_but_checks_the_key(void **state)
 {
 	(void)state;

@@ -30,6 +30,8 @@ struct watch {
 	int send_seen_before_answer;
 	int ackreqs; /* requests reaching node 1 with AckReq set */
 	int mid_ackreqs; /* of those, ones that are not a message's last packet */
+	int empty_read_responses; /* READ responses with no payload reaching node 0 */
+	int drop_read_responses; /* drop this many READ responses to node 0 */
 };
 
 static bool watch_packets(int node, uint64_t n, const struct ib_packet *pkt, void *arg)
@@ -51,6 +53,12 @@ static bool watch_packets(int node, uint64_t n, const struct ib_packet *pkt, voi
 		if ((f & IB_OPF_SEND) && !wt->read_answered)
 			wt->send_seen_before_answer++;
 	}
+	if (node == 0 && (f & IB_OPF_RESPONSE) && (f & IB_OPF_READ) && wt->drop_read_responses) {
+		wt->drop_read_responses--;
+		return true;
+	}
+	if (node == 0 && (f & IB_OPF_RESPONSE) && (f & IB_OPF_READ) && !pkt->payload_len)
+		wt->empty_read_responses++;
 	if (node == 0 && (f & IB_OPF_RESPONSE) &&
 	    (((f & IB_OPF_READ) && (f & IB_OPF_LAST)) || (f & IB_OPF_ATOMIC))) {
 		wt->outstanding--;
@@ -249,6 +257,101 @@ static void a_stream_asks_for_acks_on_message_ends(void **state)
 	world_free(w);
 }
 
+/*
+ * IBA C9-88: the R_Key (and VA) of a zero-length RDMA WRITE or READ is not
+ * validated.  What IBA says of such operations otherwise still holds: a
+ * READ is answered by one READ RESPONSE Only with no payload, and answered
+ * again when that response is lost; a WRITE with immediate consumes a
+ * receive WQE; a plain WRITE consumes none.
+ */
+
+/* Posts a zero-length RDMA WRITE or READ (no SGE) with R_Key rkey at va. */
+static void post_zero_length(struct world *w, enum sib_wr_opcode op, uint64_t wr_id, uint32_t rkey,
+			     uint64_t va)
+{
+	struct sib_send_wqe s = { .wr_id = wr_id, .opcode = op, .send_flags = SIB_SEND_SIGNALED };
+	char why[160] = "";
+
+	s.rdma.remote_addr = va;
+	s.rdma.rkey = rkey;
+	s.num_sge = 0;
+	if (sib_qp_post_send(w->n[0].qp, &s, NULL, why, sizeof(why)))
+		fail_msg("post_send: %s", why);
+	sib_qp_kick(w->n[0].qp);
+}
+
+/* UCX's endpoint flush: RDMA WRITE, no SGE, R_Key 0, address 0. */
+static void zero_length_write_with_rkey_0_completes_and_takes_no_receive(void **state)
+{
+	struct watch wt = { 0 };
+	struct world *w = rc_world(&wt);
+	static uint8_t src[64], rbuf[64];
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), 0);
+	uint32_t rbk = world_reg(&w->n[1], rbuf, sizeof(rbuf), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_send_wqe s = { .wr_id = 2, .opcode = SIB_WR_SEND, .send_flags = SIB_SEND_SIGNALED };
+	struct sib_cqe c;
+
+	(void)state;
+	world_post_recv(&w->n[1], 7, rbuf, sizeof(rbuf), rbk);
+	post_zero_length(w, SIB_WR_RDMA_WRITE, 1, 0, 0);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.wr_id, 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 0);
+	assert_int_equal(sib_qp_state(w->n[1].qp), SIB_QPS_RTS);
+	/* The receive is still there for the next SEND. */
+	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.wr_id, 7);
+	assert_int_equal(c.byte_len, sizeof(src));
+	world_free(w);
+}
+
+static void zero_length_read_needs_no_rkey_and_gets_an_empty_response(void **state)
+{
+	struct watch wt = { 0 };
+	struct world *w = rc_world(&wt);
+	struct sib_cqe c;
+
+	(void)state;
+	post_zero_length(w, SIB_WR_RDMA_READ, 4, 0xab149fd0, 0x7fffab14a010ull);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.wr_id, 4);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(c.opcode, SIB_WC_RDMA_READ);
+	assert_int_equal(c.byte_len, 0);
+	assert_int_equal(wt.empty_read_responses, 1);
+	assert_int_equal(sib_qp_state(w->n[1].qp), SIB_QPS_RTS);
+	world_free(w);
+}
+
+/* The duplicate of a zero-length READ is answered again, unchecked too. */
+static void zero_length_read_is_answered_again_when_its_response_is_lost(void **state)
+{
+	struct watch wt = { .drop_read_responses = 1 };
+	struct world *w = rc_world(&wt);
+	struct sib_engine_counters ec;
+	struct sib_cqe c;
+
+	(void)state;
+	post_zero_length(w, SIB_WR_RDMA_READ, 5, 0, 0);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 0);
+	assert_true(world_advance(w)); /* ACK timeout: the READ is sent again */
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.wr_id, 5);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(wt.empty_read_responses, 1);
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_int_equal(ec.rx_duplicates, 1);
+	world_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -256,6 +359,9 @@ int main(void)
 		cmocka_unit_test(fenced_send_waits_for_the_earlier_read),
 		cmocka_unit_test(zero_length_write_needs_no_rkey),
 		cmocka_unit_test(a_stream_asks_for_acks_on_message_ends),
+		cmocka_unit_test(zero_length_write_with_rkey_0_completes_and_takes_no_receive),
+		cmocka_unit_test(zero_length_read_needs_no_rkey_and_gets_an_empty_response),
+		cmocka_unit_test(zero_length_read_is_answered_again_when_its_response_is_lost),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -111,6 +111,42 @@ static void uc_write_with_immediate_lands_and_completes(void **state)
 	world_free(w);
 }
 
+/* IBA C9-88 on UC: a zero-length WRITE with immediate lands whatever its
+ * R_Key and VA, and still consumes a receive WQE. */
+static void uc_zero_length_write_with_immediate_needs_no_rkey(void **state)
+{
+	struct world *w = world_new();
+	static uint8_t rb[4];
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_RDMA_WRITE_WITH_IMM,
+				  .send_flags = SIB_SEND_SIGNALED, .imm_data = 0x0a0b0c0d };
+	struct sib_engine_counters ec;
+	struct sib_cqe c;
+	char why[160] = "";
+
+	(void)state;
+	world_qp(w, 0, SIB_QPT_UC, 16);
+	world_qp(w, 1, SIB_QPT_UC, 16);
+	world_connect(w, SIB_MTU_512);
+	world_post_recv(&w->n[1], 3, rb, sizeof(rb), world_reg(&w->n[1], rb, 4, MEMREG_ACCESS_LOCAL_WRITE));
+	s.rdma.remote_addr = 0x7fffab14a010ull;
+	s.rdma.rkey = 0xab149fd0;
+	s.num_sge = 0;
+	assert_int_equal(sib_qp_post_send(w->n[0].qp, &s, NULL, why, sizeof(why)), 0);
+	sib_qp_kick(w->n[0].qp);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(c.wr_id, 3);
+	assert_int_equal(c.opcode, SIB_WC_RECV_RDMA_WITH_IMM);
+	assert_int_equal(c.imm_data, 0x0a0b0c0d);
+	assert_int_equal(c.byte_len, 0);
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_int_equal(ec.rx_uc_dropped, 0);
+	world_free(w);
+}
+
 /* Two UD QPs with Q_Key 0x1111 (receiver qkey given). */
 static struct world *ud_world(uint32_t rcv_qkey)
 {
@@ -481,6 +517,7 @@ int main(void)
 		cmocka_unit_test(a_datagram_waits_for_its_source_to_be_known),
 		cmocka_unit_test(uc_message_missing_a_middle_packet_is_dropped_and_the_next_arrives),
 		cmocka_unit_test(uc_write_with_immediate_lands_and_completes),
+		cmocka_unit_test(uc_zero_length_write_with_immediate_needs_no_rkey),
 		cmocka_unit_test(ud_send_with_grh_fills_the_grh_area),
 		cmocka_unit_test(ud_send_without_grh_reports_no_grh),
 		cmocka_unit_test(ud_q_key_mismatch_is_dropped_and_counted),
