@@ -568,8 +568,11 @@ static int cmd_join(const struct cmd *c)
 	struct rdma_ucm_join_mcast cmd;
 
 	cmd_in(c, &cmd, sizeof(cmd));
-	if (cmd.addr_size > sizeof(cmd.addr) ||
-	    cmd.addr_size < cma_addr_len((struct sockaddr *)&cmd.addr))
+	/* The kernel's order: room for the answer, then the address size. */
+	if (c->out_len < sizeof(struct rdma_ucm_create_id_resp))
+		return -ENOSPC;
+	if (!cma_addr_len((struct sockaddr *)&cmd.addr) ||
+	    cmd.addr_size != cma_addr_len((struct sockaddr *)&cmd.addr))
 		return -EINVAL;
 	return cmd_join_common(c, cmd.response, cmd.uid, cmd.id, (struct sockaddr *)&cmd.addr,
 			       cmd.join_flags);
