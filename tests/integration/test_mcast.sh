@@ -46,9 +46,23 @@ for r in r1 r2; do
 	sib_start "mckey.$r" "$LIMIT" "${SIB_LINEBUF[@]}" "$SOFTIB" run -- \
 		mckey -m $GROUP -b 127.0.0.1 -C 5
 done
+# A receiver is ready once its QP is attached: softib info --pid shows the
+# group (its own output may sit in a buffer until it exits).
+wait_attached()
+{
+	local id=$1 pid i
+
+	for ((i = 0; i < 1200; i++)); do
+		pid=$(pgrep -P "${SIB_PID[$id]}" | head -1)
+		[ -n "$pid" ] && "$SOFTIB" info --pid "$pid" 2>/dev/null |
+			grep -Eq '^ +mcast groups +1$' && return 0
+		kill -0 "${SIB_PID[$id]}" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
 for r in r1 r2; do
-	wait_line "mckey.$r" '^receiving data transfers' ||
-		{ echo "FAIL: mckey.$r never got ready"; ok=0; }
+	wait_attached "mckey.$r" || { echo "FAIL: mckey.$r never attached to the group"; ok=0; }
 done
 if [ $ok = 1 ]; then
 	sib_run mckey.s "$LIMIT" env SOFTIB_CAPTURE="$SIB_TMP/mckey.pcap" "${SIB_LINEBUF[@]}" \
