@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "fabric/partitions.h"
 #include "fabric/sa_mcast.h"
+#include "transport/caps.h"
 
 #define JOIN_MASK (IB_MCR_COMP_MGID | IB_MCR_COMP_PORT_GID | IB_MCR_COMP_JOIN_STATE)
 #define CREATE_MASK                                                                                \
@@ -71,6 +73,8 @@ static struct sib_sa_mgroup *group_add(struct sib_sa_mcast *mc, const struct ib_
 	return g;
 }
 
+static struct sib_sa_mgroup *group_by_mgid(struct sib_sa_mcast *mc, const uint8_t *mgid);
+
 struct sib_sa_mcast *sib_sa_mcast(struct sib_sm *sm)
 {
 	struct sib_sa_state *s = sib_sa_state(sm);
@@ -93,6 +97,22 @@ struct sib_sa_mcast *sib_sa_mcast(struct sib_sm *sm)
 
 	if (g)
 		g->well_known = true;
+	/* And one for each other partition flagged ipoib, as OpenSM makes
+	 * them: ff12:401b:<P_Key|0x8000>::ffff:ffff. */
+	const struct sib_partitions *ps = sib_sm_partitions(sm);
+
+	for (unsigned i = 0; i < ps->n; i++) {
+		uint16_t pk = (uint16_t)(ps->p[i].pkey | 0x8000);
+
+		if (!ps->p[i].ipoib || pk == 0xffff)
+			continue;
+		r.MGID.raw[4] = (uint8_t)(pk >> 8);
+		r.MGID.raw[5] = (uint8_t)pk;
+		r.P_Key = pk;
+		g = group_by_mgid(s->mcast, r.MGID.raw) ? NULL : group_add(s->mcast, &r);
+		if (g)
+			g->well_known = true;
+	}
 	return s->mcast;
 }
 
@@ -412,6 +432,32 @@ static struct sib_sa_mgroup *group_create(struct sib_sm *sm, struct sib_sa_mcast
 	return g;
 }
 
+/* The P_Key of the group a join is for: the group's when it exists, else
+ * the one the creator names (0: none named). */
+static uint16_t g_pkey_of(struct sib_sa_mcast *mc, const struct ib_mcmember_record *q, uint64_t cm)
+{
+	struct sib_sa_mgroup *g = gid_zero(q->MGID.raw) ? NULL : group_by_mgid(mc, q->MGID.raw);
+
+	if (g)
+		return g->rec.P_Key;
+	return (cm & IB_MCR_COMP_P_KEY) ? q->P_Key : 0;
+}
+
+/* IBA 15.2.5.17 / 10.9: a port joins only groups of a partition it is in
+ * (either membership), as its P_Key table says. */
+static bool in_partition(struct sib_sm *sm, uint64_t guid, uint16_t pkey)
+{
+	uint16_t t[SIB_MAX_PKEYS];
+
+	if (!pkey)
+		return true; /* a creation without P_Key fails its own check */
+	sib_partitions_table(sib_sm_partitions(sm), guid, t, SIB_MAX_PKEYS);
+	for (unsigned i = 0; i < SIB_MAX_PKEYS; i++)
+		if (t[i] && (t[i] & 0x7fff) == (pkey & 0x7fff))
+			return true;
+	return false;
+}
+
 static void mc_join(struct sib_sm *sm, struct sib_sa_mcast *mc, const struct sib_mad_addr *a,
 		    const struct sib_endpoint *from, struct ib_sa_mad *m,
 		    const struct ib_mcmember_record *q)
@@ -438,6 +484,13 @@ static void mc_join(struct sib_sm *sm, struct sib_sa_mcast *mc, const struct sib
 			"its own, refused",
 			a->SLID);
 		answer(sm, a, from, m, IB_MAD_METHOD_GET_RESP, IB_SA_STATUS_REQ_DENIED, NULL);
+		return;
+	}
+	if (!in_partition(sm, p->guid, g_pkey_of(mc, q, cm))) {
+		sib_dbg("softib-sm: MCMemberRecord join from LID 0x%04x: the port is not in the "
+			"group's partition",
+			a->SLID);
+		answer(sm, a, from, m, IB_MAD_METHOD_GET_RESP, IB_SA_STATUS_REQ_INVALID, NULL);
 		return;
 	}
 	if (!gid_zero(q->MGID.raw) && q->MGID.raw[0] != 0xff) {

@@ -27,6 +27,9 @@
  *     IPv4 broadcast group of the default partition, link-local scope),
  *     which the SA keeps from the start, with Q_Key 0x0B1B and MTU 2048,
  *     as OpenSM does for IPoIB partitions;
+ *   - a port joins only groups of a partition it is in (its P_Key table
+ *     as partitions.h computes it), else ERR_REQ_INVALID; each partition
+ *     flagged ipoib has its broadcast group too (ff12:401b:<P_Key>::ffff:ffff);
  *   - a port the SM drops leaves every group (sib_sa_mcast_port_gone);
  *   - a join or leave is answered once every live member port has
  *     installed the group's new port list (sm_mcast.c programs them), or

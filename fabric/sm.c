@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -369,19 +370,32 @@ static void set_port_info(struct sib_sm *sm, struct sib_sm_port *p, bool directe
 
 /* The port's P_Key table from the partitions (IBA 10.9.2: the SM sets
  * the tables; partitions.h says which entries a port gets). */
+static struct sib_partitions dflt_partitions;
+
+static void default_partitions_init(void)
+{
+	sib_partitions_default(&dflt_partitions);
+}
+
+const struct sib_partitions *sib_sm_partitions(const struct sib_sm *sm)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	if (sm->partitions)
+		return sm->partitions;
+	pthread_once(&once, default_partitions_init);
+	return &dflt_partitions;
+}
+
 static void set_pkeys(struct sib_sm *sm, struct sib_sm_port *p, unsigned tries)
 {
-	static struct sib_partitions dflt;
 	struct ib_p_key_table pt;
 	uint16_t t[SIB_MAX_PKEYS];
 	uint8_t data[IB_SMP_DATA_BYTES];
 	char g[20];
 	unsigned n;
 
-	if (!dflt.n)
-		sib_partitions_default(&dflt);
-	n = sib_partitions_table(sm->partitions ? sm->partitions : &dflt, p->guid, t,
-				 SIB_MAX_PKEYS);
+	n = sib_partitions_table(sib_sm_partitions(sm), p->guid, t, SIB_MAX_PKEYS);
 	if (n > SIB_MAX_PKEYS)
 		sib_warn("softib-sm: port %s is in %u partitions, its P_Key table holds %d: the "
 			 "rest are left out",

@@ -197,6 +197,9 @@ struct sib_sm_port *sib_sm_port_by_guid(struct sib_sm *sm, uint64_t guid);
 void sib_sa_serve(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8_t *mad,
 		  const struct sib_endpoint *from);
 
+/* The partitions in force: the file's, or the default (partitions.h). */
+const struct sib_partitions *sib_sm_partitions(const struct sib_sm *sm);
+
 /* The port's GID[0]: fe80::<port GUID>. */
 void sib_sm_port_gid(const struct sib_sm_port *p, uint8_t gid[16]);
 

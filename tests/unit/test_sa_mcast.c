@@ -542,6 +542,38 @@ static void a_multicast_ports_set_without_the_m_key_is_refused(void **state)
 	assert_null(f->h[0]->node.mgmt[0].mcast_stages);
 }
 
+static void joins_need_the_partition_and_ipoib_partitions_have_their_broadcast_group(void **state)
+{
+	struct fixture *f = *state;
+	static struct sib_partitions ps;
+	static const uint8_t red_bcast[16] = { 0xff, 0x12, 0x40, 0x1b, 0x80, 0x11, 0, 0,
+					       0,    0,    0,    0,    0xff, 0xff, 0xff, 0xff };
+	struct ib_mcmember_record q, got;
+	struct ib_sa_mad r;
+	char conf[256], err[160];
+
+	snprintf(conf, sizeof(conf), "Default=0x7fff : ALL=full ; red=0x0011, ipoib : 0x%llx=full ;",
+		 (unsigned long long)f->h[0]->node.ports[0].port_guid);
+	assert_int_equal(sib_partitions_parse(conf, &ps, err, sizeof(err)), 0);
+	f->sm.partitions = &ps;
+	/* red's IPoIB broadcast group is there from the start. */
+	q = rec(f, 0, red_bcast, 0);
+	assert_int_equal(ask(f, 0, IB_MAD_METHOD_GET, IB_MCR_COMP_MGID, &q, &r), 0);
+	ib_mcmember_record_decode(&got, r.SubnAdmData);
+	assert_int_equal(got.P_Key, 0x8011);
+	assert_int_equal(got.Q_Key, SIB_IPOIB_QKEY);
+	/* Port 1 is not in red: it joins neither that group nor creates one. */
+	q = rec(f, 1, red_bcast, IB_MCR_JOIN_FULL_MEMBER);
+	assert_int_equal(ask(f, 1, IB_MAD_METHOD_SET, JOIN, &q, &r), IB_SA_STATUS_REQ_INVALID);
+	q = rec(f, 1, G1, IB_MCR_JOIN_FULL_MEMBER);
+	q.P_Key = 0x8011;
+	assert_int_equal(ask(f, 1, IB_MAD_METHOD_SET, CREATE, &q, &r), IB_SA_STATUS_REQ_INVALID);
+	/* Port 0 is. */
+	q = rec(f, 0, red_bcast, IB_MCR_JOIN_FULL_MEMBER);
+	assert_int_equal(ask(f, 0, IB_MAD_METHOD_SET, JOIN, &q, &r), 0);
+	f->sm.partitions = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -552,6 +584,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(the_ipoib_broadcast_group_is_there_and_stays, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(a_dropped_port_leaves_its_groups, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			joins_need_the_partition_and_ipoib_partitions_have_their_broadcast_group,
+			setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			the_sm_programs_member_ports_and_a_send_only_member_reaches_the_receivers,
 			setup, teardown),
