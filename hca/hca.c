@@ -183,6 +183,8 @@ static void node_counters(struct sib_node *node, unsigned port_num, struct sib_n
 	out->rcv_bytes = st.link.rx_bytes;
 	out->xmit_pkts = st.link.tx_packets;
 	out->rcv_pkts = st.link.rx_packets;
+	out->mcast_xmit_pkts = st.engine.tx_mcast;
+	out->mcast_rcv_pkts = st.engine.rx_mcast;
 	for (int i = 1; i < IB_PKT_ERR_COUNT; i++)
 		out->rcv_errors += st.link.pkt_err[i];
 	out->rcv_errors += st.link.drop[SIB_LINK_DROP_RX_TRUNCATED] +

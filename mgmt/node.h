@@ -86,6 +86,7 @@ struct sib_port_mgmt {
  * (IBA 14.2.5.6, 16.1.3.5); the owner fills it from its link and data path. */
 struct sib_node_counters {
 	uint64_t xmit_bytes, rcv_bytes, xmit_pkts, rcv_pkts;
+	uint64_t mcast_xmit_pkts, mcast_rcv_pkts; /* of those, multicast */
 	uint64_t rcv_errors;	   /* malformed or corrupted packets dropped */
 	uint64_t xmit_discards;	   /* packets the link could not send */
 	uint64_t P_KeyViolations, Q_KeyViolations;

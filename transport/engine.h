@@ -95,6 +95,8 @@ struct sib_engine_counters {
 	uint64_t rx_unknown_source; /* where the source lives is not known yet */
 	uint64_t rx_ud_no_wqe;	    /* UD datagram with no receive WQE: dropped */
 	uint64_t rx_bad_mcast;	    /* multicast with no QP attached, or DLID/DestQP disagree */
+	uint64_t tx_mcast;	    /* multicast packets sent (a copy per member port) */
+	uint64_t rx_mcast;	    /* multicast packets received */
 	uint64_t rx_uc_dropped;	    /* UC packets dropped after a sequence error */
 	uint64_t rx_duplicates;	    /* RC duplicate requests answered */
 	uint64_t tx_seq_naks;	    /* PSN sequence error NAKs sent */

@@ -246,6 +246,7 @@ static void mcast_rx(struct sib_engine *eng, const struct ib_packet *pkt,
 			pkt->lrh.DLID, pkt->bth.DestQP);
 		return;
 	}
+	sib_engine_count(eng, &c->rx_mcast);
 	n = sib_mcast_qpns(eng, pkt->has_grh ? pkt->grh.DGID.raw : NULL, pkt->lrh.DLID, qpns,
 			   SIB_MAX_MCAST_QP_ATTACH);
 	if (!n) {

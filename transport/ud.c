@@ -16,6 +16,7 @@
 
 /* One sealed multicast packet, copied to each member port (mcast.h). */
 struct mc_tx {
+	struct sib_qp *qp;
 	struct sib_link *link;
 	const uint8_t *pkt;
 	size_t len;
@@ -37,6 +38,7 @@ static void mc_tx_copy(void *arg, const struct sib_endpoint *dst)
 	}
 	memcpy(b, t->pkt, t->len);
 	sib_link_tx_commit(t->link, b, t->len, dst);
+	sib_engine_count(t->qp->eng, &sib_engine_ctrs(t->qp->eng)->tx_mcast);
 }
 
 /* A switch would fan the packet out to the MLID's ports; softib's sender
@@ -44,7 +46,7 @@ static void mc_tx_copy(void *arg, const struct sib_endpoint *dst)
 static void ud_commit_mcast(struct sib_qp *qp, uint8_t *buf, size_t hdr_len, uint32_t n,
 			    uint16_t mlid)
 {
-	struct mc_tx t = { .link = sib_engine_link(qp->eng), .pkt = buf };
+	struct mc_tx t = { .qp = qp, .link = sib_engine_link(qp->eng), .pkt = buf };
 
 	t.len = ib_packet_seal(buf, hdr_len, n);
 	sib_mcast_for_each_dest(qp->eng, mlid, mc_tx_copy, &t);

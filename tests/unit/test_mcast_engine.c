@@ -207,6 +207,16 @@ static void a_multicast_reaches_every_attached_qp_on_every_member_port(void **st
 		assert_memory_equal(seen.DGID[k], T_MGID, 16);
 	}
 	assert_int_not_equal(seen.node[0], seen.node[1]);
+	/* Counted for PortCountersExtended: a copy per port sent, one received each. */
+	{
+		struct sib_engine_counters ec0, ec1;
+
+		sib_engine_counters_get(w->n[0].eng, &ec0);
+		sib_engine_counters_get(w->n[1].eng, &ec1);
+		assert_int_equal(ec0.tx_mcast, 2);
+		assert_int_equal(ec0.rx_mcast, 1);
+		assert_int_equal(ec1.rx_mcast, 1);
+	}
 	/* The sending QP gets its own copy (mcast.h), and so does its neighbour. */
 	drain(w, 0, q0, 2, got);
 	assert_int_equal(got[0], 1);
