@@ -523,12 +523,15 @@ int cma_resolve_route(struct ucma_ctx **ctxp)
 }
 
 /*
- * A route resolved before its listener registered leads to some port of
- * the host, which would answer REJ 8.  The kernel's REQ finds the
- * listener as it arrives; here CONNECT looks once more, so that a server
- * that listens between the client's route and its connect (qperf 0.4.11
- * tells its client the port before it listens) is found.  Lock dropped
- * meanwhile, as in cma_resolve_route.
+ * The kernel's REQ finds the listener as it arrives; here CONNECT asks the
+ * SA again for the newest listener record that covers the address,
+ * whatever the route found.  A route resolved before its listener
+ * registered leads to some port of the host, which would answer REJ 8
+ * (qperf 0.4.11 tells its client the port before it listens); a route
+ * resolved while a dead process's record was still the newest leads to a
+ * port nobody answers for (pyverbs' rdma_cm test processes _exit, and the
+ * next test's client may resolve before its server registers).  Lock
+ * dropped meanwhile, as in cma_resolve_route.
  */
 static void find_listener_late(struct ucma_ctx **ctxp)
 {
@@ -1274,7 +1277,7 @@ int cma_connect(struct ucma_ctx **ctxp, const struct rdma_ucm_conn_param *p)
 		sib_dbg("rdma_cm: connect on id %u: the route is not resolved", ctx->handle);
 		return -EINVAL;
 	}
-	if (!ctx->to_listener) {
+	if (ctx->dst.ss_family != SIB_AF_IB) { /* AF_IB names the port itself */
 		find_listener_late(ctxp);
 		ctx = *ctxp;
 		if (!ctx)
