@@ -524,11 +524,14 @@ int cma_resolve_route(struct ucma_ctx **ctxp)
 }
 
 /*
- * A route resolved before its listener registered leads to some port of
- * the host, which would answer REJ 8.  The kernel's REQ finds the
- * listener as it arrives; here CONNECT looks once more, so that a server
- * that listens between the client's route and its connect (qperf 0.4.11
- * tells its client the port before it listens) is found.
+ * The kernel's REQ finds the listener as it arrives; here CONNECT asks the
+ * SA again for the newest listener record that covers the address,
+ * whatever the route found.  A route resolved before its listener
+ * registered leads to some port of the host, which would answer REJ 8
+ * (qperf 0.4.11 tells its client the port before it listens); a route
+ * resolved while a dead process's record was still the newest leads to a
+ * port nobody answers for (pyverbs' rdma_cm test processes _exit, and the
+ * next test's client may resolve before its server registers).
  *
  * A UD connect keeps looking while the host has no listener for the port,
  * for as long as a listener's record lingers (CMA_LISTEN_LINGER_NS): a
@@ -566,15 +569,13 @@ static void find_listener_late(struct ucma_ctx **ctxp, bool wait)
 	       rc == -ENETDOWN) {
 		bool mine;
 
-		if (sib_link_now_ns() >= until)
-			break;
-		nanosleep(&pause, NULL);
-		looks++;
 		sib_cm_lock(sib_ucma.cm);
 		mine = own_listener(sid);
 		sib_cm_unlock(sib_ucma.cm);
-		if (mine)
-			break; /* its route leads here already */
+		if (mine || sib_link_now_ns() >= until)
+			break; /* a listener of ours: the route leads here already */
+		nanosleep(&pause, NULL);
+		looks++;
 	}
 	sib_dbg("rdma_cm: connect: listener for ServiceID 0x%016llx: %s (%u look%s)",
 		(unsigned long long)sid, rc ? strerror(-rc) : "found", looks, looks == 1 ? "" : "s");
@@ -1302,7 +1303,7 @@ int cma_connect(struct ucma_ctx **ctxp, const struct rdma_ucm_conn_param *p)
 		sib_dbg("rdma_cm: connect on id %u: the route is not resolved", ctx->handle);
 		return -EINVAL;
 	}
-	if (!ctx->to_listener) {
+	if (ctx->dst.ss_family != SIB_AF_IB) { /* AF_IB names the port itself */
 		find_listener_late(ctxp, is_ud(ctx));
 		ctx = *ctxp;
 		if (!ctx)
