@@ -239,9 +239,17 @@ static uint16_t sma_attr(struct sib_node *node, unsigned port_num, uint8_t metho
 			return IB_MAD_STATUS_INVALID_FIELD;
 		pthread_mutex_lock(&node->lock);
 		if (set) {
+			bool changed = false;
+
 			ib_p_key_table_decode(&pt, in);
-			for (unsigned i = 0; i < SIB_MAX_PKEYS; i++)
+			for (unsigned i = 0; i < SIB_MAX_PKEYS; i++) {
+				changed |= port->P_Key[i] != pt.P_KeyTableBlock[i];
 				port->P_Key[i] = pt.P_KeyTableBlock[i];
+			}
+			/* Programs hear of it (IBV_EVENT_PKEY_CHANGE), as from
+			 * the kernel when an SM changes the table. */
+			if (changed && node->ops && node->ops->port_event)
+				node->ops->port_event(node, port_num, SIB_EV_PKEY_CHANGE);
 		}
 		memset(&pt, 0, sizeof(pt));
 		for (unsigned i = 0; i < SIB_MAX_PKEYS; i++)

@@ -138,7 +138,7 @@ static void port_info_reports_init_port_with_link_up(void **state)
 
 struct recorder {
 	struct sib_event_sink sink;
-	int active, lid_change;
+	int active, lid_change, pkey_change;
 };
 
 static void record(struct sib_event_sink *sink, enum sib_event ev, void *obj, unsigned port)
@@ -149,6 +149,7 @@ static void record(struct sib_event_sink *sink, enum sib_event ev, void *obj, un
 	(void)port;
 	r->active += ev == SIB_EV_PORT_ACTIVE;
 	r->lid_change += ev == SIB_EV_LID_CHANGE;
+	r->pkey_change += ev == SIB_EV_PKEY_CHANGE;
 }
 
 static uint16_t set_port(struct sib_hca *hca, uint16_t lid, uint16_t sm_lid, uint8_t state,
@@ -907,8 +908,17 @@ static void the_p_key_table_is_set_by_the_sm_and_only_with_the_m_key(void **stat
 	assert_false(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_P_KEY_TABLE, KEY + 1, pk, NULL,
 			       &r));
 	assert_int_equal(f->hca->node.ports[0].P_Key[1], 0);
+	struct recorder rec = { .sink.deliver = record };
+	struct sib_hca_listener l;
+
+	sib_hca_listen(f->hca, &l, &rec.sink);
 	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_P_KEY_TABLE, KEY, pk, NULL, &r));
 	assert_int_equal(r.hdr.Status, 0);
+	assert_int_equal(rec.pkey_change, 1); /* IBV_EVENT_PKEY_CHANGE */
+	/* The same table again changes nothing: no event. */
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_P_KEY_TABLE, KEY, pk, NULL, &r));
+	assert_int_equal(rec.pkey_change, 1);
+	sib_hca_unlisten(f->hca, &l);
 	assert_int_equal(f->hca->node.ports[0].P_Key[1], 0x8001);
 	assert_int_equal(f->hca->node.ports[0].P_Key[2], 0x0002);
 	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_P_KEY_TABLE, KEY, NULL, NULL, &r));
