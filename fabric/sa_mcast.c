@@ -374,7 +374,7 @@ static unsigned members_in_all(const struct sib_sa_mcast *mc)
 	return n;
 }
 
-static struct sib_sa_mgroup *group_create(struct sib_sm *sm, struct sib_sa_mcast *mc,
+static struct sib_sa_mgroup *group_create(struct sib_sa_mcast *mc,
 					  const struct ib_mcmember_record *q, uint64_t cm,
 					  uint16_t *status)
 {
@@ -428,7 +428,6 @@ static struct sib_sa_mgroup *group_create(struct sib_sm *sm, struct sib_sa_mcast
 		*status = IB_SA_STATUS_NO_RESOURCES;
 	else
 		sib_dbg("softib-sm: multicast group MLID 0x%04x created", g->rec.MLID);
-	(void)sm;
 	return g;
 }
 
@@ -508,7 +507,7 @@ static void mc_join(struct sib_sm *sm, struct sib_sa_mcast *mc, const struct sib
 		return;
 	}
 	if (!g) {
-		g = group_create(sm, mc, q, cm, &status);
+		g = group_create(mc, q, cm, &status);
 		if (!g) {
 			answer(sm, a, from, m, IB_MAD_METHOD_GET_RESP, status, NULL);
 			return;
