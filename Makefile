@@ -1,9 +1,14 @@
 # softib: a user-space InfiniBand HCA.  See README.md.
 #
 #   make deps    install the Debian packages the build, tests and benchmarks need
-#   make         build libsoftib.so, the softib command and softib-sm
+#   make         build libsoftib.so, the softib command and softib-sm (installs
+#                the build's packages first when they are missing)
 #   make test    deps, then the layering check, unit + integration tests, then
-#                again under AddressSanitizer/UBSan, then a short fuzz run
+#                again under AddressSanitizer/UBSan, then a short fuzz run, then
+#                a compile against each Debian release's rdma-core
+#   make test-distros  softib built and run in debootstrap chroots (trixie,
+#                sid) and the README's first two commands on a fresh bookworm
+#   make RDMA_CORE=DIR  build against an rdma-core unpacked under DIR
 #   make bench   throughput and latency figures (never asserted)
 #   make soak    the fault-injection stress tests, longer (tests/integration/test_stress.sh)
 #   make fuzz    libFuzzer on the packet decoder (FUZZ_TIME seconds)
@@ -30,6 +35,21 @@ endif
 
 SYS_LIBS   := -lisal -luring -lnl-route-3 -lnl-3 -lpthread -ldl
 override CPPFLAGS += $(shell pkg-config --cflags libnl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
+
+# The rdma-core provider ABI the build declares: tools/abi-check.sh probes
+# the library and headers before anything compiles and writes $(ABI_H) and
+# the version script (provider/verbs_abi.h).  RDMA_CORE=DIR: an rdma-core
+# unpacked under DIR (usr/include, usr/lib/<triplet>) instead of the system's.
+RDMA_CORE  ?=
+ABI_DIR    := $(B)/abi
+ABI_H      := $(ABI_DIR)/verbs_abi_layout.h
+override CPPFLAGS += -I$(ABI_DIR)
+ifneq ($(RDMA_CORE),)
+RDMA_CORE_LIBDIR := $(firstword $(wildcard $(addprefix $(RDMA_CORE)/usr/,\
+                    lib/$(shell $(CC) -print-multiarch 2>/dev/null) lib64 lib)))
+override CPPFLAGS += -I$(RDMA_CORE)/usr/include
+override LDFLAGS += -L$(RDMA_CORE_LIBDIR) -Wl,-rpath-link,$(RDMA_CORE_LIBDIR)
+endif
 
 # Layers, lowest first (DESIGN.md section 1).
 CORE_DIRS  := base wire memreg link transport mgmt hca
@@ -78,31 +98,32 @@ endif
 # Keep objects of programs linked from one object (examples, tests) between runs.
 .SECONDARY:
 
-.PHONY: all deps test check layers soak unit integration san fuzz fuzz-short bench clean install abi-check
+.PHONY: all deps deps-build test check layers soak unit integration san fuzz fuzz-short bench \
+        clean install abi-check test-rdma-core test-distros FORCE
 all: $(TARGETS) $(if $(TOOLS_SRC),tools/softib)
 
 # ---------------------------------------------------------------- packages
+# The Debian packages `make` needs, installed before the first compile when
+# missing (ibverbs-utils: ibv_devinfo, for the README's first command).
+DEB_BUILD_PKGS := gcc make pkg-config binutils \
+            $(if $(RDMA_CORE),,libibverbs-dev ibverbs-utils) \
+            liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev zlib1g-dev
 # Everything the build, the tests and the benchmarks need, from Debian.
-DEB_PKGS := gcc make pkg-config clang libclang-rt-14-dev \
+# tools/deps.sh installs them with apt-get, or names what to install.
+DEB_PKGS := $(DEB_BUILD_PKGS) clang libclang-rt-dev \
             libibverbs-dev ibverbs-utils rdma-core perftest python3-pyverbs \
             liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev \
             zlib1g-dev tshark iproute2 procps ucx-utils infiniband-diags \
-            openmpi-bin libopenmpi-dev libfabric-bin
+            rdmacm-utils qperf openmpi-bin libopenmpi-dev libfabric-bin
 
 deps:
-	@missing=""; for p in $(DEB_PKGS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -z "$$missing" ]; then echo "deps: all $(words $(DEB_PKGS)) packages present"; exit 0; fi; \
-	echo "deps: installing$$missing"; \
-	if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null; then SUDO=sudo; \
-	else echo "deps: not root and no sudo; install as root: apt-get install$$missing" >&2; exit 1; fi; \
-	$$SUDO apt-get update -q >/dev/null && \
-	DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing >/dev/null && \
-	echo "deps: done"
+	@tools/deps.sh all $(DEB_PKGS)
+
+deps-build:
+	@tools/deps.sh build $(DEB_BUILD_PKGS)
 
 # ---------------------------------------------------------------- build
-$(B)/obj/%.o: %.c
+$(B)/obj/%.o: %.c | $(ABI_H)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -118,12 +139,16 @@ $(PROV_LIB): $(call obj,$(filter-out $(PROV_LIBC_SRC),$(PROV_SRC)))
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-# The provider ABI we declare must be the one the installed libibverbs exports.
-abi-check:
-	@tools/abi-check.sh
+# Before anything compiles: the build's packages, then the provider ABI
+# (rewritten only when it changes, so this runs every time and rebuilds
+# nothing needlessly).
+$(ABI_H): FORCE | deps-build
+	@CC="$(CC)" RDMA_CORE="$(RDMA_CORE)" tools/abi-check.sh $(ABI_DIR)
+$(ABI_DIR)/softib.map: $(ABI_H)
+abi-check: $(ABI_H)
 
-$(SOFTIB_SO): $(call obj,$(PROV_SRC)) $(CORE_LIB) provider/softib.map | abi-check
-	$(CC) -shared $(LDFLAGS) -Wl,--version-script=provider/softib.map -Wl,-z,defs \
+$(SOFTIB_SO): $(call obj,$(PROV_SRC)) $(CORE_LIB) $(ABI_DIR)/softib.map
+	$(CC) -shared $(LDFLAGS) -Wl,--version-script=$(ABI_DIR)/softib.map -Wl,-z,defs \
 	  -o $@ $(call obj,$(PROV_SRC)) $(CORE_LIB) -libverbs $(SYS_LIBS)
 
 LINK_ALL = -Wl,--start-group $(CORE_LIB) $(if $(PROV_SRC),$(PROV_LIB)) -Wl,--end-group
@@ -186,11 +211,24 @@ san:
 	$(MAKE) SAN=1 check
 
 # make test: what CI runs and what a new user runs.
-test: deps
-	$(MAKE) check
-	$(MAKE) SAN=1 check
-	$(MAKE) fuzz-short
-	@echo "make test: all stages passed"
+# Each stage is timed and summed up in one line (tests/run-stages.sh).
+TEST_STAGES := 'deps:deps' 'check:check' 'check ASan+UBSan:SAN=1 check' \
+               'fuzz:fuzz-short' 'rdma-core:test-rdma-core'
+test:
+	@tests/run-stages.sh $(TEST_STAGES) && \
+	echo "make test: all stages passed (run against this machine's rdma-core" \
+	  "$$(dpkg-query -W -f='$${Version}' libibverbs1 2>/dev/null || echo '?')," \
+	  "compiled against those listed by the rdma-core stage)"
+
+# softib compiled against the rdma-core of Debian bookworm, trixie and sid
+# (.debs cached in $${SOFTIB_CACHE:-~/.cache/softib}).
+test-rdma-core:
+	@tests/run-rdma-core.sh
+
+# softib in debootstrap chroots of trixie and sid, and the README's first
+# two commands on a fresh bookworm (root; cached in $${SOFTIB_CACHE:-~/.cache/softib}).
+test-distros:
+	@tests/run-distros.sh
 
 # ---------------------------------------------------------------- fuzzing
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)

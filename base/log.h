@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * base/: what every folder may use, at the bottom of the layer table
- * (README.md, Layout): logging (this header) and the timer queue a
- * progress loop runs (timer.h).  It uses nothing of softib's own.
+ * (README.md, Layout): logging (this header), the timer queue a progress
+ * loop runs (timer.h) and softib's per-user directory (rundir.h).  It uses
+ * nothing of softib's own.
  *
  * What softib tells a user when something is wrong (DESIGN.md section 7).
  * SOFTIB_LOG picks the level (error, warn, info, debug, trace; default warn),

@@ -10,9 +10,12 @@
  * selectors "exactly".  A P_Key component other than the default
  * partition, or names that do not resolve, give no record.  Other
  * components are not checked (there is only one path to choose).
+ *
+ * ServiceRecords and RMPP transfers: sa_service.c and sa_rmpp.c.
  */
 #include <string.h>
 
+#include "fabric/sa.h"
 #include "fabric/sm.h"
 #include "base/log.h"
 #include "wire/sa.h"
@@ -181,6 +184,10 @@ void sib_sa_serve(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8_t
 
 	ib_sa_mad_decode(&m, mad);
 	method = ib_mad_method(&m.hdr);
+	if ((m.rmpp.RMPPFlags & IB_RMPP_FLAG_ACTIVE) && m.rmpp.RMPPType != IB_RMPP_TYPE_DATA) {
+		sib_sa_rmpp_rx(sm, &m, from); /* a requester's ACK, STOP or ABORT */
+		return;
+	}
 	if (method & IB_MAD_METHOD_RESP)
 		return;
 	sm->sa_queries++;
@@ -201,6 +208,9 @@ void sib_sa_serve(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8_t
 			return;
 		}
 		break;
+	case IB_SA_ATTR_SERVICE_RECORD:
+		sib_sa_service_record(sm, a, from, &m, method);
+		return;
 	default:
 		if (method == IB_MAD_METHOD_GET || method == IB_MAD_METHOD_GET_TABLE ||
 		    method == IB_MAD_METHOD_SET || method == IB_MAD_METHOD_DELETE) {
@@ -215,4 +225,11 @@ void sib_sa_serve(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8_t
 			? IB_MAD_STATUS_UNSUP_METHOD_ATTR
 			: IB_MAD_STATUS_UNSUP_METHOD,
 		NULL, 0, 0);
+}
+
+void sib_sa_respond(struct sib_sm *sm, const struct sib_mad_addr *a,
+		    const struct sib_endpoint *from, struct ib_sa_mad *m, uint8_t method,
+		    uint16_t status, const uint8_t *records, unsigned rec_bytes, unsigned nrec)
+{
+	respond(sm, a, from, m, method, status, records, rec_bytes, nrec);
 }

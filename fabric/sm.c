@@ -3,8 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric/sa.h"
 #include "fabric/sm.h"
 #include "base/log.h"
+#include "wire/bitfield.h"
 #include "wire/packet.h"
 #include "wire/smp.h"
 
@@ -52,14 +54,40 @@ int sib_sm_init(struct sib_sm *sm, struct sib_link *link, uint64_t guid, uint64_
 	sm->now_ns = now_ns;
 	sm->next_sweep_ns = now_ns + sm->sweep_ns;
 	sm->tid_next = (uint64_t)sib_mad_new_tid();
+	sm->state = IB_SM_STATE_MASTER; /* alone, until a peer is added */
 	lid_mark(sm, 0, true);
 	lid_mark(sm, sm->lid, true);
 	sm->next_lid = sm->lid + 1;
 	return 0;
 }
 
+int sib_sm_add_peer(struct sib_sm *sm, const struct sib_endpoint *ep)
+{
+	if (sm->npeers == SIB_SM_MAX_PEERS)
+		return -ENOSPC;
+	memset(&sm->peers[sm->npeers], 0, sizeof(sm->peers[0]));
+	sm->peers[sm->npeers++].ep = *ep;
+	sm->state = IB_SM_STATE_DISCOVERING;
+	return 0;
+}
+
+const char *sib_sm_state_str(uint8_t state)
+{
+	switch (state) {
+	case IB_SM_STATE_MASTER:
+		return "MASTER";
+	case IB_SM_STATE_STANDBY:
+		return "STANDBY";
+	case IB_SM_STATE_DISCOVERING:
+		return "DISCOVERING";
+	default:
+		return "NOT_ACTIVE";
+	}
+}
+
 void sib_sm_fini(struct sib_sm *sm)
 {
+	sib_sa_state_free(sm);
 	free(sm->ports);
 	free(sm->memory);
 	sm->ports = NULL;
@@ -114,11 +142,15 @@ static struct sib_sm_port *port_by_ep(struct sib_sm *sm, const struct sib_endpoi
 	return NULL;
 }
 
-static struct sib_sm_port *port_by_tid(struct sib_sm *sm, uint64_t tid)
+/* The port whose outstanding request has this TID and went to from: a
+ * response from anywhere else is no answer (IBA 13.4.6.4 matches by TID;
+ * here TIDs are guessable, endpoints are not). */
+static struct sib_sm_port *port_by_tid(struct sib_sm *sm, uint64_t tid,
+				       const struct sib_endpoint *from)
 {
 	for (unsigned i = 0; i < sm->nports; i++)
 		if (sm->ports[i].state != SIB_SMP_FREE && sm->ports[i].tid == tid &&
-		    sm->ports[i].deadline_ns)
+		    sm->ports[i].deadline_ns && sib_endpoint_equal(&sm->ports[i].ep, from))
 			return &sm->ports[i];
 	return NULL;
 }
@@ -142,8 +174,10 @@ static struct sib_sm_port *port_new(struct sib_sm *sm, const struct sib_endpoint
 static void memory_forget_lid(struct sib_sm *sm, uint16_t lid)
 {
 	for (unsigned i = 0; i < sm->nmemory; i++)
-		if (sm->memory[i].lid == lid)
+		if (sm->memory[i].lid == lid) {
 			sm->memory[i] = sm->memory[--sm->nmemory];
+			return; /* a LID is kept for one GUID at most */
+		}
 }
 
 static uint16_t memory_lid(const struct sib_sm *sm, uint64_t guid)
@@ -171,6 +205,11 @@ static void memory_keep(struct sib_sm *sm, uint64_t guid, uint16_t lid)
 			sm->memory[i].lid = lid;
 			return;
 		}
+	if (sm->nmemory >= SIB_SM_MEMORY_MAX) {
+		/* The longest-remembered port gives its reservation up. */
+		memmove(sm->memory, sm->memory + 1, (sm->nmemory - 1) * sizeof(*sm->memory));
+		sm->nmemory--;
+	}
 	if (sm->nmemory == sm->memory_cap) {
 		unsigned cap = sm->memory_cap ? sm->memory_cap * 2 : 64;
 		struct sib_sm_lid_memory *m = realloc(sm->memory, cap * sizeof(*m));
@@ -183,12 +222,23 @@ static void memory_keep(struct sib_sm *sm, uint64_t guid, uint16_t lid)
 	sm->memory[sm->nmemory++] = (struct sib_sm_lid_memory){ guid, lid };
 }
 
-/* A LID for guid: its old one when free, else a fresh one, preferring LIDs
- * nobody had before (so a departed port can come back to its own). */
-static uint16_t lid_alloc(struct sib_sm *sm, uint64_t guid)
+/* The LID a port reports (PortInfo:LID) is its own when it is a unicast
+ * LID that no other live port holds: its peers use it now. */
+static bool lid_claimable(const struct sib_sm *sm, uint16_t lid)
 {
-	uint16_t lid = memory_lid(sm, guid);
+	return lid && lid != sm->lid && lid <= SIB_LID_UNICAST_MAX && !lid_is_used(sm, lid);
+}
 
+/* A LID for guid: the one it reports when it can have it, else its old one
+ * when free, else a fresh one, preferring LIDs nobody had before (so a
+ * departed port can come back to its own). */
+static uint16_t lid_alloc(struct sib_sm *sm, uint64_t guid, uint16_t reported)
+{
+	uint16_t lid = reported;
+
+	if (lid_claimable(sm, lid))
+		goto take;
+	lid = memory_lid(sm, guid);
 	if (lid && !lid_is_used(sm, lid))
 		goto take;
 	for (int pass = 0; pass < 2; pass++) {
@@ -203,7 +253,25 @@ static uint16_t lid_alloc(struct sib_sm *sm, uint64_t guid)
 take:
 	lid_mark(sm, lid, true);
 	memory_forget_lid(sm, lid);
+	sm->lid_changes++;
 	return lid;
+}
+
+void sib_sm_remember_lid(struct sib_sm *sm, uint64_t guid, uint16_t lid)
+{
+	if (!guid || !lid || lid > SIB_LID_UNICAST_MAX || lid == sm->lid || lid_is_used(sm, lid) ||
+	    memory_has_lid(sm, lid))
+		return;
+	memory_keep(sm, guid, lid);
+}
+
+void sib_sm_lids_foreach(const struct sib_sm *sm, sib_sm_lid_fn fn, void *arg)
+{
+	for (unsigned i = 0; i < sm->nports; i++)
+		if (sm->ports[i].state != SIB_SMP_FREE && sm->ports[i].guid && sm->ports[i].lid)
+			fn(arg, sm->ports[i].guid, sm->ports[i].lid);
+	for (unsigned i = 0; i < sm->nmemory; i++)
+		fn(arg, sm->memory[i].guid, sm->memory[i].lid);
 }
 
 static void port_free(struct sib_sm *sm, struct sib_sm_port *p)
@@ -222,9 +290,14 @@ static void send_smp(struct sib_sm *sm, struct sib_sm_port *p, bool directed, ui
 	uint8_t mad[IB_MAD_BYTES];
 	struct sib_mad_addr a;
 
+	/* The port's M_Key: ours, or the one it still holds from an SM whose
+	 * lease ran out (read at ProtectBits 0) until our Set replaces it. */
+	uint64_t m_key = p->port_m_key ? p->port_m_key : sm->m_key;
+
 	p->tid = sm->tid_next++;
 	p->deadline_ns = sm->now_ns + SIB_SM_TIMEOUT_NS;
 	p->tries = tries;
+	sm->act_count++;
 	if (directed) {
 		struct ib_dr_smp dr;
 
@@ -241,6 +314,7 @@ static void send_smp(struct sib_sm *sm, struct sib_sm_port *p, bool directed, ui
 		dr.TransactionID = p->tid;
 		dr.AttributeID = attr;
 		dr.AttributeModifier = mod;
+		dr.M_Key = m_key;
 		dr.DrSLID = SIB_LID_PERMISSIVE;
 		dr.DrDLID = SIB_LID_PERMISSIVE;
 		if (data)
@@ -258,6 +332,7 @@ static void send_smp(struct sib_sm *sm, struct sib_sm_port *p, bool directed, ui
 		smp.hdr.TransactionID = p->tid;
 		smp.hdr.AttributeID = attr;
 		smp.hdr.AttributeModifier = mod;
+		smp.M_Key = m_key;
 		if (data)
 			memcpy(smp.SMPData, data, IB_SMP_DATA_BYTES);
 		ib_smp_encode(&smp, mad);
@@ -280,6 +355,9 @@ static void set_port_info(struct sib_sm *sm, struct sib_sm_port *p, bool directe
 	pi.PortState = state;
 	pi.SubnetTimeOut = SIB_SM_SUBNET_TIMEOUT;
 	pi.NeighborMTU = p->mtu_cap;
+	pi.M_Key = sm->m_key;
+	pi.M_KeyProtectBits = sm->protect_bits;
+	pi.M_KeyLeasePeriod = sm->lease_period;
 	ib_port_info_encode(&pi, data);
 	send_smp(sm, p, directed, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data,
 		 SIB_SM_RETRIES);
@@ -296,38 +374,61 @@ static void drop_port(struct sib_sm *sm, struct sib_sm_port *p, const char *why)
 {
 	char g[20], e[SIB_ENDPOINT_STRLEN];
 
-	if (p->state == SIB_SMP_ACTIVE) {
+	/* A port that was said to have joined is said to leave, whatever
+	 * step it was in again. */
+	if (p->joined_lid) {
 		sm->leaves++;
 		if (sm->out) {
 			fprintf(sm->out, "softib-sm: port %s left: LID %u at %s (%s)\n",
-				guid_str(p->guid, g), p->lid, sib_endpoint_str(&p->ep, e), why);
+				guid_str(p->guid, g), p->joined_lid, sib_endpoint_str(&p->ep, e), why);
 			fflush(sm->out);
 		}
 	}
+	sib_sa_port_gone(sm, p->guid);
 	port_free(sm, p);
 }
 
 static void trap_rx(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8_t *in,
 		    const struct sib_endpoint *from)
 {
+	char g[20], e[SIB_ENDPOINT_STRLEN];
 	struct ib_smp smp;
 	struct ib_notice n;
 	struct sib_mad_addr ra;
 	uint8_t out[IB_MAD_BYTES];
 	struct sib_sm_port *p;
 
+	/* Traps are the master's (IBA 14.4.1): a standby neither represses
+	 * them nor configures anything; the port asks every SM who is
+	 * master and traps there. */
+	if (sm->state != IB_SM_STATE_MASTER)
+		return;
 	ib_smp_decode(&smp, in);
 	ib_notice_decode(&n, smp.SMPData);
 	/* IBA 14.2.5.1 / 13.4.9: a trap is answered with TrapRepress, same
 	 * TID and attribute. */
 	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_TRAP_REPRESS);
+	smp.M_Key = sm->m_key;
 	ib_smp_encode(&smp, out);
 	sib_mad_addr_reply(a, sm->lid, &ra);
 	sib_mgmt_send(sm->link, &ra, out, from);
 
+	p = port_by_ep(sm, from);
+	if (n.TrapNumber == IB_TRAP_BAD_M_KEY) {
+		struct ib_notice_bad_m_key d;
+
+		ib_notice_bad_m_key_decode(&d, n.DataDetails);
+		sm->bad_m_key_traps++;
+		sib_warn("softib-sm: port %s (LID %u at %s) reports a bad M_Key: %s(%s) from LID %u "
+			 "with M_Key 0x%016llx",
+			 p ? guid_str(p->guid, g) : "?", n.IssuerLID, sib_endpoint_str(from, e),
+			 ib_mad_method_str(d.Method), ib_mad_attr_str(IB_MGMT_CLASS_SUBN_LID_ROUTED,
+								       d.AttributeID),
+			 d.LIDADDR, (unsigned long long)d.M_Key);
+		return;
+	}
 	if (n.TrapNumber != IB_TRAP_LINK_STATE_CHANGE)
 		return;
-	p = port_by_ep(sm, from);
 	if (p && p->state != SIB_SMP_ACTIVE)
 		return; /* being configured already: the repeat is a retry */
 	if (!p)
@@ -339,11 +440,50 @@ static void trap_rx(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8
 	configure(sm, p);
 }
 
-static void smp_resp_rx(struct sib_sm *sm, const uint8_t *in)
+/* Sweeps `other` now: a port whose GUID is claimed from elsewhere must
+ * show it is still there, else it is gone and the GUID free. */
+static void challenge(struct sib_sm *sm, struct sib_sm_port *other)
+{
+	other->challenged = true;
+	if (other->state == SIB_SMP_ACTIVE && !other->deadline_ns)
+		send_smp(sm, other, false, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL, 1);
+}
+
+/* NodeInfo came back from p's endpoint: bind its port GUID to it, unless
+ * a live port holds that GUID.  False when p was dropped. */
+static bool bind_guid(struct sib_sm *sm, struct sib_sm_port *p, const struct ib_node_info *ni)
+{
+	char g[20], e[SIB_ENDPOINT_STRLEN], o[SIB_ENDPOINT_STRLEN];
+	struct sib_sm_port *other;
+
+	if (p->guid && p->guid != ni->PortGUID) {
+		/* The endpoint answers with another GUID: its old port left
+		 * (a process ended and another got its UDP port).  The new one
+		 * is configured when it traps. */
+		drop_port(sm, p, "its endpoint now answers with another GUID");
+		return false;
+	}
+	other = sib_sm_port_by_guid(sm, ni->PortGUID);
+	if (other && other != p) {
+		sm->claims_refused++;
+		sib_warn("softib-sm: the port at %s claims GUID %s, which the live port LID %u at %s "
+			 "holds; refused (a GUID stays where the SM found it until that port is gone)",
+			 sib_endpoint_str(&p->ep, e), guid_str(ni->PortGUID, g), other->lid,
+			 sib_endpoint_str(&other->ep, o));
+		challenge(sm, other);
+		port_free(sm, p);
+		return false;
+	}
+	p->guid = ni->PortGUID;
+	p->node_guid = ni->NodeGUID;
+	return true;
+}
+
+static void smp_resp_rx(struct sib_sm *sm, const uint8_t *in, const struct sib_endpoint *from)
 {
 	char g[20], e[SIB_ENDPOINT_STRLEN];
 	uint8_t data[IB_SMP_DATA_BYTES];
-	struct sib_sm_port *p, *other;
+	struct sib_sm_port *p;
 	struct ib_node_info ni;
 	struct ib_port_info pi;
 	uint16_t status;
@@ -364,9 +504,12 @@ static void smp_resp_rx(struct sib_sm *sm, const uint8_t *in)
 		status = smp.hdr.Status;
 		memcpy(data, smp.SMPData, sizeof(data));
 	}
-	p = port_by_tid(sm, tid);
-	if (!p)
-		return; /* late answer to a retried or abandoned request */
+	p = port_by_tid(sm, tid, from);
+	if (!p) {
+		/* late answer to a retried or abandoned request, or a forgery */
+		sm->resp_misrouted++;
+		return;
+	}
 	p->deadline_ns = 0;
 	if (status && p->state != SIB_SMP_ACTIVE) {
 		sib_warn("softib-sm: port at %s refused a configuration step (status 0x%04x); "
@@ -379,31 +522,12 @@ static void smp_resp_rx(struct sib_sm *sm, const uint8_t *in)
 	switch (p->state) {
 	case SIB_SMP_GET_NODE_INFO:
 		ib_node_info_decode(&ni, data);
-		if (!ni.PortGUID)
-			return;
-		other = sib_sm_port_by_guid(sm, ni.PortGUID);
-		if (other && other != p) {
-			/* The same port at a new endpoint: it keeps its LID. */
-			if (!p->lid && other->lid) {
-				p->lid = other->lid;
-				other->lid = 0;
-			}
-			other->state = SIB_SMP_FREE;
-			port_free(sm, other);
-		}
-		if (p->lid && p->guid != ni.PortGUID) {
-			lid_mark(sm, p->lid, false);
-			p->lid = 0;
-		}
-		p->guid = ni.PortGUID;
-		p->node_guid = ni.NodeGUID;
-		if (!p->lid)
-			p->lid = lid_alloc(sm, p->guid);
-		if (!p->lid) {
-			sib_warn("softib-sm: no unicast LID left for port %s", guid_str(p->guid, g));
-			port_free(sm, p);
+		if (!ni.PortGUID) {
+			drop_port(sm, p, "NodeInfo without a port GUID");
 			return;
 		}
+		if (!bind_guid(sm, p, &ni))
+			return;
 		p->state = SIB_SMP_GET_PORT_INFO;
 		send_smp(sm, p, true, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL,
 			 SIB_SM_RETRIES);
@@ -412,6 +536,16 @@ static void smp_resp_rx(struct sib_sm *sm, const uint8_t *in)
 		ib_port_info_decode(&pi, data);
 		p->mtu_cap = pi.MTUCap >= IB_MTU_256 && pi.MTUCap <= IB_MTU_4096 ? pi.MTUCap
 									    : IB_MTU_256;
+		/* A key we can read that is not ours: the port's lease ran out
+		 * (IBA 14.2.4.2), so it is ours to replace. */
+		p->port_m_key = pi.M_Key && pi.M_Key != sm->m_key ? pi.M_Key : 0;
+		if (!p->lid)
+			p->lid = lid_alloc(sm, p->guid, pi.LID);
+		if (!p->lid) {
+			sib_warn("softib-sm: no unicast LID left for port %s", guid_str(p->guid, g));
+			port_free(sm, p);
+			return;
+		}
 		/* IBA 7.2: INIT -> ARMED -> ACTIVE.  A port already ACTIVE
 		 * (its SM restarted) may only be told ACTIVE again. */
 		if (pi.PortState == IB_PORT_STATE_ACTIVE) {
@@ -423,13 +557,20 @@ static void smp_resp_rx(struct sib_sm *sm, const uint8_t *in)
 		}
 		break;
 	case SIB_SMP_SET_ARMED:
-		/* The port has its LID now: LID-routed from here on. */
+		/* The port has its LID (and our M_Key) now: LID-routed from here on. */
+		p->port_m_key = 0;
 		p->state = SIB_SMP_SET_ACTIVE;
 		set_port_info(sm, p, false, IB_PORT_STATE_ACTIVE);
 		break;
 	case SIB_SMP_SET_ACTIVE:
+		p->port_m_key = 0;
 		p->state = SIB_SMP_ACTIVE;
 		p->missed = 0;
+		/* A port configured again (it trapped while ACTIVE) with the
+		 * same LID is no news. */
+		if (p->joined_lid == p->lid)
+			break;
+		p->joined_lid = p->lid;
 		sm->joins++;
 		if (sm->out) {
 			fprintf(sm->out, "softib-sm: port %s joined: LID %u at %s\n",
@@ -441,6 +582,7 @@ static void smp_resp_rx(struct sib_sm *sm, const uint8_t *in)
 		/* A sweep's answer. */
 		ib_port_info_decode(&pi, data);
 		p->missed = 0;
+		p->challenged = false;
 		if (status || pi.PortState != IB_PORT_STATE_ACTIVE || pi.LID != p->lid) {
 			sib_info("softib-sm: port %s is no longer ACTIVE with LID %u; "
 				 "configuring it again", guid_str(p->guid, g), p->lid);
@@ -450,6 +592,202 @@ static void smp_resp_rx(struct sib_sm *sm, const uint8_t *in)
 	case SIB_SMP_FREE:
 		break;
 	}
+}
+
+/* ---------------------------------------------------------------- SMInfo */
+
+static void sm_info_fill(const struct sib_sm *sm, bool authenticated, uint8_t *data)
+{
+	struct ib_sm_info si = {
+		.GUID = sm->guid,
+		/* IBA 14.4.1: the SM_Key only to a requester that shows it. */
+		.SM_Key = authenticated ? sm->sm_key : 0,
+		.ActCount = sm->act_count,
+		.Priority = sm->priority,
+		.SMState = sm->state,
+	};
+
+	memset(data, 0, IB_SMP_DATA_BYTES);
+	ib_sm_info_encode(&si, data);
+}
+
+/* SubnGet(SMInfo) from a port or another SM: who we are and what state. */
+static void sm_info_get_rx(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8_t *in,
+			   const struct sib_endpoint *from)
+{
+	struct sib_mad_addr ra;
+	uint8_t out[IB_MAD_BYTES];
+	struct ib_smp smp;
+
+	ib_smp_decode(&smp, in);
+	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_GET_RESP);
+	smp.hdr.Status = smp.hdr.ClassVersion == IB_SMP_CLASS_VERSION ? 0 : IB_MAD_STATUS_BAD_VERSION;
+	sm_info_fill(sm, sm->sm_key && smp.M_Key == sm->sm_key, smp.SMPData);
+	ib_smp_encode(&smp, out);
+	sib_mad_addr_reply(a, sm->lid, &ra);
+	sib_mgmt_send(sm->link, &ra, out, from);
+}
+
+static void peer_poll(struct sib_sm *sm, struct sib_sm_peer *pe, unsigned tries)
+{
+	uint8_t mad[IB_MAD_BYTES];
+	struct sib_mad_addr a;
+	struct ib_smp smp;
+
+	memset(&smp, 0, sizeof(smp));
+	smp.hdr.BaseVersion = IB_MAD_BASE_VERSION;
+	smp.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_LID_ROUTED;
+	smp.hdr.ClassVersion = IB_SMP_CLASS_VERSION;
+	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_GET);
+	smp.hdr.AttributeID = IB_SMP_ATTR_SM_INFO;
+	smp.hdr.TransactionID = pe->tid = sm->tid_next++;
+	smp.M_Key = sm->sm_key; /* authenticates us as an SM of this subnet */
+	sm_info_fill(sm, true, smp.SMPData);
+	ib_smp_encode(&smp, mad);
+	sib_mad_addr_init(&a, SIB_QP0, SIB_LID_PERMISSIVE, sm->lid);
+	pe->deadline_ns = sm->now_ns + SIB_SM_TIMEOUT_NS;
+	pe->tries = tries;
+	sib_mgmt_send(sm->link, &a, mad, &pe->ep);
+}
+
+/* Whether peer pe goes before us (IBA 14.4.1.1: higher Priority, then the
+ * lower GUID). */
+static bool peer_precedes(const struct sib_sm *sm, const struct sib_sm_peer *pe)
+{
+	if (pe->priority != sm->priority)
+		return pe->priority > sm->priority;
+	return pe->guid < sm->guid;
+}
+
+static void set_state(struct sib_sm *sm, uint8_t state, const char *why)
+{
+	if (sm->state == state)
+		return;
+	if (sm->out) {
+		fprintf(sm->out, "softib-sm: %s (%s)\n", sib_sm_state_str(state), why);
+		fflush(sm->out);
+	}
+	if (state != IB_SM_STATE_MASTER) {
+		/* A standby configures nothing; the master owns the ports.
+		 * What we knew stays as LID memory for when we take over. */
+		for (unsigned i = 0; i < sm->nports; i++)
+			if (sm->ports[i].state != SIB_SMP_FREE)
+				port_free(sm, &sm->ports[i]);
+	}
+	sm->state = state;
+	sm->master_missed = 0;
+}
+
+/* Every peer answered this round or gave up: decide (IBA 14.4.1.1). */
+static void poll_round_done(struct sib_sm *sm)
+{
+	const struct sib_sm_peer *master = NULL, *first = NULL;
+
+	sm->polling = false;
+	for (unsigned i = 0; i < sm->npeers; i++) {
+		const struct sib_sm_peer *pe = &sm->peers[i];
+
+		if (!pe->answered || !pe->same_subnet)
+			continue;
+		if (pe->state == IB_SM_STATE_MASTER && (!master || peer_precedes(sm, pe)))
+			master = pe;
+		if ((pe->state == IB_SM_STATE_DISCOVERING || pe->state == IB_SM_STATE_STANDBY) &&
+		    peer_precedes(sm, pe))
+			first = pe;
+	}
+	switch (sm->state) {
+	case IB_SM_STATE_MASTER:
+		/* Two masters (they started apart): the one that goes first
+		 * stays. */
+		if (master && peer_precedes(sm, master))
+			set_state(sm, IB_SM_STATE_STANDBY, "another master of this subnet goes first");
+		break;
+	case IB_SM_STATE_DISCOVERING:
+		if (master)
+			set_state(sm, IB_SM_STATE_STANDBY, "this subnet has a master");
+		else if (first)
+			set_state(sm, IB_SM_STATE_STANDBY, "another SM of this subnet goes first");
+		else
+			set_state(sm, IB_SM_STATE_MASTER, "no other SM of this subnet is master");
+		break;
+	case IB_SM_STATE_STANDBY:
+		if (master || first) {
+			sm->master_missed = 0;
+		} else if (++sm->master_missed >= SIB_SM_MAX_MISSED) {
+			set_state(sm, IB_SM_STATE_MASTER, "the master stopped answering");
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void poll_peers(struct sib_sm *sm)
+{
+	if (!sm->npeers || sm->polling)
+		return;
+	sm->polling = true;
+	for (unsigned i = 0; i < sm->npeers; i++) {
+		sm->peers[i].answered = false;
+		peer_poll(sm, &sm->peers[i], SIB_SM_RETRIES);
+	}
+}
+
+static void peers_timeouts(struct sib_sm *sm)
+{
+	bool pending = false;
+
+	if (!sm->polling)
+		return;
+	for (unsigned i = 0; i < sm->npeers; i++) {
+		struct sib_sm_peer *pe = &sm->peers[i];
+
+		if (!pe->deadline_ns)
+			continue;
+		if (pe->deadline_ns > sm->now_ns) {
+			pending = true;
+		} else if (pe->tries > 1) {
+			peer_poll(sm, pe, pe->tries - 1);
+			pending = true;
+		} else {
+			pe->deadline_ns = 0; /* no answer this round */
+		}
+	}
+	if (!pending)
+		poll_round_done(sm);
+}
+
+static void sm_info_resp_rx(struct sib_sm *sm, const uint8_t *in, const struct sib_endpoint *from)
+{
+	char e[SIB_ENDPOINT_STRLEN];
+	struct ib_sm_info si;
+	struct ib_smp smp;
+
+	ib_smp_decode(&smp, in);
+	for (unsigned i = 0; i < sm->npeers; i++) {
+		struct sib_sm_peer *pe = &sm->peers[i];
+
+		if (!pe->deadline_ns || pe->tid != smp.hdr.TransactionID ||
+		    !sib_endpoint_equal(&pe->ep, from))
+			continue;
+		ib_sm_info_decode(&si, smp.SMPData);
+		pe->deadline_ns = 0;
+		pe->answered = !smp.hdr.Status;
+		pe->same_subnet = sm->sm_key && si.SM_Key == sm->sm_key;
+		pe->state = si.SMState;
+		pe->priority = si.Priority;
+		pe->guid = si.GUID;
+		if (pe->answered && !pe->same_subnet && !pe->foreign_logged) {
+			pe->foreign_logged = true;
+			sib_warn("softib-sm: the SM at %s (GUID 0x%016llx) does not share this subnet's "
+				 "SM_Key; ignoring it (give both the same --key-file to make one a "
+				 "standby of the other)",
+				 sib_endpoint_str(from, e), (unsigned long long)si.GUID);
+		}
+		peers_timeouts(sm);
+		return;
+	}
+	sm->resp_misrouted++;
 }
 
 void sib_sm_rx(struct sib_sm *sm, const uint8_t *buf, size_t len, const struct sib_endpoint *from)
@@ -479,12 +817,22 @@ void sib_sm_rx(struct sib_sm *sm, const uint8_t *buf, size_t len, const struct s
 		sm->dropped++;
 		return;
 	}
+	/* SMInfo is the one attribute of the SM's own port it serves. */
+	if (mad[1] == IB_MGMT_CLASS_SUBN_LID_ROUTED && ib_bits_get(mad, 128, 16) == IB_SMP_ATTR_SM_INFO) {
+		if (mad[3] == IB_MAD_METHOD_GET)
+			sm_info_get_rx(sm, &a, mad, from);
+		else if (mad[3] == IB_MAD_METHOD_GET_RESP)
+			sm_info_resp_rx(sm, mad, from);
+		else
+			sm->dropped++;
+		return;
+	}
 	if (mad[3] & IB_MAD_METHOD_RESP)
-		smp_resp_rx(sm, mad);
+		smp_resp_rx(sm, mad, from);
 	else if (mad[3] == IB_MAD_METHOD_TRAP && mad[1] == IB_MGMT_CLASS_SUBN_LID_ROUTED)
 		trap_rx(sm, &a, mad, from);
 	else
-		sm->dropped++; /* the SM's own SMA is not modelled */
+		sm->dropped++; /* the SM's own SMA is not modelled beyond SMInfo */
 }
 
 static void rx_cb(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
@@ -501,7 +849,9 @@ static void timeouts(struct sib_sm *sm)
 			continue;
 		p->deadline_ns = 0;
 		if (p->state == SIB_SMP_ACTIVE) {
-			if (++p->missed >= SIB_SM_MAX_MISSED)
+			if (p->challenged)
+				drop_port(sm, p, "did not answer when its GUID was claimed elsewhere");
+			else if (++p->missed >= SIB_SM_MAX_MISSED)
 				drop_port(sm, p, "missed 3 sweeps");
 			continue;
 		}
@@ -563,8 +913,14 @@ int sib_sm_step(struct sib_sm *sm, uint64_t now_ns)
 			break;
 	}
 	timeouts(sm);
+	peers_timeouts(sm);
+	if (sm->state == IB_SM_STATE_DISCOVERING)
+		poll_peers(sm);
+	sib_sa_step(sm);
 	if (now_ns >= sm->next_sweep_ns) {
-		sweep(sm);
+		if (sm->state == IB_SM_STATE_MASTER)
+			sweep(sm);
+		poll_peers(sm);
 		sm->next_sweep_ns = now_ns + sm->sweep_ns;
 	}
 	sib_link_flush(sm->link);
@@ -573,8 +929,14 @@ int sib_sm_step(struct sib_sm *sm, uint64_t now_ns)
 
 uint64_t sib_sm_next_deadline(const struct sib_sm *sm)
 {
-	uint64_t d = sm->next_sweep_ns;
+	uint64_t d = sm->next_sweep_ns, sa = sib_sa_next_deadline(sm);
 
+	for (unsigned i = 0; i < sm->npeers; i++)
+		if (sm->peers[i].deadline_ns && sm->peers[i].deadline_ns < d)
+			d = sm->peers[i].deadline_ns;
+
+	if (sa && sa < d)
+		d = sa;
 	for (unsigned i = 0; i < sm->nports; i++)
 		if (sm->ports[i].state != SIB_SMP_FREE && sm->ports[i].deadline_ns &&
 		    sm->ports[i].deadline_ns < d)

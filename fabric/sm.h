@@ -11,18 +11,41 @@
  * Discovery.  A port whose link comes up sends a trap (Notice 128) to the
  * SM's endpoint.  The SM represses it and configures the port, one request
  * at a time, each retried SIB_SM_RETRIES times after SIB_SM_TIMEOUT_NS:
- *   DR SubnGet(NodeInfo)    -> port GUID; the LID is chosen
- *   DR SubnGet(PortInfo)    -> MTUCap
- *   DR SubnSet(PortInfo)    LID, MasterSMLID, SubnetTimeOut, PortState ARMED
+ *   DR SubnGet(NodeInfo)    -> port GUID
+ *   DR SubnGet(PortInfo)    -> MTUCap, the port's LID; the LID is chosen
+ *   DR SubnSet(PortInfo)    LID, MasterSMLID, SubnetTimeOut, M_Key,
+ *                           M_KeyProtectBits, M_KeyLeasePeriod, ARMED
  *   LID-routed SubnSet(PortInfo)  PortState ACTIVE
  * Directed-route SMPs travel with permissive LIDs, HopCount 1 (the SM's
- * port is cabled straight to the port's).  Sweep: every sweep interval a
- * LID-routed SubnGet(PortInfo) to each ACTIVE port; a port that misses
- * SIB_SM_MAX_MISSED sweeps in a row is dropped and its LID freed (kept
- * aside for its GUID while unused, so a port that comes back gets it back).
+ * port is cabled straight to the port's).  Every SMP carries the subnet's
+ * M_Key.  Sweep: every sweep interval a LID-routed SubnGet(PortInfo) to
+ * each ACTIVE port; a port that misses SIB_SM_MAX_MISSED sweeps in a row
+ * is dropped and its LID freed (kept aside for its GUID while unused, so a
+ * port that comes back gets it back).
+ *
+ * What the SM believes (IBA 14.4, the rules that keep a subnet from being
+ * hijacked):
+ *   - a response counts only when its TID is the one outstanding for a
+ *     port and it comes from the endpoint the request went to;
+ *   - a port GUID stays bound to the endpoint the SM first learned it at
+ *     until that port is gone (it fails a sweep, or a probe the SM sends
+ *     when the GUID is claimed from elsewhere); a claim of a live port's
+ *     GUID from another endpoint is refused and logged;
+ *   - a port keeps the LID it reports (PortInfo:LID, as after an SM
+ *     restart) when no other live port holds it, else gets its GUID's old
+ *     LID, else a fresh one (OpenSM's guid2lid does the same).
+ *
+ * Several SMs (SMInfo, IBA 14.4.1): the other SM addresses of the subnet
+ * (peers) are asked for SMInfo with our SM_Key as M_Key; one that answers
+ * with the same SM_Key is of this subnet.  An SM that finds a MASTER, or a
+ * peer of higher precedence (Priority, then the lower GUID), stands by:
+ * it configures nothing and answers SMInfo STANDBY; when no master has
+ * answered for SIB_SM_MAX_MISSED sweeps it becomes MASTER.  A master that
+ * finds another master of higher precedence steps down.
  *
  * Time is whatever the caller passes to sib_sm_step(): the engine reads no
- * clock, so tests can run sweeps without waiting.
+ * clock and no file (sm_main.c keeps the keys and the LID cache), so tests
+ * can run sweeps without waiting.
  */
 #ifndef SIB_FABRIC_SM_H
 #define SIB_FABRIC_SM_H
@@ -34,6 +57,8 @@
 #include "link/link.h"
 #include "mgmt/mad_packet.h"
 #include "transport/port.h"
+
+struct sib_sa_state;
 
 #define SIB_SM_TIMEOUT_NS (200ull * 1000000ull)
 #define SIB_SM_RETRIES 3
@@ -59,15 +84,33 @@ struct sib_sm_port {
 	uint64_t node_guid;
 	uint16_t lid;
 	uint8_t mtu_cap; /* enum ib_mtu_code */
+	uint64_t port_m_key; /* the M_Key the port holds, when not ours (read at
+			      * ProtectBits 0 after its lease ran out) */
 	/* the one outstanding request */
 	uint64_t tid;
 	uint64_t deadline_ns;
 	unsigned tries;
 	unsigned missed; /* sweeps in a row without an answer */
-	bool sweep_pending;
+	bool challenged; /* its GUID was claimed elsewhere: one miss drops it */
+	uint16_t joined_lid; /* the LID its "joined" line said */
 };
 
-/* A GUID's last LID, kept for reuse. */
+/* Another SM address of the subnet (SMInfo polling). */
+#define SIB_SM_MAX_PEERS 4
+struct sib_sm_peer {
+	struct sib_endpoint ep;
+	uint64_t tid, deadline_ns;
+	unsigned tries;
+	bool answered;	/* this round */
+	bool same_subnet; /* it answered with our SM_Key */
+	uint8_t state;	/* enum ib_sm_state, as it answered */
+	uint8_t priority;
+	uint64_t guid;
+	bool foreign_logged;
+};
+
+/* A GUID's last LID, kept for reuse; at most SIB_SM_MEMORY_MAX of them. */
+#define SIB_SM_MEMORY_MAX 4096
 struct sib_sm_lid_memory {
 	uint64_t guid;
 	uint16_t lid;
@@ -77,6 +120,18 @@ struct sib_sm {
 	struct sib_link *link;
 	uint16_t lid;
 	uint64_t guid;
+	/* The subnet's keys (sm_main.c keeps them in a file, softib-sm(8)). */
+	uint64_t sm_key;      /* SMInfo:SM_Key */
+	uint64_t m_key;	      /* the M_Key every port gets; 0: none */
+	uint8_t protect_bits; /* M_KeyProtectBits */
+	uint16_t lease_period; /* M_KeyLeasePeriod, seconds */
+	uint8_t priority;     /* SMInfo:Priority, 0..15 */
+	uint8_t state;	      /* enum ib_sm_state: MASTER, STANDBY, DISCOVERING */
+	uint32_t act_count;   /* SMInfo:ActCount: SMPs sent */
+	struct sib_sm_peer peers[SIB_SM_MAX_PEERS];
+	unsigned npeers;
+	unsigned master_missed; /* standby: polls in a row no master answered */
+	bool polling;		/* a round of SMInfo polls is out */
 	uint64_t sweep_ns;
 	uint64_t now_ns;
 	uint64_t next_sweep_ns;
@@ -88,12 +143,30 @@ struct sib_sm {
 	uint8_t lid_used[(SIB_LID_UNICAST_MAX + 1 + 7) / 8];
 	uint16_t next_lid;
 	FILE *out; /* a line per port joined or left; NULL: silent */
+	uint64_t lid_changes; /* GUID -> LID bindings changed (the LID cache saves them) */
+	struct sib_sa_state *sa; /* ServiceRecords, RMPP transfers (fabric/sa.h) */
 	/* counters */
 	uint64_t joins, leaves, sa_queries, dropped;
+	uint64_t resp_misrouted;  /* responses with an unknown TID or from the wrong endpoint */
+	uint64_t claims_refused;  /* NodeInfo claiming a live port's GUID */
+	uint64_t bad_m_key_traps; /* trap 256 from ports */
 };
 
 int sib_sm_init(struct sib_sm *sm, struct sib_link *link, uint64_t guid, uint64_t now_ns);
 void sib_sm_fini(struct sib_sm *sm); /* does not close the link */
+
+/* Another SM address of this subnet (before the first step): the SM starts
+ * DISCOVERING and asks it.  -ENOSPC beyond SIB_SM_MAX_PEERS. */
+int sib_sm_add_peer(struct sib_sm *sm, const struct sib_endpoint *ep);
+
+/* The LID cache (sm_main.c's file): a GUID's LID to give back when that
+ * port comes; and every binding the SM knows, live ports first. */
+void sib_sm_remember_lid(struct sib_sm *sm, uint64_t guid, uint16_t lid);
+typedef void (*sib_sm_lid_fn)(void *arg, uint64_t guid, uint16_t lid);
+void sib_sm_lids_foreach(const struct sib_sm *sm, sib_sm_lid_fn fn, void *arg);
+
+/* "MASTER", "STANDBY", "DISCOVERING", "NOT_ACTIVE". */
+const char *sib_sm_state_str(uint8_t state);
 
 /* Drains the link, then runs timeouts and the sweep due at now_ns.
  * Returns how many packets it handled. */

@@ -46,6 +46,14 @@ static int engine_resolve(void *arg, uint16_t dlid, const uint8_t *dgid, struct 
 	return sib_sa_resolve_lid(&hca->node, 1, dlid, out);
 }
 
+/* The receive checks' lookup: the SA client's cache, never waiting. */
+static int engine_lookup(void *arg, uint16_t lid, bool refresh, struct sib_endpoint *out)
+{
+	struct sib_hca *hca = arg;
+
+	return sib_sa_lookup_lid(&hca->node, 1, lid, refresh, out);
+}
+
 /* The progress thread's rx_data hook: the packet goes to the HCA's engine. */
 static void data_path_rx(struct sib_hca *hca, const struct ib_packet *pkt,
 			 const struct sib_endpoint *from)
@@ -64,6 +72,8 @@ int sib_hca_engine_init(struct sib_hca *hca)
 		.port = &hca->node.ports[0],
 		.resolve = engine_resolve,
 		.resolve_arg = hca,
+		.lookup = engine_lookup,
+		.lookup_arg = hca,
 		.arm = engine_arm,
 		.arm_arg = hca,
 	};

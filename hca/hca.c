@@ -11,7 +11,9 @@
 
 #include "base/log.h"
 #include "hca/hca.h"
+#include "mgmt/cm.h"
 #include "mgmt/mad_packet.h"
+#include "mgmt/perf_agent.h"
 #include "mgmt/port_up.h"
 #include "mgmt/sa_client.h"
 #include "mgmt/sma.h"
@@ -123,20 +125,13 @@ static void node_desc_make(char *buf, unsigned port_num)
 	snprintf(buf, 64, "softib0 port %u pid %d %s", port_num, (int)getpid(), host);
 }
 
-/* SOFTIB_SM: where the SM is, or "none". */
+/* SOFTIB_SM: where the SM is (a master and its standbys), or "none". */
 static void sm_config(struct sib_port_mgmt *pm, const char *sm)
 {
-	if (!sm || !*sm)
-		sm = SIB_SM_DEFAULT;
-	if (!strcmp(sm, "none")) {
-		pm->sm_none = true;
-		return;
-	}
-	if (sib_endpoint_parse(sm, SIB_SM_PORT_DEFAULT, &pm->sm_ep)) {
-		sib_warn("SOFTIB_SM=%s is not ADDR[:PORT] (e.g. 127.0.0.1:%u) or none; using %s",
-			 sm, SIB_SM_PORT_DEFAULT, SIB_SM_DEFAULT);
-		sib_endpoint_parse(SIB_SM_DEFAULT, SIB_SM_PORT_DEFAULT, &pm->sm_ep);
-	}
+	if (sib_port_sm_config(pm, sm))
+		sib_warn("SOFTIB_SM=%s: want none, or up to %u ADDR[:PORT] separated by commas "
+			 "(e.g. 127.0.0.1:%u); ignoring what is not",
+			 sm, SIB_SM_MAX_ADDRS, SIB_SM_PORT_DEFAULT);
 }
 
 static enum sib_mtu mtu_code(unsigned bytes)
@@ -175,11 +170,37 @@ static bool node_on_thread(struct sib_node *node)
 	return sib_progress_on_thread(hca_of(node));
 }
 
+/* What PortInfo's violation counters and the PerfMgt agent report. */
+static void node_counters(struct sib_node *node, unsigned port_num, struct sib_node_counters *out)
+{
+	struct sib_port_stats st;
+
+	memset(out, 0, sizeof(*out));
+	if (sib_hca_port_stats(hca_of(node), port_num, &st))
+		return;
+	out->xmit_bytes = st.link.tx_bytes;
+	out->rcv_bytes = st.link.rx_bytes;
+	out->xmit_pkts = st.link.tx_packets;
+	out->rcv_pkts = st.link.rx_packets;
+	for (int i = 1; i < IB_PKT_ERR_COUNT; i++)
+		out->rcv_errors += st.link.pkt_err[i];
+	out->rcv_errors += st.link.drop[SIB_LINK_DROP_RX_TRUNCATED] +
+			   st.link.drop[SIB_LINK_DROP_RX_MALFORMED] + st.rx_mad_malformed;
+	out->xmit_discards = st.link.drop[SIB_LINK_DROP_TX_ERROR] +
+			     st.link.drop[SIB_LINK_DROP_TX_NO_ROUTE] +
+			     st.link.drop[SIB_LINK_DROP_TX_TOO_LONG] +
+			     st.link.drop[SIB_LINK_DROP_TX_NO_BUFFER];
+	out->P_KeyViolations = st.engine.P_KeyViolations;
+	out->Q_KeyViolations = st.engine.Q_KeyViolations;
+	out->vl15_dropped = st.smp_refused + st.rx_smp_unclaimed;
+}
+
 static const struct sib_node_ops hca_node_ops = {
 	.port_event = node_port_event,
 	.threaded = node_threaded,
 	.poll = node_poll,
 	.on_thread = node_on_thread,
+	.counters = node_counters,
 };
 
 struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
@@ -206,7 +227,9 @@ struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
 	hca->qpns = sib_numtab_create(2, SIB_MAX_QP);
 	hca->srqns = sib_numtab_create(1, SIB_MAX_SRQ);
 	if (!hca->memreg || !hca->qpns || !hca->srqns || sib_sma_register(&hca->node) ||
-	    sib_sa_client_register(&hca->node)) {
+	    sib_sa_client_register(&hca->node) || sib_perf_agent_register(&hca->node) ||
+	    sib_cm_register(&hca->node)) {
+		sib_cm_free(&hca->node);
 		sib_numtab_destroy(hca->qpns);
 		sib_numtab_destroy(hca->srqns);
 		memreg_table_destroy(hca->memreg);
@@ -251,6 +274,9 @@ struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
 		errno = EAGAIN;
 		return NULL;
 	}
+	hca->stats.fd = -1;
+	if (!opts->no_thread)
+		sib_stats_channel_start(hca);
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
 		if (!hca->node.mgmt[i].link || hca->node.mgmt[i].sm_none)
 			continue;
@@ -268,7 +294,9 @@ void sib_hca_free(struct sib_hca *hca)
 		return;
 	if (hca->listeners)
 		sib_warn("HCA destroyed with port-event listeners still attached");
+	sib_stats_channel_stop(hca);
 	sib_progress_stop(hca);
+	sib_cm_free(&hca->node);
 	sib_hca_engine_fini(hca);
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
 		sib_port_up_stop(&hca->node, i + 1);
@@ -377,10 +405,23 @@ int sib_hca_port_stats(struct sib_hca *hca, unsigned port_num, struct sib_port_s
 	out->rx_data_unclaimed = __atomic_load_n(&hca->progress.rx_data_unclaimed, __ATOMIC_RELAXED);
 	out->rx_mad_malformed = __atomic_load_n(&hca->progress.rx_mad_malformed, __ATOMIC_RELAXED);
 	out->rx_gsi_unclaimed = __atomic_load_n(&hca->progress.rx_gsi_unclaimed, __ATOMIC_RELAXED);
+	out->rx_smp_unclaimed = __atomic_load_n(&hca->progress.rx_smp_unclaimed, __ATOMIC_RELAXED);
+	if (hca->node.cm) {
+		sib_cm_lock(hca->node.cm);
+		out->cm = hca->node.cm->counters;
+		sib_cm_unlock(hca->node.cm);
+	}
 	pthread_mutex_lock(&hca->node.sa.lock);
 	out->sa_sent = __atomic_load_n(&hca->node.sa.sent, __ATOMIC_RELAXED);
 	out->sa_hits = hca->node.sa.hits;
 	out->sa_timeouts = hca->node.sa.timeouts;
+	out->sa_foreign = __atomic_load_n(&hca->node.sa.foreign, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&hca->node.sa.lock);
+	pthread_mutex_lock(&hca->node.lock);
+	out->smp_refused = hca->node.mgmt[port_num - 1].smp_refused;
+	out->M_KeyViolations = hca->node.mgmt[port_num - 1].M_KeyViolations;
+	pthread_mutex_unlock(&hca->node.lock);
+	if (port_num == 1 && hca->engine)
+		sib_engine_counters_get(hca->engine, &out->engine);
 	return 0;
 }

@@ -23,10 +23,13 @@
 #include <stdint.h>
 
 #include "hca/progress.h"
+#include "hca/stats_channel.h"
 #include "link/link.h"
 #include "memreg/memreg.h"
+#include "mgmt/cm.h"
 #include "mgmt/node.h"
 #include "transport/caps.h"
+#include "transport/engine.h"
 #include "transport/events.h"
 #include "transport/port.h"
 
@@ -63,6 +66,7 @@ struct sib_hca {
 	struct sib_numtab *srqns; /* XRC SRQ numbers */
 	struct sib_engine *engine; /* the data path (transport/engine.h), port 1 */
 	struct sib_timer engine_timer; /* the data path's timers, on the progress thread */
+	struct sib_stats_channel stats; /* the counters, for `softib info --pid` */
 };
 
 /* This node's GUID: made once per process, so that ibv_get_device_guid
@@ -98,13 +102,20 @@ void sib_hca_unlisten(struct sib_hca *hca, struct sib_hca_listener *l);
 int sib_hca_engine_init(struct sib_hca *hca);
 void sib_hca_engine_fini(struct sib_hca *hca);
 
-/* What `softib info` shows of a port's traffic. */
+/* What `softib info` shows of a port's traffic: every reason a packet
+ * was dropped has its count here. */
 struct sib_port_stats {
 	struct sib_link_counters link; /* packets/bytes in and out, drops by reason */
+	struct sib_engine_counters engine; /* the data path's receive checks (port 1) */
 	uint64_t rx_data_unclaimed;    /* data packets before the data path took them */
 	uint64_t rx_mad_malformed;     /* QP0/QP1 packets that were no MAD */
 	uint64_t rx_gsi_unclaimed;     /* QP1 MADs no agent here serves */
+	uint64_t rx_smp_unclaimed;     /* QP0 MADs of a class no agent serves */
+	uint64_t smp_refused;	       /* SMPs the SMA discarded (M_Key, strangers' Sets) */
+	uint64_t M_KeyViolations;      /* PortInfo:M_KeyViolations */
 	uint64_t sa_sent, sa_hits, sa_timeouts; /* the SA client */
+	uint64_t sa_foreign;	       /* SA answers not from the port's SM */
+	struct sib_cm_counters cm;		/* the communication manager */
 };
 
 /* 0, or -1 for a bad port or one without a link. */

@@ -51,11 +51,12 @@ static bool progress_rx(struct sib_hca *hca, unsigned port_num, const uint8_t *b
 			sib_link_count(&hca->progress.rx_mad_malformed, 1);
 			return false;
 		}
-		/* QP1 MADs of a class (CM, PerfMgt) or method nobody here
-		 * serves are counted; QP0 has no such counter. */
-		if (!sib_mad_agent_deliver(&hca->node, port_num, &a, mad, from) &&
-		    a.DestQP == SIB_QP1)
-			sib_link_count(&hca->progress.rx_gsi_unclaimed, 1);
+		/* MADs of a class (CM) or method nobody here serves are
+		 * counted, by QP. */
+		if (!sib_mad_agent_deliver(&hca->node, port_num, &a, mad, from))
+			sib_link_count(a.DestQP == SIB_QP1 ? &hca->progress.rx_gsi_unclaimed
+							   : &hca->progress.rx_smp_unclaimed,
+				       1);
 		return false;
 	}
 	rx_data = __atomic_load_n(&hca->progress.rx_data, __ATOMIC_ACQUIRE);

@@ -61,6 +61,7 @@ struct sib_progress {
 	uint64_t rx_data_unclaimed; /* data packets while no rx_data hook */
 	uint64_t rx_mad_malformed;  /* QP0/QP1 packets that are no well-formed MAD */
 	uint64_t rx_gsi_unclaimed;  /* QP1 MADs nobody here serves yet (CM, ...) */
+	uint64_t rx_smp_unclaimed;  /* QP0 MADs of a class nobody serves */
 };
 
 /* Set-up and tear-down (hca.c): init makes the fds, start the thread. */

@@ -113,6 +113,33 @@ void ib_notice_decode(struct ib_notice *n, const uint8_t *p)
 	memcpy(n->DataDetails, p + 10, sizeof(n->DataDetails));
 }
 
+void ib_notice_bad_m_key_encode(const struct ib_notice_bad_m_key *d, uint8_t details[54])
+{
+	memset(details, 0, 54);
+	ib_bits_put(details, 16, 16, d->LIDADDR);
+	details[4] = d->Method;
+	ib_bits_put(details, 48, 16, d->AttributeID);
+	ib_bits_put(details, 64, 32, d->AttributeModifier);
+	ib_bits_put(details, 96, 64, d->M_Key);
+	ib_bits_put(details, 160, 1, d->DRNotice);
+	ib_bits_put(details, 161, 1, d->DRPathTruncated);
+	ib_bits_put(details, 162, 6, d->DRHopCount);
+	memcpy(details + 21, d->DRNoticeReturnPath, sizeof(d->DRNoticeReturnPath));
+}
+
+void ib_notice_bad_m_key_decode(struct ib_notice_bad_m_key *d, const uint8_t details[54])
+{
+	d->LIDADDR = (uint16_t)ib_bits_get(details, 16, 16);
+	d->Method = details[4];
+	d->AttributeID = (uint16_t)ib_bits_get(details, 48, 16);
+	d->AttributeModifier = (uint32_t)ib_bits_get(details, 64, 32);
+	d->M_Key = ib_bits_get(details, 96, 64);
+	d->DRNotice = (uint8_t)ib_bits_get(details, 160, 1);
+	d->DRPathTruncated = (uint8_t)ib_bits_get(details, 161, 1);
+	d->DRHopCount = (uint8_t)ib_bits_get(details, 162, 6);
+	memcpy(d->DRNoticeReturnPath, details + 21, sizeof(d->DRNoticeReturnPath));
+}
+
 void sib_endpoint_record_encode(const struct sib_endpoint_record *r, uint8_t *p)
 {
 	memset(p, 0, SIB_ENDPOINT_RECORD_BYTES);

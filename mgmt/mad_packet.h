@@ -86,13 +86,35 @@ struct ib_notice {
 
 enum {
 	IB_NOTICE_TYPE_URGENT = 1,
+	IB_NOTICE_TYPE_SECURITY = 2,
 	IB_NOTICE_TYPE_INFO = 4,
 	IB_NOTICE_PRODUCER_CA = 1,
 	/* IBA 14.2.5.1 Table 147: trap 128, "link state of at least one port
 	 * changed".  softib has no switches: the port itself reports that its
 	 * link came up, as the switch port at the far end of its cable would. */
 	IB_TRAP_LINK_STATE_CHANGE = 128,
+	/* Trap 256, "bad M_Key" (IBA 14.2.4, Table 147). */
+	IB_TRAP_BAD_M_KEY = 256,
 };
+
+/*
+ * DataDetails of trap 256 (IBA 14.2.5.1), byte offsets into DataDetails:
+ * 2-3 LIDADDR (the requester), 4 Method, 6-7 AttributeID, 8-11
+ * AttributeModifier, 12-19 M_Key (the one the SMP carried), 20 DR notice
+ * (bit 7), DR path truncated (bit 6) and DR hop count (bits 5-0), 21-50 the
+ * directed route's return path.
+ */
+struct ib_notice_bad_m_key {
+	uint16_t LIDADDR;
+	uint8_t Method;
+	uint16_t AttributeID;
+	uint32_t AttributeModifier;
+	uint64_t M_Key;
+	uint8_t DRNotice, DRPathTruncated, DRHopCount;
+	uint8_t DRNoticeReturnPath[30];
+};
+void ib_notice_bad_m_key_encode(const struct ib_notice_bad_m_key *d, uint8_t details[54]);
+void ib_notice_bad_m_key_decode(struct ib_notice_bad_m_key *d, const uint8_t details[54]);
 
 void ib_notice_encode(const struct ib_notice *n, uint8_t *p); /* 64 bytes */
 void ib_notice_decode(struct ib_notice *n, const uint8_t *p);

@@ -33,24 +33,60 @@
 
 struct sib_node;
 struct sib_mad_agent_reg;
+struct sib_cm;
+
+/* How many SM addresses SOFTIB_SM may list (a master and its standbys). */
+#define SIB_SM_MAX_ADDRS 4
 
 /*
- * A port's management side (sma.c, port_up.c): its link and what it knows
- * of the subnet manager.  Guarded by the node's lock.
+ * A port's management side (sma.c, port_up.c): its link, its M_Key, and
+ * what it knows of the subnet manager.  Guarded by the node's lock.
+ *
+ * The SM a port obeys for traps and SA queries (sm_ep) is one of the
+ * addresses it was configured with (sm_addr, from SOFTIB_SM), never the
+ * sender of some SMP: it is the one that answers SubnGet(SMInfo) from its
+ * own address as MASTER and, once the port holds an M_Key, has shown that
+ * M_Key in an SMP (port_up.h).
  */
 struct sib_port_mgmt {
 	struct sib_node *node;
 	unsigned port_num;
 	struct sib_link *link;	   /* the port's emulated link; NULL: none could be opened */
-	struct sib_endpoint sm_ep; /* SOFTIB_SM, then wherever the SM's SMPs come from */
+	struct sib_endpoint sm_addr[SIB_SM_MAX_ADDRS]; /* SOFTIB_SM, in order */
+	unsigned n_sm_addr;
+	bool sm_keyed[SIB_SM_MAX_ADDRS]; /* sm_addr[i] sent us an SMP with our M_Key */
+	struct sib_endpoint sm_ep; /* the verified SM (sm_addr[sm_index]); family 0: none yet */
+	unsigned sm_index;
 	bool sm_none;		   /* SOFTIB_SM=none: no SM, a subnet of one */
-	bool sm_heard;		   /* an SM repressed our trap or sent us an SMP */
+	bool sm_heard;		   /* sm_ep is set: an SM verified itself */
+	bool sm_silent;		   /* ... and has not spoken for SIB_PORT_SM_SILENCE_NS */
+	uint64_t sminfo_tid;	   /* our SubnGet(SMInfo) to the SM addresses */
 	uint16_t notice_count;	   /* Notice:NoticeCount of our traps */
 	uint64_t trap_tid;
 	uint64_t up_since_ns;	   /* when bring-up started */
-	uint64_t last_smp_ns;	   /* when the SM last spoke to us */
+	uint64_t last_smp_ns;	   /* when the verified SM last spoke to us */
 	struct sib_timer trap_timer;
 	char node_desc[64];	   /* NodeDescription, NUL-padded */
+
+	/* M_Key protection (IBA 14.2.4), as the SM set it with SubnSet(PortInfo). */
+	uint64_t M_Key;		   /* 0: no protection yet */
+	uint8_t M_KeyProtectBits;
+	uint16_t M_KeyLeasePeriod; /* seconds; 0: the lease never runs out */
+	uint16_t M_KeyViolations;  /* saturates at 0xffff */
+	uint64_t mkey_lease_end_ns; /* a violation started the lease; 0: not running */
+	uint64_t mkey_warn_ns;	   /* the last violation that was logged at warn */
+	uint64_t mkey_trap_ns;	   /* the last trap 256 sent */
+	uint64_t smp_refused;	   /* SMPs the SMA discarded (bad M_Key, Set from a stranger) */
+};
+
+/* What a port has counted, for PortInfo's violation counters and PerfMgt
+ * (IBA 14.2.5.6, 16.1.3.5); the owner fills it from its link and data path. */
+struct sib_node_counters {
+	uint64_t xmit_bytes, rcv_bytes, xmit_pkts, rcv_pkts;
+	uint64_t rcv_errors;	   /* malformed or corrupted packets dropped */
+	uint64_t xmit_discards;	   /* packets the link could not send */
+	uint64_t P_KeyViolations, Q_KeyViolations;
+	uint64_t vl15_dropped;	   /* SMPs discarded */
 };
 
 /* What the owner of the node (the HCA) does for its agents. */
@@ -65,6 +101,8 @@ struct sib_node_ops {
 	/* True on the thread that delivers MADs (waiting there for a MAD
 	 * would deadlock). */
 	bool (*on_thread)(struct sib_node *node);
+	/* The port's counters; NULL: all zero.  Called without the lock. */
+	void (*counters)(struct sib_node *node, unsigned port_num, struct sib_node_counters *out);
 };
 
 struct sib_node {
@@ -76,6 +114,7 @@ struct sib_node {
 	struct sib_port_mgmt mgmt[SIB_NUM_PORTS]; /* mgmt[i] belongs to ports[i] */
 	struct sib_sa_client sa;
 	struct sib_mad_agent_reg *agents; /* mad_agent.c */
+	struct sib_cm *cm;		  /* the communication manager (cm.c) */
 	struct sib_timers *timers;	  /* where agents arm their timers */
 	const struct sib_node_ops *ops;
 };

@@ -14,54 +14,267 @@
 #include "base/log.h"
 #include "mgmt/mad_packet.h"
 #include "mgmt/port_up.h"
+#include "mgmt/sa_client.h"
 #include "wire/smp.h"
 
 extern char **environ;
 
-static void send_trap(struct sib_node *node, unsigned port_num)
+int sib_port_sm_config(struct sib_port_mgmt *pm, const char *sm)
+{
+	char buf[512], *save = NULL;
+	unsigned n = 0;
+	int rc = 0;
+
+	pm->sm_none = false;
+	pm->n_sm_addr = 0;
+	if (!sm || !*sm)
+		sm = SIB_SM_DEFAULT;
+	if (!strcmp(sm, "none")) {
+		pm->sm_none = true;
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", sm);
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		struct sib_endpoint ep;
+
+		while (*tok == ' ')
+			tok++;
+		if (!*tok)
+			continue;
+		if (n == SIB_SM_MAX_ADDRS || sib_endpoint_parse(tok, SIB_SM_PORT_DEFAULT, &ep)) {
+			rc = -EINVAL;
+			continue;
+		}
+		pm->sm_addr[n++] = ep;
+	}
+	if (!n) {
+		sib_endpoint_parse(SIB_SM_DEFAULT, SIB_SM_PORT_DEFAULT, &pm->sm_addr[0]);
+		n = 1;
+		rc = -EINVAL;
+	}
+	pm->n_sm_addr = n;
+	return rc;
+}
+
+int sib_port_sm_addr_index(const struct sib_port_mgmt *pm, const struct sib_endpoint *from)
+{
+	for (unsigned i = 0; from && i < pm->n_sm_addr; i++)
+		if (sib_endpoint_equal(&pm->sm_addr[i], from))
+			return (int)i;
+	return -1;
+}
+
+/* Where the port's traps and SMInfo queries go: its verified SM, or
+ * (all) every configured address: before one verified itself, and while
+ * ours is silent (a standby that took over must hear of us).  Under the
+ * lock. */
+static unsigned sm_targets(const struct sib_port_mgmt *pm, bool all, struct sib_endpoint *out)
+{
+	if (pm->sm_heard && !all) {
+		out[0] = pm->sm_ep;
+		return 1;
+	}
+	for (unsigned i = 0; i < pm->n_sm_addr; i++)
+		out[i] = pm->sm_addr[i];
+	return pm->n_sm_addr;
+}
+
+/* A LID-routed SMP from the port to the SM's QP0: traps go to the master
+ * SM's LID; before any SM has told us its LID the permissive LID stands in
+ * (the SM is found by endpoint). */
+static void send_to_sm(struct sib_node *node, unsigned port_num, const uint8_t *mad,
+		       const struct sib_endpoint *dst, unsigned ndst)
 {
 	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
 	struct sib_port *port = &node->ports[port_num - 1];
-	struct ib_notice n;
-	struct ib_smp smp;
 	struct sib_mad_addr a;
-	struct sib_endpoint dst;
-	uint8_t mad[IB_MAD_BYTES];
 	uint16_t lid, sm_lid;
 
-	memset(&smp, 0, sizeof(smp));
-	memset(&n, 0, sizeof(n));
 	pthread_mutex_lock(&node->lock);
 	lid = port->LID;
 	sm_lid = port->SMLID;
-	dst = pm->sm_ep;
-	pm->trap_tid = sib_mad_new_tid();
-	pm->notice_count = (uint16_t)((pm->notice_count + 1) & 0x7fff);
-	smp.hdr.TransactionID = pm->trap_tid;
-	n.NoticeCount = pm->notice_count;
 	pthread_mutex_unlock(&node->lock);
+	sib_mad_addr_init(&a, SIB_QP0, sm_lid ? sm_lid : SIB_LID_PERMISSIVE,
+			  lid ? lid : SIB_LID_PERMISSIVE);
+	for (unsigned i = 0; i < ndst && pm->link; i++)
+		if (sib_mgmt_send(pm->link, &a, mad, &dst[i]))
+			sib_dbg("port %u: SMP to the SM not sent", port_num);
+}
 
+/* SubnTrap(Notice) with the port's next NoticeCount; the TID is tid. */
+static void send_notice(struct sib_node *node, unsigned port_num, struct ib_notice *n,
+			uint64_t tid, const struct sib_endpoint *dst, unsigned ndst)
+{
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
+	uint8_t mad[IB_MAD_BYTES];
+	struct ib_smp smp;
+
+	memset(&smp, 0, sizeof(smp));
+	pthread_mutex_lock(&node->lock);
+	pm->notice_count = (uint16_t)((pm->notice_count + 1) & 0x7fff);
+	n->NoticeCount = pm->notice_count;
+	n->IssuerLID = node->ports[port_num - 1].LID;
+	pthread_mutex_unlock(&node->lock);
 	smp.hdr.BaseVersion = IB_MAD_BASE_VERSION;
 	smp.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_LID_ROUTED;
 	smp.hdr.ClassVersion = IB_SMP_CLASS_VERSION;
 	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_TRAP);
+	smp.hdr.TransactionID = tid;
 	smp.hdr.AttributeID = IB_SMP_ATTR_NOTICE;
-	n.IsGeneric = 1;
+	n->IsGeneric = 1;
+	n->ProducerType = IB_NOTICE_PRODUCER_CA;
+	ib_notice_encode(n, smp.SMPData);
+	ib_smp_encode(&smp, mad);
+	send_to_sm(node, port_num, mad, dst, ndst);
+}
+
+static void send_trap(struct sib_node *node, unsigned port_num, bool all)
+{
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
+	struct sib_endpoint dst[SIB_SM_MAX_ADDRS];
+	struct ib_notice n;
+	uint64_t tid = sib_mad_new_tid();
+	unsigned ndst;
+	uint16_t lid;
+
+	memset(&n, 0, sizeof(n));
+	pthread_mutex_lock(&node->lock);
+	pm->trap_tid = tid;
+	ndst = sm_targets(pm, all, dst);
+	lid = node->ports[port_num - 1].LID;
+	pthread_mutex_unlock(&node->lock);
 	n.Type = IB_NOTICE_TYPE_URGENT;
-	n.ProducerType = IB_NOTICE_PRODUCER_CA;
 	n.TrapNumber = IB_TRAP_LINK_STATE_CHANGE;
-	n.IssuerLID = lid;
-	/* DataDetails of trap 128: LIDADDR, the issuer's LID. */
+	/* DataDetails of trap 128: LIDADDR, the issuer's LID (the LID a
+	 * restarted SM gives back: IssuerLID and PortInfo say it too). */
 	n.DataDetails[0] = (uint8_t)(lid >> 8);
 	n.DataDetails[1] = (uint8_t)lid;
-	ib_notice_encode(&n, smp.SMPData);
+	send_notice(node, port_num, &n, tid, dst, ndst);
+}
+
+void sib_port_trap_bad_m_key(struct sib_node *node, unsigned port_num,
+			     const struct ib_notice_bad_m_key *d)
+{
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
+	struct sib_endpoint dst;
+	struct ib_notice n;
+	bool send;
+
+	pthread_mutex_lock(&node->lock);
+	dst = pm->sm_ep;
+	send = pm->sm_heard;
+	pthread_mutex_unlock(&node->lock);
+	if (!send)
+		return; /* nobody to tell: no SM has verified itself */
+	memset(&n, 0, sizeof(n));
+	n.Type = IB_NOTICE_TYPE_SECURITY;
+	n.TrapNumber = IB_TRAP_BAD_M_KEY;
+	ib_notice_bad_m_key_encode(d, n.DataDetails);
+	send_notice(node, port_num, &n, sib_mad_new_tid(), &dst, 1);
+}
+
+/* SubnGet(SMInfo) to every configured SM address (or the verified one):
+ * the answers say which is MASTER (sib_port_sminfo_resp). */
+static void send_sminfo_queries(struct sib_node *node, unsigned port_num, bool all)
+{
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
+	struct sib_endpoint dst[SIB_SM_MAX_ADDRS];
+	uint8_t mad[IB_MAD_BYTES];
+	struct ib_smp smp;
+	unsigned ndst;
+
+	memset(&smp, 0, sizeof(smp));
+	smp.hdr.BaseVersion = IB_MAD_BASE_VERSION;
+	smp.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_LID_ROUTED;
+	smp.hdr.ClassVersion = IB_SMP_CLASS_VERSION;
+	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_GET);
+	smp.hdr.AttributeID = IB_SMP_ATTR_SM_INFO;
+	pthread_mutex_lock(&node->lock);
+	/* One TID for all of them, as for the SA client's retries: on a busy
+	 * machine the answer to an earlier query may come after the next one
+	 * left (what stands for the SM is the answer's endpoint). */
+	if (!pm->sminfo_tid)
+		pm->sminfo_tid = sib_mad_new_tid();
+	smp.hdr.TransactionID = pm->sminfo_tid;
+	ndst = sm_targets(pm, all, dst);
+	pthread_mutex_unlock(&node->lock);
+	/* M_Key 0: a port holds no SM_Key, and its own M_Key is for the SM to
+	 * show, never for the port to hand out. */
 	ib_smp_encode(&smp, mad);
-	/* Traps go to the master SM's LID; before any SM has told us its LID
-	 * the permissive LID stands in (the SM is found by endpoint). */
-	sib_mad_addr_init(&a, SIB_QP0, sm_lid ? sm_lid : SIB_LID_PERMISSIVE,
-			  lid ? lid : SIB_LID_PERMISSIVE);
-	if (sib_mgmt_send(pm->link, &a, mad, &dst))
-		sib_dbg("port %u: trap to the SM not sent", port_num);
+	send_to_sm(node, port_num, mad, dst, ndst);
+}
+
+bool sib_port_sminfo_resp(struct sib_node *node, unsigned port_num, const uint8_t *mad,
+			  const struct sib_endpoint *from)
+{
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
+	char e[SIB_ENDPOINT_STRLEN];
+	struct ib_sm_info si;
+	struct ib_smp smp;
+	bool silent, changed = false;
+	int i;
+
+	ib_smp_decode(&smp, mad);
+	if (smp.hdr.AttributeID != IB_SMP_ATTR_SM_INFO || smp.hdr.Status)
+		return false;
+	ib_sm_info_decode(&si, smp.SMPData);
+	pthread_mutex_lock(&node->lock);
+	i = sib_port_sm_addr_index(pm, from);
+	if (i < 0 || smp.hdr.TransactionID != pm->sminfo_tid) {
+		pthread_mutex_unlock(&node->lock);
+		return false; /* not from an SM address, or not our question */
+	}
+	silent = pm->sm_silent;
+	if (si.SMState != IB_SM_STATE_MASTER) {
+		pthread_mutex_unlock(&node->lock);
+		return true;
+	}
+	/* The rule: a configured address answering as MASTER, which has shown
+	 * our M_Key if we hold one; a second master is taken only when ours
+	 * went silent. */
+	if (pm->M_Key && !pm->sm_keyed[i]) {
+		pthread_mutex_unlock(&node->lock);
+		sib_dbg("port %u: the SM at %s says MASTER but has not shown this port's M_Key",
+			port_num, sib_endpoint_str(from, e));
+		return true;
+	}
+	if (!pm->sm_heard || ((unsigned)i != pm->sm_index && silent)) {
+		pm->sm_ep = pm->sm_addr[i];
+		pm->sm_index = (unsigned)i;
+		pm->sm_heard = true;
+		pm->sm_silent = false;
+		pm->last_smp_ns = sib_link_now_ns();
+		changed = true;
+		pthread_cond_broadcast(&node->port_cond);
+	}
+	pthread_mutex_unlock(&node->lock);
+	if (changed) {
+		sib_info("port %u: the subnet manager is %s (SMInfo: MASTER, GUID 0x%016llx)",
+			 port_num, sib_endpoint_str(from, e), (unsigned long long)si.GUID);
+		sib_sa_flush_cache(node); /* answers of another SM */
+	}
+	return true;
+}
+
+void sib_port_sm_smp_seen(struct sib_node *node, unsigned port_num,
+			  const struct sib_endpoint *from, bool keyed)
+{
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
+	int i;
+
+	pthread_mutex_lock(&node->lock);
+	i = sib_port_sm_addr_index(pm, from);
+	if (i >= 0) {
+		if (keyed)
+			pm->sm_keyed[i] = true;
+		/* Only our SM's word counts against silence (a stranger's Gets
+		 * must not hide that the SM is gone). */
+		if (pm->sm_heard && (unsigned)i == pm->sm_index && (keyed || !pm->M_Key)) {
+			pm->last_smp_ns = sib_link_now_ns();
+			pm->sm_silent = false;
+		}
+	}
+	pthread_mutex_unlock(&node->lock);
 }
 
 static void trap_tick(void *arg)
@@ -70,27 +283,30 @@ static void trap_tick(void *arg)
 	struct sib_node *node = pm->node;
 	unsigned port_num = pm->port_num;
 	uint64_t now = sib_link_now_ns(), next;
-	bool active, heard, fast, silent;
+	bool active, heard, fast, silent, newly_silent = false;
 
 	pthread_mutex_lock(&node->lock);
 	active = node->ports[port_num - 1].state == SIB_PORT_ACTIVE;
 	heard = pm->sm_heard;
 	fast = now - pm->up_since_ns < 3000000000ull;
-	silent = now - pm->last_smp_ns > SIB_PORT_SM_SILENCE_NS;
+	silent = active && now - pm->last_smp_ns > SIB_PORT_SM_SILENCE_NS;
+	if (silent && !pm->sm_silent)
+		newly_silent = pm->sm_silent = true;
 	pthread_mutex_unlock(&node->lock);
 
-	if (!active || silent) {
-		if (active) /* the SM stopped sweeping us: it may have restarted */
-			sib_info("port %u: no word from the SM for %llu s; trapping again",
-				 port_num, (unsigned long long)(SIB_PORT_SM_SILENCE_NS / 1000000000ull));
-		send_trap(node, port_num);
-		if (active) {
-			pthread_mutex_lock(&node->lock);
-			pm->last_smp_ns = now; /* one retrap per silence period */
-			pthread_mutex_unlock(&node->lock);
-		}
-	}
-	next = !active && fast && !heard ? 100000000ull : 2000000000ull;
+	/* The SM stopped sweeping us: it may have restarted, or a standby
+	 * took over.  Every 2 s until one answers, every configured SM hears
+	 * a trap and says who is master now. */
+	if (newly_silent)
+		sib_info("port %u: no word from the SM for %llu s; trapping again", port_num,
+			 (unsigned long long)(SIB_PORT_SM_SILENCE_NS / 1000000000ull));
+	if (!active || silent)
+		send_trap(node, port_num, !heard || silent);
+	if (!heard || silent)
+		send_sminfo_queries(node, port_num, true);
+	/* Until an SM verifies itself (an ACTIVE port asks too: it needs its
+	 * SM for SA queries) every 100 ms in the first 3 s. */
+	next = fast && !heard ? 100000000ull : 2000000000ull;
 	if (!active && heard && fast)
 		next = 500000000ull; /* the SM is configuring us: nudge only gently */
 	sib_timer_arm(node->timers, &pm->trap_timer, next, trap_tick, pm);
@@ -105,7 +321,8 @@ void sib_port_up_start(struct sib_node *node, unsigned port_num)
 	pm->last_smp_ns = pm->up_since_ns;
 	pm->sm_heard = false;
 	pthread_mutex_unlock(&node->lock);
-	send_trap(node, port_num);
+	send_trap(node, port_num, true);
+	send_sminfo_queries(node, port_num, true);
 	sib_timer_arm(node->timers, &pm->trap_timer, 100000000ull, trap_tick, pm);
 }
 
@@ -149,25 +366,45 @@ int sib_port_bringup(struct sib_node *node, unsigned port_num, bool may_spawn)
 {
 	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
 	char sm[SIB_ENDPOINT_STRLEN];
-	uint64_t start = sib_link_now_ns(), spent;
-	bool spawned = false;
+	uint64_t start = sib_link_now_ns(), first = start, spent, wait, now, last;
+	bool spawned = false, tried = false, heard;
 
-	sib_endpoint_str(&pm->sm_ep, sm);
+	sib_endpoint_str(&pm->sm_addr[0], sm);
 	if (sib_port_up_wait(node, port_num, SIB_PORT_SM_PROBE_NS, false) && may_spawn) {
 		sib_info("port %u: no SM answers at %s; starting softib-sm", port_num, sm);
+		tried = true;
 		spawned = sib_sm_spawn(sm) == 0;
+		/* The daemon returns once an SM listens: the budget counts from
+		 * there, so a slow start on a loaded machine does not eat it. */
+		if (spawned)
+			start = sib_link_now_ns();
 	}
 	spent = sib_link_now_ns() - start;
-	if (may_spawn && !spawned && !pm->sm_heard)
+	if (tried && !spawned && !pm->sm_heard)
 		spent = SIB_PORT_BRINGUP_NS; /* nobody will answer: do not make the caller wait */
-	if (!sib_port_up_wait(node, port_num, spent < SIB_PORT_BRINGUP_NS ?
-			      SIB_PORT_BRINGUP_NS - spent : 0, true))
-		return 0;
-	sib_warn("port %u is not ACTIVE: no subnet manager configured it within %llu ms (SM "
-		 "at %s%s); check that softib-sm runs there and SOFTIB_SM points to it "
-		 "(softib-sm(8)); the port stays %s with LID 0 until an SM answers",
+	wait = spent < SIB_PORT_BRINGUP_NS ? SIB_PORT_BRINGUP_NS - spent : 0;
+	/* Then until SIB_PORT_BRINGUP_NS pass without a word from an SM: one
+	 * that answers is configuring us, however slowly a loaded machine runs
+	 * it (at most SIB_PORT_BRINGUP_MAX_NS in all). */
+	for (;;) {
+		if (!sib_port_up_wait(node, port_num, wait, true))
+			return 0;
+		pthread_mutex_lock(&node->lock);
+		heard = pm->sm_heard;
+		last = pm->last_smp_ns;
+		pthread_mutex_unlock(&node->lock);
+		now = sib_link_now_ns();
+		if (!heard || now - last >= SIB_PORT_BRINGUP_NS ||
+		    now - first >= SIB_PORT_BRINGUP_MAX_NS)
+			break;
+		wait = last + SIB_PORT_BRINGUP_NS - now;
+	}
+	sib_warn("port %u is not ACTIVE: no subnet manager configured it (%llu ms without a word "
+		 "from one; SM at %s%s); check that softib-sm runs there and SOFTIB_SM points to "
+		 "it (softib-sm(8)); the port stays %s with LID 0 until an SM answers",
 		 port_num, (unsigned long long)(SIB_PORT_BRINGUP_NS / 1000000ull), sm,
-		 spawned ? ", started here but silent" : (may_spawn ? ", could not start one" : ""),
+		 heard ? ", which answered but stopped"
+		       : spawned ? ", started here but silent" : (tried ? ", could not start one" : ""),
 		 node->ports[port_num - 1].state == SIB_PORT_INIT ? "INIT" : "DOWN");
 	return -ETIMEDOUT;
 }

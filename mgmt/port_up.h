@@ -1,17 +1,36 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * Bringing a port up (DESIGN.md section 5).  The port's link comes up: the
- * port is INIT and sends a trap (Notice 128, "link state changed", mgmt/
- * mad_packet.h) to the SM at SOFTIB_SM, again every 100 ms until the SM answers
- * and for the first 3 s, then every 2 s (so a port that found no SM
- * becomes ACTIVE when one is started later).  The SM represses the trap
- * and configures the port through its SMA (sma.c) up to ACTIVE.  An ACTIVE
- * port that hears nothing from the SM for SIB_PORT_SM_SILENCE_NS (the SM
- * sweeps every 2 s) traps again, so a restarted SM learns of it.
+ * Bringing a port up (DESIGN.md section 5), and which subnet manager the
+ * port listens to.
  *
- * At HCA creation sib_port_bringup() waits: SIB_PORT_SM_PROBE_NS for any
- * answer; without one it starts `softib-sm --daemon --listen SOFTIB_SM`
- * and waits up to SIB_PORT_BRINGUP_NS in all for ACTIVE.  If that fails the
+ * The port's link comes up: the port is INIT and sends a trap (Notice 128,
+ * "link state changed", mgmt/mad_packet.h) and a SubnGet(SMInfo) to every
+ * SM address it was configured with (SOFTIB_SM: one, or a master and its
+ * standbys separated by commas), again every 100 ms until an SM verifies
+ * itself and for the first 3 s, then every 2 s (so a port that found no SM
+ * becomes ACTIVE when one is started later).  The SM represses the trap
+ * and configures the port through its SMA (sma.c) up to ACTIVE.
+ *
+ * The port's SM -- where its traps and SA queries go (sm_ep) -- is never
+ * whoever sent the last SMP.  It is the configured address that answers
+ * SubnGet(SMInfo) from that address with SMState MASTER and, once the port
+ * holds an M_Key, has shown it that M_Key in an SMP (only an SM holding the
+ * subnet's key file knows it; the port never sends it).  A second master
+ * is taken only while the current one is silent.  (IBA 14.4 gives the
+ * SM_Key only to SMs that present it, so a port cannot check it; the M_Key
+ * is what an SM proves itself with to a port.)
+ *
+ * An ACTIVE port that hears nothing from its SM for SIB_PORT_SM_SILENCE_NS
+ * (the SM sweeps every 2 s) traps again to every configured address, every
+ * 2 s, with its LID in the trap, so that a restarted SM or a standby that
+ * took over learns of it and gives it back that LID.
+ *
+ * At HCA creation sib_port_bringup() waits: SIB_PORT_SM_PROBE_NS for an SM
+ * to verify itself; without one it starts `softib-sm --daemon --listen`
+ * the first SM address (which returns once an SM listens there).  Then it
+ * waits for ACTIVE until SIB_PORT_BRINGUP_NS pass without a word from the
+ * verified SM (an SM that talks to the port is configuring it, however
+ * slow the machine), at most SIB_PORT_BRINGUP_MAX_NS.  If that fails the
  * port stays INIT with LID 0 and a warning says what to check.
  */
 #ifndef SIB_MGMT_PORT_UP_H
@@ -24,7 +43,29 @@ struct sib_node;
 
 #define SIB_PORT_SM_PROBE_NS (300ull * 1000000ull)
 #define SIB_PORT_BRINGUP_NS (4000ull * 1000000ull)
+#define SIB_PORT_BRINGUP_MAX_NS (60000ull * 1000000ull)
 #define SIB_PORT_SM_SILENCE_NS (8000ull * 1000000ull)
+
+struct sib_port_mgmt;
+struct sib_endpoint;
+struct ib_notice_bad_m_key;
+
+/* SOFTIB_SM: "none", or ADDR[:PORT] entries separated by commas.  0, or
+ * -EINVAL when an entry is bad (the good ones are kept; none: the default). */
+int sib_port_sm_config(struct sib_port_mgmt *pm, const char *sm);
+/* Which configured SM address `from` is, or -1 (lock held). */
+int sib_port_sm_addr_index(const struct sib_port_mgmt *pm, const struct sib_endpoint *from);
+
+/* For the SMA (sma.c): an SMP request from `from` passed the M_Key check;
+ * keyed: it carried the port's M_Key (not 0). */
+void sib_port_sm_smp_seen(struct sib_node *node, unsigned port_num,
+			  const struct sib_endpoint *from, bool keyed);
+/* A SubnGetResp on QP0: true when it answered our SubnGet(SMInfo). */
+bool sib_port_sminfo_resp(struct sib_node *node, unsigned port_num, const uint8_t *mad,
+			  const struct sib_endpoint *from);
+/* Trap 256, bad M_Key, to the verified SM (none: not sent). */
+void sib_port_trap_bad_m_key(struct sib_node *node, unsigned port_num,
+			     const struct ib_notice_bad_m_key *d);
 
 /* Sends the first trap and arms the resend timer. */
 void sib_port_up_start(struct sib_node *node, unsigned port_num);

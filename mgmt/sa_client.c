@@ -7,6 +7,7 @@
 #include "mgmt/node.h"
 #include "base/log.h"
 #include "mgmt/sa_client.h"
+#include "mgmt/sa_query.h"
 #include "wire/sa.h"
 
 struct sib_sa_query {
@@ -44,18 +45,17 @@ static bool key_matches(const struct sib_sa_cache_entry *e, bool by_gid, uint16_
 	return by_gid ? !memcmp(e->gid, gid, 16) : e->lid == lid;
 }
 
-/* Under sa->lock: the live entry for the key, or NULL. */
+/* Under sa->lock: the entry for the key, or NULL; an expired one only
+ * with stale (it stays until overwritten: the data path still uses it
+ * while it asks again). */
 static struct sib_sa_cache_entry *cache_find(struct sib_sa_client *sa, bool by_gid, uint16_t lid,
-					     const uint8_t *gid, uint64_t now)
+					     const uint8_t *gid, uint64_t now, bool stale)
 {
 	for (unsigned i = 0; i < SIB_SA_CACHE_SIZE; i++) {
 		struct sib_sa_cache_entry *e = &sa->cache[i];
 
-		if (key_matches(e, by_gid, lid, gid)) {
-			if (e->expires_ns > now)
-				return e;
-			e->used = false;
-		}
+		if (key_matches(e, by_gid, lid, gid) && (stale || e->expires_ns > now))
+			return e;
 	}
 	return NULL;
 }
@@ -92,22 +92,32 @@ void sib_sa_flush_cache(struct sib_node *node)
 	pthread_mutex_unlock(&node->sa.lock);
 }
 
-/* Responses from the SA come back here; a node serves no SA requests. */
+/* Responses from the SA come back here; a node serves no SA requests.
+ * Only the port's verified SM answers, and only what we asked. */
 static bool sa_client_rx(struct sib_node *node, unsigned port_num, const struct sib_mad_addr *a,
 			 const uint8_t *mad, const struct sib_endpoint *from)
 {
 	struct sib_sa_client *sa = &node->sa;
+	struct sib_endpoint_record rec;
 	struct ib_sa_mad m;
+	bool from_sm, taken = false;
 
-	(void)port_num;
 	(void)a;
-	(void)from;
 	if (!(mad[3] & IB_MAD_METHOD_RESP))
 		return false;
-	ib_sa_mad_decode(&m, mad);
-	if (ib_mad_method(&m.hdr) != IB_MAD_METHOD_GET_RESP ||
-	    m.hdr.AttributeID != SIB_SA_ATTR_ENDPOINT_RECORD)
+	pthread_mutex_lock(&node->lock);
+	from_sm = node->mgmt[port_num - 1].sm_heard && from &&
+		  sib_endpoint_equal(from, &node->mgmt[port_num - 1].sm_ep);
+	pthread_mutex_unlock(&node->lock);
+	/* Only the port's verified SM answers SA queries, the RDMA CM's too. */
+	if (from_sm && sib_sa_query_rx(node, port_num, mad))
 		return true;
+	ib_sa_mad_decode(&m, mad);
+	if (!from_sm || ib_mad_method(&m.hdr) != IB_MAD_METHOD_GET_RESP ||
+	    m.hdr.AttributeID != SIB_SA_ATTR_ENDPOINT_RECORD) {
+		sib_link_count(&sa->foreign, 1);
+		return true;
+	}
 	pthread_mutex_lock(&sa->lock);
 	for (struct sib_sa_query *q = sa->queries; q; q = q->next) {
 		if (q->tid != m.hdr.TransactionID || q->done)
@@ -116,10 +126,25 @@ static bool sa_client_rx(struct sib_node *node, unsigned port_num, const struct 
 		if (!q->status && sib_endpoint_record_decode(&q->rec, m.SubnAdmData))
 			q->status = IB_SA_STATUS_NO_RECORDS; /* unusable address family */
 		q->done = true;
+		taken = true;
 		pthread_cond_broadcast(&sa->cond);
 		break;
 	}
+	for (unsigned i = 0; i < SIB_SA_ASYNC_MAX && !taken; i++) {
+		struct sib_sa_async *as = &sa->async[i];
+		bool found;
+
+		if (!as->sent_ns || as->tid != m.hdr.TransactionID)
+			continue;
+		found = !m.hdr.Status && !sib_endpoint_record_decode(&rec, m.SubnAdmData) &&
+			rec.LID == as->lid;
+		cache_put(sa, false, as->lid, NULL, found, &rec, sib_link_now_ns());
+		as->sent_ns = 0;
+		taken = true;
+	}
 	pthread_mutex_unlock(&sa->lock);
+	if (!taken)
+		sib_link_count(&sa->foreign, 1);
 	return true;
 }
 
@@ -145,12 +170,16 @@ static int send_query(struct sib_node *node, unsigned port_num, uint64_t tid, bo
 	uint8_t mad[IB_MAD_BYTES];
 	struct ib_sa_mad m;
 	uint16_t my_lid, sm_lid;
+	bool heard;
 
 	pthread_mutex_lock(&node->lock);
 	sm_ep = pm->sm_ep;
+	heard = pm->sm_heard;
 	my_lid = node->ports[port_num - 1].LID;
 	sm_lid = node->ports[port_num - 1].SMLID;
 	pthread_mutex_unlock(&node->lock);
+	if (!heard)
+		return -ENETDOWN; /* no verified SM to ask */
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.BaseVersion = IB_MAD_BASE_VERSION;
@@ -186,7 +215,7 @@ static int resolve(struct sib_node *node, unsigned port_num, bool by_gid, uint16
 	if (!by_gid && (lid == 0 || lid > SIB_LID_UNICAST_MAX))
 		return -EINVAL;
 	pthread_mutex_lock(&node->lock);
-	active = port->state == SIB_PORT_ACTIVE;
+	active = port->state == SIB_PORT_ACTIVE && node->mgmt[port_num - 1].sm_heard;
 	self = by_gid ? !memcmp(gid, port->GID[0], 16) : lid == port->LID;
 	if (self && node->mgmt[port_num - 1].link) {
 		/* Our own port: no need to ask anyone (loopback QPs). */
@@ -203,7 +232,7 @@ static int resolve(struct sib_node *node, unsigned port_num, bool by_gid, uint16
 		return -EDEADLK;
 
 	pthread_mutex_lock(&sa->lock);
-	e = cache_find(sa, by_gid, lid, gid, sib_link_now_ns());
+	e = cache_find(sa, by_gid, lid, gid, sib_link_now_ns(), false);
 	if (e) {
 		sa->hits++;
 		rc = e->found ? 0 : -ENOENT;
@@ -299,6 +328,60 @@ int sib_sa_resolve_gid(struct sib_node *node, unsigned port_num, const uint8_t g
 		*out = rec.ep;
 		if (lid_out)
 			*lid_out = rec.LID;
+	}
+	return rc;
+}
+
+int sib_sa_lookup_lid(struct sib_node *node, unsigned port_num, uint16_t lid, bool refresh,
+		      struct sib_endpoint *out)
+{
+	struct sib_sa_client *sa = &node->sa;
+	struct sib_port *port = sib_node_port(node, port_num);
+	struct sib_sa_cache_entry *e;
+	struct sib_sa_async *slot = NULL;
+	uint64_t now = sib_link_now_ns(), tid = 0;
+	bool ask, self;
+	int rc;
+
+	if (!port || lid == 0 || lid > SIB_LID_UNICAST_MAX)
+		return -ENOENT;
+	pthread_mutex_lock(&node->lock);
+	self = lid == port->LID && node->mgmt[port_num - 1].link;
+	if (self)
+		*out = node->mgmt[port_num - 1].link->local;
+	pthread_mutex_unlock(&node->lock);
+	if (self)
+		return 0;
+	if (node->mgmt[port_num - 1].sm_none || !node->mgmt[port_num - 1].link)
+		return -ENETDOWN;
+
+	pthread_mutex_lock(&sa->lock);
+	e = cache_find(sa, false, lid, NULL, now, true);
+	rc = !e ? -EAGAIN : e->found ? 0 : e->expires_ns > now ? -ENOENT : -EAGAIN;
+	if (e && e->found)
+		*out = e->rec.ep;
+	ask = rc == -EAGAIN || (e && e->expires_ns <= now) || refresh;
+	for (unsigned i = 0; i < SIB_SA_ASYNC_MAX && ask; i++) {
+		struct sib_sa_async *as = &sa->async[i];
+
+		/* A lookup that got no answer in a second is given up. */
+		if (as->sent_ns && now - as->sent_ns > 1000000000ull)
+			as->sent_ns = 0;
+		if (as->sent_ns && as->lid == lid && now - as->sent_ns < SIB_SA_REFRESH_NS)
+			ask = false; /* asked a moment ago */
+		else if (!as->sent_ns && !slot)
+			slot = as;
+	}
+	if (ask && slot) {
+		slot->lid = lid;
+		slot->sent_ns = now;
+		slot->tid = tid = sib_mad_new_tid();
+	}
+	pthread_mutex_unlock(&sa->lock);
+	if (tid && send_query(node, port_num, tid, false, lid, NULL)) {
+		pthread_mutex_lock(&sa->lock);
+		slot->sent_ns = 0;
+		pthread_mutex_unlock(&sa->lock);
 	}
 	return rc;
 }

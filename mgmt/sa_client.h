@@ -10,6 +10,9 @@
  * left and came back gets a new endpoint, so entries must expire), a
  * negative one ("no such port") for SIB_SA_NEGATIVE_TTL_NS.  A query waits
  * SIB_SA_TIMEOUT_MS for each of SIB_SA_TRIES attempts.
+ *
+ * Queries go to the port's verified SM (mgmt/port_up.h), and an answer
+ * counts only when it comes from there and matches a question asked.
  */
 #ifndef SIB_MGMT_SA_CLIENT_H
 #define SIB_MGMT_SA_CLIENT_H
@@ -28,6 +31,8 @@ struct sib_node;
 #define SIB_SA_TIMEOUT_MS 250
 #define SIB_SA_TRIES 4
 #define SIB_SA_CACHE_SIZE 64
+#define SIB_SA_ASYNC_MAX 8			 /* background lookups in flight */
+#define SIB_SA_REFRESH_NS (100ull * 1000000ull) /* at most one per LID this often */
 
 struct sib_sa_cache_entry {
 	bool used;
@@ -40,6 +45,15 @@ struct sib_sa_cache_entry {
 };
 
 struct sib_sa_query; /* one outstanding query (sa_client.c) */
+struct sib_sa_gq;    /* one outstanding query of sa_query.c */
+
+/* A lookup the data path started and nobody waits for (its answer fills
+ * the cache). */
+struct sib_sa_async {
+	uint64_t tid;
+	uint16_t lid;
+	uint64_t sent_ns; /* 0: free */
+};
 
 struct sib_sa_client {
 	pthread_mutex_t lock;
@@ -47,7 +61,10 @@ struct sib_sa_client {
 	struct sib_sa_cache_entry cache[SIB_SA_CACHE_SIZE];
 	unsigned next_victim;
 	struct sib_sa_query *queries;
+	struct sib_sa_async async[SIB_SA_ASYNC_MAX];
+	struct sib_sa_gq *gqueries;
 	uint64_t hits, sent, timeouts;
+	uint64_t foreign; /* SA answers not from the port's SM, or to nothing we asked */
 };
 
 int sib_sa_client_init(struct sib_sa_client *sa);
@@ -57,7 +74,7 @@ void sib_sa_client_fini(struct sib_sa_client *sa);
  * Where LID lid (or the port with GID gid) lives, through port port_num.
  * 0 and *out filled; -ENOENT when the SM says there is no such port;
  * -ETIMEDOUT when the SM did not answer; -ENETDOWN when the port is not
- * ACTIVE (no SM has configured it); -EINVAL for a bad port or LID.
+ * ACTIVE or no SM has verified itself to it; -EINVAL for a bad port or LID.
  * Blocks up to SIB_SA_TIMEOUT_MS * SIB_SA_TRIES; never call it on the
  * progress thread (returns -EDEADLK there).
  */
@@ -65,6 +82,17 @@ int sib_sa_resolve_lid(struct sib_node *node, unsigned port_num, uint16_t lid,
 		       struct sib_endpoint *out);
 int sib_sa_resolve_gid(struct sib_node *node, unsigned port_num, const uint8_t gid[16],
 		       struct sib_endpoint *out, uint16_t *lid_out);
+
+/*
+ * For the data path's receive checks, never blocking: where LID lid lives
+ * as the cache knows it.  An expired answer still counts while the SA is
+ * asked again in the background; refresh asks again now (the caller saw
+ * the LID somewhere else), at most every SIB_SA_REFRESH_NS per LID.
+ * 0 and *out; -EAGAIN: not known yet, the SA has been asked; -ENOENT: the
+ * SA said there is no such port; -ENETDOWN: no SM to ask.
+ */
+int sib_sa_lookup_lid(struct sib_node *node, unsigned port_num, uint16_t lid, bool refresh,
+		      struct sib_endpoint *out);
 
 /* Forgets every cached answer (the SM changed, a LID moved). */
 void sib_sa_flush_cache(struct sib_node *node);

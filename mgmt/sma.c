@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+#include <stdio.h>
 #include <string.h>
 
 #include "mgmt/mad_agent.h"
 #include "mgmt/node.h"
 #include "base/log.h"
+#include "mgmt/port_up.h"
 #include "mgmt/sma.h"
 #include "mgmt/sa_client.h"
 #include "wire/smp.h"
@@ -19,12 +21,27 @@ enum {
 
 static const uint64_t gid_prefix_link_local = 0xfe80000000000000ull;
 
-void sib_sma_port_info(struct sib_node *node, unsigned port_num, struct ib_port_info *pi)
+static uint16_t sat16(uint64_t v)
+{
+	return v > 0xffff ? 0xffff : (uint16_t)v;
+}
+
+void sib_sma_port_info(struct sib_node *node, unsigned port_num, struct ib_port_info *pi,
+		       const struct sib_node_counters *c)
 {
 	struct sib_port *port = sib_node_port(node, port_num);
-	bool link_up = node->mgmt[port_num - 1].link != NULL;
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
+	bool link_up = pm->link != NULL;
 
 	memset(pi, 0, sizeof(*pi));
+	pi->M_Key = pm->M_Key;
+	pi->M_KeyProtectBits = pm->M_KeyProtectBits;
+	pi->M_KeyLeasePeriod = pm->M_KeyLeasePeriod;
+	pi->M_KeyViolations = pm->M_KeyViolations;
+	if (c) {
+		pi->P_KeyViolations = sat16(c->P_KeyViolations);
+		pi->Q_KeyViolations = sat16(c->Q_KeyViolations);
+	}
 	pi->GidPrefix = gid_prefix_link_local;
 	pi->LID = port->LID;
 	pi->MasterSMLID = port->SMLID;
@@ -99,6 +116,14 @@ static uint16_t port_info_set(struct sib_node *node, unsigned port_num, const ui
 
 	port->SMSL = pi.MasterSMSL;
 	port->SubnetTimeOut = pi.SubnetTimeOut;
+	/* IBA 14.2.4: the M_Key, its protection level and lease are the SM's
+	 * to set (the Set passed the M_Key check to get here).  A new key:
+	 * no SM has shown it yet (port_up.h). */
+	if (pi.M_Key != node->mgmt[port_num - 1].M_Key)
+		memset(node->mgmt[port_num - 1].sm_keyed, 0, sizeof(node->mgmt[0].sm_keyed));
+	node->mgmt[port_num - 1].M_Key = pi.M_Key;
+	node->mgmt[port_num - 1].M_KeyProtectBits = pi.M_KeyProtectBits;
+	node->mgmt[port_num - 1].M_KeyLeasePeriod = pi.M_KeyLeasePeriod;
 	activate = next == SIB_PORT_ACTIVE;
 	deactivate = next == SIB_PORT_INIT && cur != SIB_PORT_INIT;
 	if (!activate) {
@@ -130,7 +155,7 @@ invalid:
 
 /* One attribute: fills out (SMP Data) and returns the MAD status. */
 static uint16_t sma_attr(struct sib_node *node, unsigned port_num, uint8_t method, uint16_t attr,
-			 uint32_t mod, const uint8_t *in, uint8_t *out)
+			 uint32_t mod, bool hide_key, const uint8_t *in, uint8_t *out)
 {
 	struct sib_port *port = sib_node_port(node, port_num);
 	bool set = method == IB_MAD_METHOD_SET;
@@ -181,6 +206,7 @@ static uint16_t sma_attr(struct sib_node *node, unsigned port_num, uint8_t metho
 		return 0;
 	}
 	case IB_SMP_ATTR_PORT_INFO: {
+		struct sib_node_counters c;
 		struct ib_port_info pi;
 
 		/* IBA 14.2.5.6: on a CA the modifier is the port number, 0
@@ -189,9 +215,16 @@ static uint16_t sma_attr(struct sib_node *node, unsigned port_num, uint8_t metho
 			return IB_MAD_STATUS_INVALID_FIELD;
 		if (set)
 			status = port_info_set(node, port_num, in);
+		memset(&c, 0, sizeof(c));
+		if (node->ops->counters)
+			node->ops->counters(node, port_num, &c);
 		pthread_mutex_lock(&node->lock);
-		sib_sma_port_info(node, port_num, &pi);
+		sib_sma_port_info(node, port_num, &pi, &c);
 		pthread_mutex_unlock(&node->lock);
+		/* IBA 14.2.4.1: at protection level 1 a Get without the key
+		 * reads M_Key as 0. */
+		if (hide_key)
+			pi.M_Key = 0;
 		ib_port_info_encode(&pi, out);
 		return status;
 	}
@@ -226,81 +259,257 @@ static uint16_t sma_attr(struct sib_node *node, unsigned port_num, uint8_t metho
 	}
 }
 
-static void trap_repressed(struct sib_node *node, unsigned port_num, uint64_t tid)
+/* An SMP request as the SMA sees it. */
+struct sma_req {
+	uint8_t mclass, method;
+	uint16_t attr;
+	uint32_t mod;
+	uint64_t tid;
+	uint64_t M_Key;		   /* the one the SMP carries */
+	uint16_t slid;		   /* the requester's LID, for trap 256 */
+	const struct ib_dr_smp *dr; /* directed route: the SMP */
+};
+
+/*
+ * The M_Key check (IBA 14.2.4), under the node's lock.  A port whose
+ * M_Key is 0 is not protected; otherwise an SMP carrying another key is
+ *   a Get:       answered at ProtectBits 0, answered with PortInfo:M_Key
+ *                read as 0 at 1, discarded at 2 and 3;
+ *   a Set or a TrapRepress: discarded at every level.
+ * Every discard counts in M_KeyViolations and starts the M_Key lease
+ * (14.2.4.2) unless it runs already: when M_KeyLeasePeriod seconds pass
+ * without an SMP that carries the key, ProtectBits fall to 0, so that a
+ * new SM can read the key and take over.  An SMP with the right key stops
+ * the lease.  (Levels 2 and 3 act alike, as in Linux's software SMAs,
+ * qib and hfi1.)
+ */
+enum mkey_verdict { MKEY_OK, MKEY_OK_HIDE_KEY, MKEY_DISCARD };
+
+static enum mkey_verdict mkey_check(struct sib_port_mgmt *pm, uint8_t method, uint64_t key,
+				    uint64_t now)
+{
+	bool checked = method == IB_MAD_METHOD_GET || method == IB_MAD_METHOD_SET ||
+		       method == IB_MAD_METHOD_TRAP_REPRESS;
+
+	if (pm->mkey_lease_end_ns && now >= pm->mkey_lease_end_ns) {
+		pm->M_KeyProtectBits = 0;
+		pm->mkey_lease_end_ns = 0;
+	}
+	if (!checked)
+		return MKEY_OK; /* the SMA answers these with a status, or drops them */
+	if (!pm->M_Key || key == pm->M_Key) {
+		pm->mkey_lease_end_ns = 0;
+		return MKEY_OK;
+	}
+	if (method == IB_MAD_METHOD_GET && pm->M_KeyProtectBits < 2)
+		return pm->M_KeyProtectBits == 1 ? MKEY_OK_HIDE_KEY : MKEY_OK;
+	if (pm->M_KeyViolations != 0xffff)
+		pm->M_KeyViolations++;
+	if (!pm->mkey_lease_end_ns && pm->M_KeyLeasePeriod)
+		pm->mkey_lease_end_ns = now + pm->M_KeyLeasePeriod * 1000000000ull;
+	return MKEY_DISCARD;
+}
+
+/* At most one warning a second per port: a flood of bad SMPs is one line. */
+static bool refusal_warns(struct sib_port_mgmt *pm, uint64_t now)
+{
+	if (pm->mkey_warn_ns && now - pm->mkey_warn_ns < 1000000000ull)
+		return false;
+	pm->mkey_warn_ns = now;
+	return true;
+}
+
+/* Trap 256 (IBA 14.2.4.1), at most one a second: the SM hears of the
+ * attack, the attacker gets no amplifier. */
+static void bad_m_key_trap(struct sib_node *node, unsigned port_num, const struct sma_req *r)
+{
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
+	struct ib_notice_bad_m_key d;
+	uint64_t now = sib_link_now_ns();
+	bool send;
+
+	pthread_mutex_lock(&node->lock);
+	send = !pm->mkey_trap_ns || now - pm->mkey_trap_ns >= 1000000000ull;
+	if (send)
+		pm->mkey_trap_ns = now;
+	pthread_mutex_unlock(&node->lock);
+	if (!send)
+		return;
+	memset(&d, 0, sizeof(d));
+	d.LIDADDR = r->slid;
+	d.Method = r->method;
+	d.AttributeID = r->attr;
+	d.AttributeModifier = r->mod;
+	d.M_Key = r->M_Key;
+	if (r->dr) {
+		unsigned hops = r->dr->HopCount;
+
+		d.DRNotice = 1;
+		if (hops > sizeof(d.DRNoticeReturnPath)) {
+			d.DRPathTruncated = 1;
+			hops = sizeof(d.DRNoticeReturnPath);
+		}
+		d.DRHopCount = (uint8_t)hops;
+		memcpy(d.DRNoticeReturnPath, r->dr->ReturnPath, hops);
+	}
+	sib_port_trap_bad_m_key(node, port_num, &d);
+}
+
+/*
+ * Whether the SMA may act on the request: the M_Key check, and softib's
+ * stand-in for cabling: before any SM has given the port an M_Key, only
+ * the SM addresses it was configured with may Set it (IBA leaves an
+ * unkeyed port open to any SMP; here any local process could reach it).
+ * from NULL: the request comes from the port's own owner (tests).
+ */
+static enum mkey_verdict admit(struct sib_node *node, unsigned port_num, const struct sma_req *r,
+			       const struct sib_endpoint *from)
+{
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
+	char e[SIB_ENDPOINT_STRLEN];
+	uint64_t now = sib_link_now_ns();
+	enum mkey_verdict v;
+	bool stranger, warn = false;
+	uint16_t violations;
+
+	pthread_mutex_lock(&node->lock);
+	v = mkey_check(pm, r->method, r->M_Key, now);
+	stranger = v != MKEY_DISCARD && !pm->M_Key && r->method == IB_MAD_METHOD_SET && from &&
+		   !pm->sm_none && sib_port_sm_addr_index(pm, from) < 0;
+	if (v == MKEY_DISCARD || stranger) {
+		pm->smp_refused++;
+		warn = refusal_warns(pm, now);
+	}
+	violations = pm->M_KeyViolations;
+	pthread_mutex_unlock(&node->lock);
+
+	if (from)
+		sib_endpoint_str(from, e);
+	else
+		snprintf(e, sizeof(e), "this process");
+	if (stranger) {
+		if (warn)
+			sib_warn("port %u: SubnSet(%s) from %s refused: the port has no M_Key yet and "
+				 "takes Sets only from its SM (SOFTIB_SM)",
+				 port_num, ib_mad_attr_str(r->mclass, r->attr), e);
+		return MKEY_DISCARD;
+	}
+	if (v == MKEY_DISCARD) {
+		if (warn)
+			sib_warn("port %u: %s(%s) from %s (LID %u) discarded: wrong M_Key (IBA 14.2.4, "
+				 "%u violations so far)",
+				 port_num, ib_mad_method_str(r->method),
+				 ib_mad_attr_str(r->mclass, r->attr), e, r->slid, violations);
+		else
+			sib_dbg("port %u: %s(%s) from %s discarded: wrong M_Key", port_num,
+				ib_mad_method_str(r->method), ib_mad_attr_str(r->mclass, r->attr), e);
+		bad_m_key_trap(node, port_num, r);
+	}
+	return v;
+}
+
+static void trap_repressed(struct sib_node *node, unsigned port_num, uint64_t tid,
+			   const struct sib_endpoint *from)
 {
 	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
 
 	pthread_mutex_lock(&node->lock);
-	if (tid == pm->trap_tid) {
-		pm->sm_heard = true;
+	/* Only our verified SM's repress says it heard us. */
+	if (tid == pm->trap_tid && pm->sm_heard &&
+	    (!from || sib_endpoint_equal(from, &pm->sm_ep))) {
 		pm->last_smp_ns = sib_link_now_ns();
+		pm->sm_silent = false;
 		pthread_cond_broadcast(&node->port_cond);
 	}
 	pthread_mutex_unlock(&node->lock);
 }
 
-bool sib_sma_process(struct sib_node *node, unsigned port_num, const uint8_t *in, uint8_t *out)
+/* The request decoded: LID-routed or directed-route alike. */
+static bool sma_decode(const uint8_t *in, const struct sib_mad_addr *a, struct sma_req *r,
+		       struct ib_smp *smp, struct ib_dr_smp *dr, uint8_t *data)
+{
+	memset(r, 0, sizeof(*r));
+	r->mclass = in[1];
+	r->slid = a ? a->SLID : 0;
+	if (r->mclass == IB_MGMT_CLASS_SUBN_LID_ROUTED) {
+		ib_smp_decode(smp, in);
+		r->method = ib_mad_method(&smp->hdr);
+		r->attr = smp->hdr.AttributeID;
+		r->mod = smp->hdr.AttributeModifier;
+		r->tid = smp->hdr.TransactionID;
+		r->M_Key = smp->M_Key;
+		memcpy(data, smp->SMPData, IB_SMP_DATA_BYTES);
+		return true;
+	}
+	if (r->mclass != IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE)
+		return false;
+	ib_dr_smp_decode(dr, in);
+	r->method = (uint8_t)(dr->R << 7 | dr->Method);
+	r->attr = dr->AttributeID;
+	r->mod = dr->AttributeModifier;
+	r->tid = dr->TransactionID;
+	r->M_Key = dr->M_Key;
+	r->dr = dr;
+	if (dr->DrSLID != SIB_LID_PERMISSIVE)
+		r->slid = dr->DrSLID;
+	/* IBA 14.2.2.2: a CA is the end of an outbound path (D=0) when
+	 * HopPointer has reached HopCount (or HopCount is 0); anything
+	 * else would need forwarding, which a CA cannot do. */
+	if (dr->D || dr->HopCount > IB_SMP_MAX_HOPS ||
+	    (dr->HopCount != 0 && dr->HopPointer != dr->HopCount))
+		return false;
+	memcpy(data, dr->SMPData, IB_SMP_DATA_BYTES);
+	return true;
+}
+
+bool sib_sma_handle(struct sib_node *node, unsigned port_num, const struct sib_mad_addr *a,
+		    const uint8_t *in, const struct sib_endpoint *from, uint8_t *out)
 {
 	uint8_t data[IB_SMP_DATA_BYTES];
 	uint8_t resp_data[IB_SMP_DATA_BYTES];
-	uint8_t method, mclass = in[1];
-	uint16_t status, attr;
-	uint32_t mod;
-	uint64_t tid;
+	enum mkey_verdict v;
+	struct sma_req r;
 	struct ib_dr_smp dr;
 	struct ib_smp smp;
+	uint16_t status;
+	bool keyed;
 
 	if (!sib_node_port(node, port_num) || in[0] != IB_MAD_BASE_VERSION)
 		return false; /* IBA 13.4.4.1: unknown BaseVersion is discarded */
-	if (mclass == IB_MGMT_CLASS_SUBN_LID_ROUTED) {
-		ib_smp_decode(&smp, in);
-		method = ib_mad_method(&smp.hdr);
-		attr = smp.hdr.AttributeID;
-		mod = smp.hdr.AttributeModifier;
-		tid = smp.hdr.TransactionID;
-		memcpy(data, smp.SMPData, sizeof(data));
-	} else if (mclass == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
-		ib_dr_smp_decode(&dr, in);
-		method = (uint8_t)(dr.R << 7 | dr.Method);
-		attr = dr.AttributeID;
-		mod = dr.AttributeModifier;
-		tid = dr.TransactionID;
-		/* IBA 14.2.2.2: a CA is the end of an outbound path (D=0) when
-		 * HopPointer has reached HopCount (or HopCount is 0); anything
-		 * else would need forwarding, which a CA cannot do. */
-		if (dr.D || dr.HopCount > IB_SMP_MAX_HOPS ||
-		    (dr.HopCount != 0 && dr.HopPointer != dr.HopCount))
-			return false;
-		memcpy(data, dr.SMPData, sizeof(data));
-	} else {
+	if (!sma_decode(in, a, &r, &smp, &dr, data))
 		return false;
-	}
-
-	if (method & IB_MAD_METHOD_RESP)
+	if (r.method & IB_MAD_METHOD_RESP)
 		return false;
-	pthread_mutex_lock(&node->lock);
-	node->mgmt[port_num - 1].last_smp_ns = sib_link_now_ns();
-	pthread_mutex_unlock(&node->lock);
-	if (method == IB_MAD_METHOD_TRAP_REPRESS) {
-		if (attr == IB_SMP_ATTR_NOTICE)
-			trap_repressed(node, port_num, tid);
-		return false;
-	}
-	if (method == IB_MAD_METHOD_TRAP || method == IB_MAD_METHOD_SEND ||
-	    method == IB_MAD_METHOD_REPORT)
+	if (r.method == IB_MAD_METHOD_TRAP || r.method == IB_MAD_METHOD_SEND ||
+	    r.method == IB_MAD_METHOD_REPORT)
 		return false; /* no response is defined for these (IBA 13.4.5) */
+	v = admit(node, port_num, &r, from);
+	if (v == MKEY_DISCARD)
+		return false;
+	if (from) {
+		pthread_mutex_lock(&node->lock);
+		keyed = node->mgmt[port_num - 1].M_Key && r.M_Key == node->mgmt[port_num - 1].M_Key;
+		pthread_mutex_unlock(&node->lock);
+		sib_port_sm_smp_seen(node, port_num, from, keyed);
+	}
+	if (r.method == IB_MAD_METHOD_TRAP_REPRESS) {
+		if (r.attr == IB_SMP_ATTR_NOTICE)
+			trap_repressed(node, port_num, r.tid, from);
+		return false;
+	}
 
 	memset(resp_data, 0, sizeof(resp_data));
 	if (in[2] != IB_SMP_CLASS_VERSION)
 		status = IB_MAD_STATUS_BAD_VERSION;
-	else if (method != IB_MAD_METHOD_GET && method != IB_MAD_METHOD_SET)
+	else if (r.method != IB_MAD_METHOD_GET && r.method != IB_MAD_METHOD_SET)
 		status = IB_MAD_STATUS_UNSUP_METHOD;
 	else
-		status = sma_attr(node, port_num, method, attr, mod, data, resp_data);
+		status = sma_attr(node, port_num, r.method, r.attr, r.mod, v == MKEY_OK_HIDE_KEY,
+				  data, resp_data);
 
 	/* The response keeps the request's header, with R set and the
 	 * method GetResp (IBA 13.4.5, also for a Set). */
-	if (mclass == IB_MGMT_CLASS_SUBN_LID_ROUTED) {
+	if (r.mclass == IB_MGMT_CLASS_SUBN_LID_ROUTED) {
 		ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_GET_RESP);
 		smp.hdr.Status = status;
 		memcpy(smp.SMPData, resp_data, sizeof(resp_data));
@@ -319,12 +528,18 @@ bool sib_sma_process(struct sib_node *node, unsigned port_num, const uint8_t *in
 	}
 	if (status)
 		sib_dbg("SMP %s(%s) mod 0x%x on port %u: status 0x%04x",
-			ib_mad_method_str(method), ib_mad_attr_str(mclass, attr), mod, port_num,
-			status);
+			ib_mad_method_str(r.method), ib_mad_attr_str(r.mclass, r.attr), r.mod,
+			port_num, status);
 	return true;
 }
 
-/* The QP0 receive path: process and answer to `from`. */
+bool sib_sma_process(struct sib_node *node, unsigned port_num, const uint8_t *in, uint8_t *out)
+{
+	return sib_sma_handle(node, port_num, NULL, in, NULL, out);
+}
+
+/* The QP0 receive path: requests are processed and answered to `from`;
+ * a response can only be the answer to the port's SubnGet(SMInfo). */
 static bool sma_rx(struct sib_node *node, unsigned port_num, const struct sib_mad_addr *a,
 		   const uint8_t *mad, const struct sib_endpoint *from)
 {
@@ -333,14 +548,19 @@ static bool sma_rx(struct sib_node *node, unsigned port_num, const struct sib_ma
 	struct sib_mad_addr ra;
 	uint16_t my_lid;
 
-	if (!sib_sma_process(node, port_num, mad, out))
+	if (mad[3] & IB_MAD_METHOD_RESP) {
+		if (mad[1] != IB_MGMT_CLASS_SUBN_LID_ROUTED ||
+		    !sib_port_sminfo_resp(node, port_num, mad, from)) {
+			pthread_mutex_lock(&node->lock);
+			pm->smp_refused++;
+			pthread_mutex_unlock(&node->lock);
+		}
+		return true;
+	}
+	if (!sib_sma_handle(node, port_num, a, mad, from, out))
 		return true;
 	pthread_mutex_lock(&node->lock);
-	/* Whoever drives our SMA is our SM: its datagrams say where it is. */
-	pm->sm_ep = *from;
-	pm->sm_heard = true;
 	my_lid = node->ports[port_num - 1].LID;
-	pthread_cond_broadcast(&node->port_cond);
 	pthread_mutex_unlock(&node->lock);
 	sib_mad_addr_reply(a, my_lid ? my_lid : SIB_LID_PERMISSIVE, &ra);
 	/* IBA 14.2.2: directed-route responses travel with permissive LIDs

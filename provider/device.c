@@ -147,6 +147,13 @@ static int softib_query_device_ex(struct ibv_context *ctx,
 void softib_port_attr(struct sib_hca *hca, const struct sib_port *port,
 		      struct ibv_port_attr *attr)
 {
+	struct sib_engine_counters ec;
+
+	/* The violation counters PortInfo reports (IBA 14.2.5.6: 16 bits,
+	 * stopping at 0xffff). */
+	memset(&ec, 0, sizeof(ec));
+	if (port->port_num == 1 && hca->engine)
+		sib_engine_counters_get(hca->engine, &ec);
 	pthread_mutex_lock(&hca->node.lock);
 	attr->state = (enum ibv_port_state)port->state;
 	attr->max_mtu = (enum ibv_mtu)port->max_mtu;
@@ -154,8 +161,8 @@ void softib_port_attr(struct sib_hca *hca, const struct sib_port *port,
 	attr->gid_tbl_len = SIB_GID_TBL_LEN;
 	attr->port_cap_flags = IBV_PORT_SYS_IMAGE_GUID_SUP;
 	attr->max_msg_sz = SIB_MAX_MSG_SZ;
-	attr->bad_pkey_cntr = 0;
-	attr->qkey_viol_cntr = 0;
+	attr->bad_pkey_cntr = ec.P_KeyViolations > 0xffff ? 0xffff : (uint32_t)ec.P_KeyViolations;
+	attr->qkey_viol_cntr = ec.Q_KeyViolations > 0xffff ? 0xffff : (uint32_t)ec.Q_KeyViolations;
 	attr->pkey_tbl_len = SIB_MAX_PKEYS;
 	attr->lid = port->LID;
 	attr->sm_lid = port->SMLID;
@@ -193,7 +200,7 @@ static void softib_free_context(struct ibv_context *ctx)
 	sib_hca_put(sctx->hca);
 	if (sctx->async_wr >= 0)
 		close(sctx->async_wr);
-	verbs_uninit_context(&sctx->vctx); /* closes async_fd */
+	softib_abi_check()->uninit_context(&sctx->vctx); /* closes async_fd */
 	free(sctx);
 }
 
@@ -229,11 +236,32 @@ static int softib_query_rt_values(struct ibv_context *ctx, struct ibv_values_ex 
 	return 0;
 }
 
+#if SIB_ABI_LAYOUT >= 62
+/* ibv_query_port_speed (rdma-core 62 on): the port's effective bandwidth in
+ * units of 100 Mb/s.  query_port reports 4X QDR: four lanes of 10 Gb/s
+ * signalling, 8 Gb/s of data each after 8b/10b coding (IBA Vol 2, 5.2),
+ * so 32 Gb/s. */
+static int softib_query_port_speed(struct ibv_context *ctx, uint32_t port_num, uint64_t *speed)
+{
+	if (port_num > 255 || !softib_port(to_sctx(ctx), port_num, "query_port_speed"))
+		return EINVAL;
+	if (!speed) {
+		sib_warn("query_port_speed on %s: port_speed is NULL", SIB_DEV_NAME);
+		return EINVAL;
+	}
+	*speed = 320;
+	return 0;
+}
+#endif
+
 const struct verbs_context_ops softib_device_ops = {
 	.async_event = softib_async_event,
 	.free_context = softib_free_context,
 	.query_device_ex = softib_query_device_ex,
 	.query_port = softib_query_port,
+#if SIB_ABI_LAYOUT >= 62
+	.query_port_speed = softib_query_port_speed,
+#endif
 	.query_rt_values = softib_query_rt_values,
 };
 
@@ -246,10 +274,15 @@ static const struct verbs_context_ops *const softib_op_tables[] = {
 static struct verbs_context *softib_alloc_context(struct ibv_device *ibdev, int cmd_fd,
 						  void *private_data)
 {
+	const struct softib_abi *abi = softib_abi_check();
 	struct softib_context *sctx;
 	int fds[2], err;
 
 	(void)private_data;
+	if (!abi) { /* not listed, but a program may hold an old pointer */
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	/* libibverbs passes -1 (no sysfs, no uverbs device), but programs
 	 * dup() ctx->cmd_fd to share a context (pyverbs test_shared_pd), so
 	 * give it a descriptor that dup()s yet refuses every command: an
@@ -258,13 +291,23 @@ static struct verbs_context *softib_alloc_context(struct ibv_device *ibdev, int 
 	 * EOPNOTSUPP (interpose.c).  verbs_uninit_context closes it. */
 	if (cmd_fd < 0)
 		cmd_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	sctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*sctx),
-					     (struct verbs_context *)offsetof(struct softib_context,
-									      vctx),
-					     VERBS_DRIVER_ID_UNKNOWN);
+	sctx = abi->init_and_alloc_context(ibdev, cmd_fd, sizeof(*sctx),
+					   (struct verbs_context *)offsetof(struct softib_context,
+									    vctx),
+					   VERBS_DRIVER_ID_UNKNOWN);
 	if (!sctx)
 		return NULL;
 	sctx->async_wr = -1;
+	sctx->hca = NULL;
+	/* The library records the size of its verbs_context: ours, or the
+	 * checks of softib_abi_check have missed a layout. */
+	if (sctx->vctx.sz != sizeof(struct verbs_context)) {
+		sib_err("open %s: libibverbs' verbs_context is %zu bytes, this build's %zu; "
+			"rebuild softib against the rdma-core you run",
+			SIB_DEV_NAME, sctx->vctx.sz, sizeof(struct verbs_context));
+		errno = EOPNOTSUPP;
+		goto err_ctx;
+	}
 	sctx->hca = sib_hca_get();
 	if (!sctx->hca)
 		goto err_ctx;
@@ -284,7 +327,7 @@ static struct verbs_context *softib_alloc_context(struct ibv_device *ibdev, int 
 
 	for (size_t i = 0; i < sizeof(softib_op_tables) / sizeof(softib_op_tables[0]); i++)
 		if (softib_op_tables[i]) /* weak: NULL while an area does not exist */
-			verbs_set_ops(&sctx->vctx, softib_op_tables[i]);
+			abi->set_ops(&sctx->vctx, softib_op_tables[i]);
 
 	sib_hca_listen(sctx->hca, &sctx->listener, &sctx->sink);
 	return &sctx->vctx;
@@ -295,7 +338,7 @@ err_hca:
 	sib_hca_put(sctx->hca);
 err_ctx:
 	err = errno ? errno : ENOMEM;
-	verbs_uninit_context(&sctx->vctx);
+	abi->uninit_context(&sctx->vctx);
 	free(sctx);
 	errno = err;
 	return NULL;

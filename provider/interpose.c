@@ -41,7 +41,8 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 {
 	__typeof__(&ibv_get_device_list) real = REAL(ibv_get_device_list, "IBVERBS_1.1");
 	struct ibv_device **real_list = NULL, **list;
-	int n = 0, extra = hide_softib ? 0 : 1;
+	/* softib0 only where this build's provider ABI is the library's. */
+	int n = 0, extra = hide_softib || !softib_abi_check() ? 0 : 1;
 
 	/* Always call the real one first: its first call initialises
 	 * libibverbs (fork safety, VERBS_LOG_*).  With no RDMA stack it
@@ -140,7 +141,7 @@ int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned i
 		       enum ibv_gid_type_sysfs *type)
 {
 	if (!softib_context_is_ours(context))
-		return REAL(ibv_query_gid_type, "IBVERBS_PRIVATE_34")(context, port_num, index,
+		return REAL(ibv_query_gid_type, SIB_ABI_PRIVATE_NODE)(context, port_num, index,
 								      type);
 	if (!type || !gid_port(context, port_num, index, "query_gid_type")) {
 		errno = EINVAL;

@@ -11,10 +11,20 @@ export SOFTIB="$B/softib"
 # One SM address for this run, away from the default a user's own SM uses;
 # the SM a test auto-starts there is stopped at the end (tests that need
 # their own use their own addresses).
+at_exit=()
+kill_run_sm() { for p in $(pgrep -f -- "softib-sm --daemon --listen $SOFTIB_SM\$" 2>/dev/null); do kill "$p"; done; }
 if [ -z "${SOFTIB_SM:-}" ]; then
   export SOFTIB_SM=127.0.0.1:$((30000 + RANDOM % 20000))
-  trap 'for p in $(pgrep -f -- "softib-sm --daemon --listen $SOFTIB_SM\$" 2>/dev/null); do kill "$p"; done' EXIT
+  at_exit+=(kill_run_sm)
 fi
+# softib's per-user directory (subnet key files, counters sockets) for the
+# tests that do not make their own (lib.sh's sib_init does): not the user's.
+remove_run_dir() { rm -rf "$SOFTIB_RUN_DIR"; }
+if [ -z "${SOFTIB_RUN_DIR:-}" ]; then
+  export SOFTIB_RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/softib-run.XXXXXX")
+  at_exit+=(remove_run_dir)
+fi
+trap 'for f in "${at_exit[@]}"; do "$f"; done' EXIT
 pass=0 fail=0 skip=0 failed=()
 for t in "$top"/tests/integration/test_*.sh; do
   [ -e "$t" ] || continue

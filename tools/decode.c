@@ -223,14 +223,11 @@ static bool print_crcs(const uint8_t *pkt, size_t len)
 
 /* ---------------------------------------------------------------- -v */
 
-static void print_header_fields(const struct ib_packet *p, enum ib_hdr h)
+/* One line: desc's name, then each field of the decoded struct st. */
+static void print_desc_fields(const struct ib_header_desc *desc, const void *st)
 {
-	const struct ib_header_desc *desc = ib_header_desc(h);
-	const uint8_t *st = ib_packet_header(p, h);
 	char gid[INET6_ADDRSTRLEN];
 
-	if (!desc || !st)
-		return;
 	printf("      %-12s", desc->name);
 	for (unsigned i = 0; i < desc->nfields; i++) {
 		const struct ib_field_desc *f = &desc->fields[i];
@@ -238,8 +235,22 @@ static void print_header_fields(const struct ib_packet *p, enum ib_hdr h)
 		if (f->bits == 128) {
 			union ib_gid g;
 
-			memcpy(g.raw, st + f->offset, sizeof(g.raw));
+			memcpy(g.raw, (const uint8_t *)st + f->offset, sizeof(g.raw));
 			printf(" %s=%s", f->name, gid_str(&g, gid));
+		} else if (f->bits > 64) {
+			/* Bytes (private data, ARI): up to the last nonzero one. */
+			const uint8_t *b = (const uint8_t *)st + f->offset;
+			unsigned n = f->size;
+
+			while (n && !b[n - 1])
+				n--;
+			printf(" %s=", f->name);
+			if (!n)
+				printf("0");
+			for (unsigned j = 0; j < n && j < 32; j++)
+				printf("%02x", b[j]);
+			if (n > 32)
+				printf("...(%u bytes)", n);
 		} else if (f->bits < 8) {
 			printf(" %s=%" PRIu64, f->name, ib_field_get(st, f));
 		} else {
@@ -255,6 +266,47 @@ static void print_header_fields(const struct ib_packet *p, enum ib_hdr h)
 	printf("\n");
 }
 
+static void print_header_fields(const struct ib_packet *p, enum ib_hdr h)
+{
+	const struct ib_header_desc *desc = ib_header_desc(h);
+	const uint8_t *st = ib_packet_header(p, h);
+
+	if (desc && st)
+		print_desc_fields(desc, st);
+}
+
+/* A MAD layout decoded from the wire bytes at w, when its struct fits. */
+static void print_mad_layout(enum ib_mad_layout layout, const uint8_t *w, size_t avail)
+{
+	static _Alignas(16) uint8_t st[8192];
+	const struct ib_header_desc *desc = ib_mad_layout_desc(layout);
+
+	if (!desc || desc->bytes > avail)
+		return;
+	for (unsigned i = 0; i < desc->nfields; i++)
+		if ((size_t)desc->fields[i].offset + desc->fields[i].size > sizeof(st))
+			return;
+	memset(st, 0, sizeof(st));
+	ib_mad_layout_decode(layout, st, w);
+	print_desc_fields(desc, st);
+}
+
+/* The MAD header and, for an attribute wire/ knows (CM messages, SA
+ * records, SMP attributes), its fields by name. */
+static void print_mad_fields(const struct ib_packet *p)
+{
+	enum ib_mad_layout layout;
+	struct ib_mad_hdr h;
+	unsigned off;
+
+	if (!p->payload || p->payload_len < IB_MAD_HDR_BYTES)
+		return;
+	print_mad_layout(IB_MAD_LAYOUT_HDR, p->payload, p->payload_len);
+	ib_mad_hdr_decode(&h, p->payload);
+	if (ib_mad_attr_layout(h.MgmtClass, h.AttributeID, &layout, &off) && off < p->payload_len)
+		print_mad_layout(layout, p->payload + off, p->payload_len - off);
+}
+
 static void print_verbose(const struct ib_packet *p, const struct ib_pcap_record *rec)
 {
 	printf("      %-12s time %" PRIu64 ".%09" PRIu64 " port %u captured %zu of %zu bytes\n",
@@ -267,6 +319,8 @@ static void print_verbose(const struct ib_packet *p, const struct ib_pcap_record
 	for (unsigned i = 0; i < ib_eth_order_count; i++)
 		if (p->headers & IB_HDRBIT(ib_eth_order[i]))
 			print_header_fields(p, ib_eth_order[i]);
+	if (p->bth.DestQP <= 1 || ((p->headers & IB_HDRBIT(IB_HDR_DETH)) && p->deth.SrcQP <= 1))
+		print_mad_fields(p);
 	for (uint32_t off = 0; p->payload && off < p->payload_len; off += 16) {
 		printf("      %-12s %04x:", off ? "" : "payload", off);
 		for (uint32_t i = off; i < off + 16 && i < p->payload_len; i++)

@@ -1,12 +1,20 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * softib info: what softib0 looks like from a process: device, GUIDs, and
- * per port state, LID, SM LID, GID[0], P_Key[0], MTU.  Each process is its
- * own node (DESIGN.md section 3), so this is this process's view; it
- * re-executes itself under `softib run` and asks through ordinary verbs.
+ * per port state, LID, SM LID, GID[0], P_Key[0], MTU and every counter.
+ * Each process is its own node (DESIGN.md section 3): without options this
+ * is this process's view (it re-executes itself under `softib run` and
+ * asks through ordinary verbs); --pid and --lid read another process's
+ * counters through its counters socket (hca/stats_channel.h), which only
+ * the same user can open.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <endian.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +22,9 @@
 
 #include <infiniband/verbs.h>
 
+#include "base/rundir.h"
 #include "hca/hca.h"
+#include "hca/stats_channel.h"
 #include "tools/run.h"
 #include "tools/softib.h"
 
@@ -51,50 +61,129 @@ static const char *state_name(enum ibv_port_state s)
 	}
 }
 
-typedef int (*port_stats_fn)(struct ibv_context *, uint8_t, struct sib_port_stats *);
+/* ---------------------------------------------------------------- counters text */
 
-/* The link's counters, through libsoftib.so's softib_query_port_stats (the
+/* The value of "name value" in the counters text (hca/stats_channel.h);
+ * 0 when absent. */
+static unsigned long long kv_num(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, name, n) && l[n] == ' ')
+			return strtoull(l + n + 1, NULL, 0);
+	return 0;
+}
+
+/* The same, as a string into out. */
+static const char *kv_str(const char *text, const char *name, char *out, size_t len)
+{
+	size_t n = strlen(name);
+
+	out[0] = 0;
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (!strncmp(l, name, n) && l[n] == ' ') {
+			const char *v = l + n + 1, *end = strchr(v, '\n');
+			size_t vl = end ? (size_t)(end - v) : strlen(v);
+
+			snprintf(out, len, "%.*s", (int)(vl < len ? vl : len - 1), v);
+			break;
+		}
+	}
+	return out;
+}
+
+/* Counters that are drops, and the name `dropped` shows them by. */
+static const struct {
+	const char *key, *label;
+} drop_counters[] = {
+	{ "rx_no_qp", "no_qp" },
+	{ "rx_bad_transport", "bad_transport" },
+	{ "rx_bad_state", "bad_state" },
+	{ "P_KeyViolations", "P_Key" },
+	{ "Q_KeyViolations", "Q_Key" },
+	{ "rx_bad_source", "bad_source" },
+	{ "rx_wrong_endpoint", "wrong_endpoint" },
+	{ "rx_unknown_source", "unknown_source" },
+	{ "rx_ud_no_wqe", "ud_no_wqe" },
+	{ "rx_uc_dropped", "uc_dropped" },
+	{ "rx_data_unclaimed", "no_receiver" },
+	{ "rx_mad_malformed", "bad_mad" },
+	{ "rx_gsi_unclaimed", "gsi_unclaimed" },
+	{ "rx_smp_unclaimed", "smp_unclaimed" },
+	{ "smp_refused", "smp_refused" },
+	{ "sa_foreign", "sa_foreign" },
+};
+
+/* The counters of port p from the text: traffic, every drop by reason,
+ * faults injected, the transport's events, the SA client, the M_Key. */
+static void print_counters(const char *text, unsigned p)
+{
+	char key[96], pre[16];
+	bool any = false;
+
+	snprintf(pre, sizeof(pre), "port%u.", p);
+#define K(name) (snprintf(key, sizeof(key), "%s%s", pre, (name)), kv_num(text, key))
+	printf("  %-15s %llu packets, %llu bytes\n", "sent", K("tx_packets"), K("tx_bytes"));
+	printf("  %-15s %llu packets, %llu bytes\n", "received", K("rx_packets"), K("rx_bytes"));
+	printf("  %-15s", "dropped");
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		unsigned long long v;
+		char name[64];
+
+		if (strncmp(l, pre, strlen(pre)) || strncmp(l + strlen(pre), "drop.", 5) ||
+		    sscanf(l + strlen(pre) + 5, "%63s %llu", name, &v) != 2 || !v)
+			continue;
+		printf(" %s=%llu", name, v);
+		any = true;
+	}
+	for (size_t i = 0; i < sizeof(drop_counters) / sizeof(drop_counters[0]); i++) {
+		unsigned long long v = K(drop_counters[i].key);
+
+		if (v) {
+			printf(" %s=%llu", drop_counters[i].label, v);
+			any = true;
+		}
+	}
+	printf("%s\n", any ? "" : " none");
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		unsigned long long v;
+		char name[64];
+
+		if (!strncmp(l, pre, strlen(pre)) && !strncmp(l + strlen(pre), "fault.", 6) &&
+		    sscanf(l + strlen(pre) + 6, "%63s %llu", name, &v) == 2 && v)
+			printf("  %-15s %s=%llu\n", "injected", name, v);
+	}
+	if (K("retransmits") || K("timeouts") || K("tx_seq_naks") || K("tx_rnr_naks") ||
+	    K("rx_duplicates"))
+		printf("  %-15s %llu retransmits, %llu ACK timeouts, %llu sequence NAKs, %llu RNR "
+		       "NAKs, %llu duplicates answered\n",
+		       "transport", K("retransmits"), K("timeouts"), K("tx_seq_naks"),
+		       K("tx_rnr_naks"), K("rx_duplicates"));
+	printf("  %-15s %llu queries, %llu cache hits, %llu timeouts, %llu foreign answers\n",
+	       "SA client", K("sa_sent"), K("sa_hits"), K("sa_timeouts"), K("sa_foreign"));
+	printf("  %-15s %llu MADs in, %llu out, %llu retransmitted, %llu timed out, "
+	       "%llu duplicates, %llu stale, dropped %llu malformed and %llu unmatched\n",
+	       "CM", K("cm_rx"), K("cm_tx"), K("cm_retransmits"), K("cm_timeouts"),
+	       K("cm_duplicates"), K("cm_stale"), K("cm_rx_malformed"), K("cm_rx_unmatched"));
+	printf("  %-15s protection level %llu, %llu violations\n", "M_Key",
+	       K("m_key_protect_bits"), K("M_KeyViolations"));
+#undef K
+}
+
+typedef size_t (*stats_text_fn)(struct ibv_context *, char *, size_t);
+
+/* This process's counters, through libsoftib.so's softib_stats_text (the
  * HCA lives in the library, not in this program's own copy of the core). */
 static void print_stats(struct ibv_context *ctx, uint8_t port_num)
 {
-	port_stats_fn fn = (port_stats_fn)dlvsym(RTLD_DEFAULT, "softib_query_port_stats",
+	stats_text_fn fn = (stats_text_fn)dlvsym(RTLD_DEFAULT, "softib_stats_text",
 						 "SOFTIB_PRIVATE_1");
-	struct sib_port_stats st;
-	bool any = false;
+	static char text[16384];
 
-	if (!fn || fn(ctx, port_num, &st))
+	if (!fn || !fn(ctx, text, sizeof(text)))
 		return;
-	printf("  %-15s %llu packets, %llu bytes\n", "sent", (unsigned long long)st.link.tx_packets,
-	       (unsigned long long)st.link.tx_bytes);
-	printf("  %-15s %llu packets, %llu bytes\n", "received",
-	       (unsigned long long)st.link.rx_packets, (unsigned long long)st.link.rx_bytes);
-	printf("  %-15s", "dropped");
-	for (int i = 0; i < SIB_LINK_DROP_COUNT; i++)
-		if (st.link.drop[i]) {
-			printf(" %s=%llu", sib_link_drop_name(i), (unsigned long long)st.link.drop[i]);
-			any = true;
-		}
-	for (int i = 1; i < IB_PKT_ERR_COUNT; i++)
-		if (st.link.pkt_err[i]) {
-			printf(" %s=%llu", ib_pkt_err_name(i), (unsigned long long)st.link.pkt_err[i]);
-			any = true;
-		}
-	if (st.rx_mad_malformed) {
-		printf(" bad_mad=%llu", (unsigned long long)st.rx_mad_malformed);
-		any = true;
-	}
-	if (st.rx_data_unclaimed) {
-		printf(" no_receiver=%llu", (unsigned long long)st.rx_data_unclaimed);
-		any = true;
-	}
-	printf("%s\n", any ? "" : " none");
-	for (int i = 0; i < SIB_FAULT_COUNT; i++)
-		if (st.link.fault[i])
-			printf("  %-15s %s=%llu\n", "injected", sib_fault_name(i),
-			       (unsigned long long)st.link.fault[i]);
-	printf("  %-15s %llu queries, %llu cache hits, %llu timeouts\n", "SA client",
-	       (unsigned long long)st.sa_sent, (unsigned long long)st.sa_hits,
-	       (unsigned long long)st.sa_timeouts);
+	print_counters(text, port_num);
 }
 
 static int print_port(struct ibv_context *ctx, uint8_t port_num)
@@ -168,17 +257,155 @@ out:
 	return rc;
 }
 
+/* ---------------------------------------------------------------- another process */
+
+/* The counters text of process pid, through its socket; 0, or -1 after
+ * saying why. */
+static int read_remote(int pid, char *text, size_t len, bool quiet)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char path[SIB_RUN_DIR_MAX + 32];
+	size_t used = 0;
+	int fd;
+
+	if (sib_stats_socket_path(pid, path, sizeof(path)) || strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int err = errno;
+
+		close(fd);
+		if (!quiet)
+			fprintf(stderr,
+				"softib info: process %d has no softib counters socket (%s: %s); is "
+				"it a softib process of this user, with softib0 open?\n",
+				pid, path, strerror(err));
+		/* A socket whose process died leaves nothing to read. */
+		if (err == ECONNREFUSED && kill(pid, 0) && errno == ESRCH)
+			unlink(path);
+		return -1;
+	}
+	for (;;) {
+		ssize_t n = read(fd, text + used, len - 1 - used);
+
+		if (n <= 0 || (used += (size_t)n) >= len - 1)
+			break;
+	}
+	close(fd);
+	text[used] = 0;
+	if (!used && !quiet)
+		fprintf(stderr, "softib info: process %d sent no counters (another user's?)\n", pid);
+	return used ? 0 : -1;
+}
+
+static void print_remote(const char *text)
+{
+	char v[80], w[80];
+
+	printf("process %llu (its own node, read through its counters socket)\n",
+	       kv_num(text, "pid"));
+	printf("  %-15s %s\n", "node GUID", kv_str(text, "node_guid", v, sizeof(v)));
+	for (unsigned p = 1; p <= SIB_NUM_PORTS; p++) {
+		char key[32];
+		unsigned long long lid, sm_lid;
+
+		snprintf(key, sizeof(key), "port%u.lid", p);
+		lid = kv_num(text, key);
+		snprintf(key, sizeof(key), "port%u.sm_lid", p);
+		sm_lid = kv_num(text, key);
+		printf("port %u\n", p);
+		snprintf(key, sizeof(key), "port%u.state", p);
+		printf("  %-15s %s\n", "state", kv_str(text, key, v, sizeof(v)));
+		printf("  %-15s %llu (0x%04llx)\n", "LID", lid, lid);
+		printf("  %-15s %llu (0x%04llx)\n", "SM LID", sm_lid, sm_lid);
+		snprintf(key, sizeof(key), "port%u.port_guid", p);
+		print_guid("port GUID", kv_num(text, key));
+		snprintf(key, sizeof(key), "port%u.endpoint", p);
+		printf("  %-15s %s\n", "endpoint", kv_str(text, key, v, sizeof(v)));
+		snprintf(key, sizeof(key), "port%u.sm", p);
+		printf("  %-15s %s\n", "subnet manager", kv_str(text, key, w, sizeof(w)));
+		print_counters(text, p);
+	}
+}
+
+/* Every softib process of this user whose port has LID lid. */
+static int show_lid(unsigned long lid)
+{
+	static char text[16384];
+	char dir[SIB_RUN_DIR_MAX];
+	struct dirent *de;
+	int found = 0;
+	DIR *d;
+
+	if (sib_run_dir(dir, sizeof(dir)) || !(d = opendir(dir))) {
+		fprintf(stderr, "softib info: cannot read softib's directory\n");
+		return SIB_EXIT_FAIL;
+	}
+	while ((de = readdir(d))) {
+		int pid;
+		char tail[8];
+
+		if (sscanf(de->d_name, "pid-%d.%7s", &pid, tail) != 2 || strcmp(tail, "sock") ||
+		    read_remote(pid, text, sizeof(text), true))
+			continue;
+		for (unsigned p = 1; p <= SIB_NUM_PORTS; p++) {
+			char key[32];
+
+			snprintf(key, sizeof(key), "port%u.lid", p);
+			if (kv_num(text, key) == lid) {
+				if (found++)
+					printf("\n");
+				print_remote(text);
+			}
+		}
+	}
+	closedir(d);
+	if (!found) {
+		fprintf(stderr, "softib info: no softib process of this user has LID %lu\n", lid);
+		return SIB_EXIT_FAIL;
+	}
+	return SIB_EXIT_OK;
+}
+
+static int usage(FILE *f, int rc)
+{
+	fprintf(f, "usage: softib info [--pid PID | --lid LID]\n"
+		   "Shows softib0 as this process sees it: GUIDs, and per port state, LID, SM "
+		   "LID, GID[0],\nP_Key[0], MTU, and the port's counters.  --pid and --lid show "
+		   "another softib\nprocess of this user instead, by its process id or its port's "
+		   "LID.\n");
+	return rc;
+}
+
 int softib_cmd_info(int argc, char **argv)
 {
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: softib info\nShows softib0 as this process sees it: GUIDs, and per "
-		       "port state, LID, SM LID, GID[0], P_Key[0], MTU, and the port's packet counters.\n");
-		return 0;
+	static char text[16384];
+	unsigned long v;
+	char *end;
+
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		return usage(stdout, 0);
+	if (argc == 3 && (!strcmp(argv[1], "--pid") || !strcmp(argv[1], "--lid"))) {
+		errno = 0;
+		v = strtoul(argv[2], &end, 0);
+		if (errno || *end || !*argv[2] || argv[2][0] == '-' ||
+		    v > (argv[1][2] == 'p' ? 0x7fffffffUL : 0xbfffUL) || !v) {
+			fprintf(stderr, "softib info: %s %s: not a %s\n", argv[1], argv[2],
+				argv[1][2] == 'p' ? "process id" : "unicast LID (1..0xbfff)");
+			return SIB_EXIT_USAGE;
+		}
+		if (argv[1][2] == 'l')
+			return show_lid(v);
+		if (read_remote((int)v, text, sizeof(text), false))
+			return SIB_EXIT_FAIL;
+		print_remote(text);
+		return SIB_EXIT_OK;
 	}
-	if (argc > 1) {
-		fprintf(stderr, "usage: softib info\n");
-		return SIB_EXIT_USAGE;
-	}
+	if (argc > 1)
+		return usage(stderr, SIB_EXIT_USAGE);
 	if (!provider_is_loaded()) {
 		char *args[] = { "/proc/self/exe", "info", NULL };
 

@@ -18,7 +18,7 @@ static int cmd_help(int argc, char **argv);
 
 static const struct softib_cmd cmds[] = {
 	{ "run", softib_cmd_run, "run a verbs program with softib0 visible" },
-	{ "info", softib_cmd_info, "show softib0's ports, LIDs and GIDs" },
+	{ "info", softib_cmd_info, "show softib0's ports, LIDs, GIDs and counters (--pid, --lid: another process's)" },
 	{ "decode", softib_cmd_decode, "print the IB packets of a capture file, checking both CRCs" },
 	{ "help", cmd_help, "list the subcommands" },
 };

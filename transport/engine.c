@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "transport/numtab.h"
 #include "transport/qp_impl.h"
+#include "transport/src_park.h"
 
 struct sib_engine {
 	struct sib_link *link;
@@ -21,6 +22,8 @@ struct sib_engine {
 	struct sib_port *port;
 	sib_resolve_fn resolve;
 	void *resolve_arg;
+	sib_lookup_fn lookup;
+	void *lookup_arg;
 	sib_clock_fn clock;
 	void *clock_arg;
 	sib_arm_fn arm;
@@ -37,6 +40,7 @@ struct sib_engine {
 	bool defer_acks;    /* set by the drainer, under the drain lock */
 	uint32_t rc_busy;   /* RC QPs with requests in flight */
 	uint32_t acks_owed; /* QPs with resp.ack_owed set */
+	struct sib_park park; /* UD datagrams waiting for their source (src_park.h) */
 	struct sib_engine_counters ctrs;
 };
 
@@ -62,11 +66,14 @@ int sib_engine_create(const struct sib_engine_init *in, struct sib_engine **out)
 	eng->port = in->port;
 	eng->resolve = in->resolve;
 	eng->resolve_arg = in->resolve_arg;
+	eng->lookup = in->lookup;
+	eng->lookup_arg = in->lookup_arg;
 	eng->clock = in->clock ? in->clock : default_clock;
 	eng->clock_arg = in->clock_arg;
 	eng->arm = in->arm;
 	eng->arm_arg = in->arm_arg;
 	pthread_rwlock_init(&eng->qps_lock, NULL);
+	sib_park_init(&eng->park);
 	*out = eng;
 	return 0;
 }
@@ -77,8 +84,27 @@ void sib_engine_destroy(struct sib_engine *eng)
 		return;
 	if (eng->qps)
 		sib_warn("engine destroyed with QPs still attached");
+	sib_park_fini(&eng->park);
 	pthread_rwlock_destroy(&eng->qps_lock);
 	free(eng);
+}
+
+int sib_engine_lookup(struct sib_engine *eng, uint16_t lid, bool refresh, struct sib_endpoint *out)
+{
+	return eng->lookup ? eng->lookup(eng->lookup_arg, lid, refresh, out) : -ENOENT;
+}
+
+struct sib_park *sib_engine_park(struct sib_engine *eng)
+{
+	return &eng->park;
+}
+
+/* The answer about slid is in (found or not): the parked datagram may go. */
+static bool park_known(struct sib_engine *eng, uint16_t slid)
+{
+	struct sib_endpoint ep;
+
+	return sib_engine_lookup(eng, slid, false, &ep) != -EAGAIN;
 }
 
 struct sib_link *sib_engine_link(struct sib_engine *eng)
@@ -423,6 +449,7 @@ void sib_engine_tick(struct sib_engine *eng)
 
 	__atomic_store_n(&eng->armed, 0, __ATOMIC_RELEASE);
 
+	sib_park_run(&eng->park, eng, now, park_known, sib_engine_rx_parked);
 	pthread_rwlock_rdlock(&eng->qps_lock);
 	for (struct sib_qp *qp = eng->qps; qp; qp = qp->eng_next) {
 		pthread_mutex_lock(&qp->lock);
@@ -442,7 +469,7 @@ void sib_engine_tick(struct sib_engine *eng)
 
 uint64_t sib_engine_next_deadline(struct sib_engine *eng)
 {
-	uint64_t now = sib_engine_now(eng), best = 0;
+	uint64_t now = sib_engine_now(eng), best = sib_park_deadline(&eng->park, now);
 
 	pthread_rwlock_rdlock(&eng->qps_lock);
 	for (struct sib_qp *qp = eng->qps; qp; qp = qp->eng_next) {

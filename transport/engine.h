@@ -50,6 +50,13 @@ struct sib_numtab;
  */
 typedef int (*sib_resolve_fn)(void *arg, uint16_t dlid, const uint8_t *dgid,
 			      struct sib_endpoint *out);
+/*
+ * Where LID lid lives as the subnet is known right now, for the receive
+ * checks; never blocks.  0 and *out; -EAGAIN: not known yet (the owner is
+ * finding out); another negative errno: unknown.  refresh: a packet came
+ * from somewhere else, so the owner should look again.
+ */
+typedef int (*sib_lookup_fn)(void *arg, uint16_t lid, bool refresh, struct sib_endpoint *out);
 /* The engine's clock (ns, monotonic).  Tests inject their own. */
 typedef uint64_t (*sib_clock_fn)(void *arg);
 /* Asks the owner to call sib_engine_tick at engine time `when` (or soon after). */
@@ -63,6 +70,8 @@ struct sib_engine_init {
 	struct sib_port *port;	 /* LID, GID and P_Key tables of the port */
 	sib_resolve_fn resolve;
 	void *resolve_arg;
+	sib_lookup_fn lookup; /* NULL: no source is known (all refused) */
+	void *lookup_arg;
 	sib_clock_fn clock; /* NULL: CLOCK_MONOTONIC */
 	void *clock_arg;
 	sib_arm_fn arm; /* NULL: the owner polls sib_engine_next_deadline */
@@ -77,6 +86,8 @@ struct sib_engine_counters {
 	uint64_t P_KeyViolations;   /* BTH P_Key does not match (IBA 9.6.1.1, 16.1.3.5) */
 	uint64_t Q_KeyViolations;   /* DETH Q_Key does not match (IBA 9.6.1.1) */
 	uint64_t rx_bad_source;	    /* connected QP: SLID / source QP not its peer */
+	uint64_t rx_wrong_endpoint; /* the UDP sender is not where the source lives */
+	uint64_t rx_unknown_source; /* where the source lives is not known yet */
 	uint64_t rx_ud_no_wqe;	    /* UD datagram with no receive WQE: dropped */
 	uint64_t rx_uc_dropped;	    /* UC packets dropped after a sequence error */
 	uint64_t rx_duplicates;	    /* RC duplicate requests answered */
@@ -95,7 +106,14 @@ struct sib_link *sib_engine_link(struct sib_engine *eng);
 uint64_t sib_engine_now(struct sib_engine *eng);
 void sib_engine_counters_get(struct sib_engine *eng, struct sib_engine_counters *out);
 
-/* One received data packet (ib_packet_decode said OK; DestQP not 0 or 1). */
+/*
+ * One received data packet (ib_packet_decode said OK; DestQP not 0 or 1)
+ * from UDP endpoint from.  The source check, softib's stand-in for a
+ * fabric's cabling: a connected QP (RC, UC, XRC) takes packets only from
+ * the endpoint its destination resolved to (at RTR, or when its path
+ * changed); a UD QP takes a datagram only from the endpoint its SLID
+ * lives at (lookup).  from NULL skips the check (tests that inject).
+ */
 void sib_engine_rx(struct sib_engine *eng, const struct ib_packet *pkt,
 		   const struct sib_endpoint *from);
 

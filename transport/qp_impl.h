@@ -127,6 +127,12 @@ struct sib_qp {
 	struct sib_qp *eng_next, *eng_prev; /* the engine's list; under its rwlock */
 	struct sib_endpoint dest;	    /* connected QPs: where the peer lives */
 	bool dest_valid;
+	/* UD: the last source that passed the source check, trusted without
+	 * asking again until src_until (engine time): a stream of datagrams
+	 * costs one lookup a second. */
+	uint16_t src_lid;
+	struct sib_endpoint src_ep;
+	uint64_t src_until;
 	struct sib_req req;
 	struct sib_resp resp;
 };
@@ -146,6 +152,14 @@ struct sib_port *sib_engine_port(struct sib_engine *eng);
 void sib_engine_count(struct sib_engine *eng, uint64_t *counter);
 struct sib_engine_counters *sib_engine_ctrs(struct sib_engine *eng);
 struct sib_numtab *sib_engine_qpns(struct sib_engine *eng);
+/* The owner's lookup (engine.h sib_lookup_fn); -ENOENT without one. */
+int sib_engine_lookup(struct sib_engine *eng, uint16_t lid, bool refresh, struct sib_endpoint *out);
+/* recv.c: UD datagrams whose source is not known yet wait there. */
+struct sib_park *sib_engine_park(struct sib_engine *eng);
+/* recv.c: a parked datagram, through the receive checks again; last: it
+ * may not wait any more. */
+void sib_engine_rx_parked(struct sib_engine *eng, const struct ib_packet *pkt,
+			  const struct sib_endpoint *from, bool last);
 struct sib_numtab *sib_engine_srqns(struct sib_engine *eng);
 /* A timer or waiting output needs a tick by engine time when. */
 void sib_engine_want_tick(struct sib_engine *eng, uint64_t when);

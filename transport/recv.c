@@ -5,9 +5,12 @@
  * dispatch: responses to the completer, requests to the responder of the
  * QP's transport.  Also the receive-WQE helpers the responders share.
  */
+#include <errno.h>
+
 #include "base/log.h"
 #include "transport/numtab.h"
 #include "transport/qp_impl.h"
+#include "transport/src_park.h"
 #include "transport/srq.h"
 
 /* Which QP types accept which BTH transport (IBA 9.6: "QP type matches"). */
@@ -64,7 +67,85 @@ static uint16_t qp_pkey(struct sib_qp *qp)
 	return pkey;
 }
 
-static bool checks_pass(struct sib_engine *eng, struct sib_qp *qp, const struct ib_packet *pkt)
+/*
+ * The source check (engine.h): the packet's UDP sender must be where its
+ * source lives.  Softib's stand-in for a fabric's cabling: on a real
+ * subnet a packet with the peer's SLID can only arrive over the peer's
+ * path; here anyone can send a datagram, so the sender's endpoint must be
+ * the one the SA placed the source at.  (Spoofed UDP source addresses are
+ * out of reach of this check: softib(7).)
+ */
+#define SIB_SRC_MEMO_NS 1000000000ull
+
+/* What the receive checks decided. */
+enum rx_verdict {
+	RX_PASS,
+	RX_DROP,
+	RX_PARKED, /* a UD datagram waits for its source to be known (src_park.h) */
+};
+
+static enum rx_verdict source_ok(struct sib_engine *eng, struct sib_qp *qp,
+				 const struct ib_packet *pkt, const struct sib_endpoint *from,
+				 bool may_park)
+{
+	struct sib_engine_counters *c = sib_engine_ctrs(eng);
+	struct sib_endpoint ep;
+	char e[SIB_ENDPOINT_STRLEN];
+	int rc;
+
+	if (!from)
+		return RX_PASS;
+	if (qp->type == SIB_QPT_UD) {
+		uint64_t now = sib_engine_now(eng);
+
+		if (qp->src_until > now && qp->src_lid == pkt->lrh.SLID &&
+		    sib_endpoint_equal(&qp->src_ep, from))
+			return RX_PASS;
+		rc = sib_engine_lookup(eng, pkt->lrh.SLID, false, &ep);
+		if (!rc && sib_endpoint_equal(&ep, from)) {
+			qp->src_lid = pkt->lrh.SLID;
+			qp->src_ep = ep;
+			qp->src_until = now + SIB_SRC_MEMO_NS;
+			return RX_PASS;
+		}
+		if (!rc) /* the LID may have moved: have the SA asked again */
+			sib_engine_lookup(eng, pkt->lrh.SLID, true, &ep);
+		if (rc == -EAGAIN && may_park && sib_park_add(sib_engine_park(eng), pkt, from, now)) {
+			sib_engine_want_tick(eng, now + SIB_PARK_RECHECK_NS);
+			return RX_PARKED;
+		}
+	} else {
+		if (!qp->dest_valid) {
+			/* The SA could not place the peer at RTR: ask now (the
+			 * peer's retry finds the answer). */
+			rc = sib_engine_lookup(eng, qp->attr.ah_attr.DLID, false, &ep);
+			if (!rc) {
+				qp->dest = ep;
+				__atomic_store_n(&qp->dest_valid, true, __ATOMIC_RELEASE);
+			}
+		} else {
+			rc = 0;
+		}
+		if (!rc && sib_endpoint_equal(&qp->dest, from))
+			return RX_PASS;
+	}
+	if (rc) {
+		sib_engine_count(eng, &c->rx_unknown_source);
+		sib_dbg("rx QP 0x%06x: %s from %s: where LID 0x%04x lives is not known (%d), "
+			"dropped",
+			qp->qp_num, pkt->op->name, sib_endpoint_str(from, e), pkt->lrh.SLID, rc);
+	} else {
+		sib_engine_count(eng, &c->rx_wrong_endpoint);
+		sib_dbg("rx QP 0x%06x: %s with SLID 0x%04x came from %s, not from where that LID "
+			"lives, dropped",
+			qp->qp_num, pkt->op->name, pkt->lrh.SLID, sib_endpoint_str(from, e));
+	}
+	return RX_DROP;
+}
+
+static enum rx_verdict checks_pass(struct sib_engine *eng, struct sib_qp *qp,
+				   const struct ib_packet *pkt, const struct sib_endpoint *from,
+				   bool may_park)
 {
 	struct sib_engine_counters *c = sib_engine_ctrs(eng);
 	const struct ib_opcode_info *op = pkt->op;
@@ -74,18 +155,18 @@ static bool checks_pass(struct sib_engine *eng, struct sib_qp *qp, const struct 
 		sib_engine_count(eng, &c->rx_bad_transport);
 		sib_trace("rx QP 0x%06x: %s packet on a %s QP, dropped", qp->qp_num, op->name,
 			  sib_qp_type_name(qp->type));
-		return false;
+		return RX_DROP;
 	}
 	if (!state_receives(qp, response)) {
 		sib_engine_count(eng, &c->rx_bad_state);
-		return false;
+		return RX_DROP;
 	}
 	if (!pkey_matches(pkt->bth.P_Key, qp_pkey(qp))) {
 		sib_engine_count(eng, &c->P_KeyViolations);
 		sib_dbg("rx QP 0x%06x: P_Key 0x%04x does not match the QP's 0x%04x (IBA 9.6.1.1), "
 			"dropped",
 			qp->qp_num, pkt->bth.P_Key, qp_pkey(qp));
-		return false;
+		return RX_DROP;
 	}
 	if (qp->type == SIB_QPT_UD) {
 		/* IBA 9.6.1.1 / 10.2.5: the datagram's Q_Key must equal the QP's. */
@@ -94,9 +175,9 @@ static bool checks_pass(struct sib_engine *eng, struct sib_qp *qp, const struct 
 			sib_engine_count(eng, &c->Q_KeyViolations);
 			sib_dbg("rx QP 0x%06x: Q_Key 0x%08x does not match the QP's 0x%08x, dropped",
 				qp->qp_num, pkt->deth.Q_Key, qp->attr.qkey);
-			return false;
+			return RX_DROP;
 		}
-		return true;
+		return source_ok(eng, qp, pkt, from, may_park);
 	}
 	/* Connected QPs take packets only from their peer (IBA 9.6.1.2). */
 	if (pkt->lrh.SLID != qp->attr.ah_attr.DLID ||
@@ -104,13 +185,13 @@ static bool checks_pass(struct sib_engine *eng, struct sib_qp *qp, const struct 
 		sib_engine_count(eng, &c->rx_bad_source);
 		sib_trace("rx QP 0x%06x: SLID 0x%04x is not the peer 0x%04x, dropped", qp->qp_num,
 			  pkt->lrh.SLID, qp->attr.ah_attr.DLID);
-		return false;
+		return RX_DROP;
 	}
-	return true;
+	return source_ok(eng, qp, pkt, from, may_park);
 }
 
-void sib_engine_rx(struct sib_engine *eng, const struct ib_packet *pkt,
-		   const struct sib_endpoint *from)
+static void rx(struct sib_engine *eng, const struct ib_packet *pkt,
+	       const struct sib_endpoint *from, bool may_park)
 {
 	struct sib_engine_counters *c = sib_engine_ctrs(eng);
 	struct sib_qp *qp;
@@ -125,14 +206,7 @@ void sib_engine_rx(struct sib_engine *eng, const struct ib_packet *pkt,
 		return;
 	}
 	pthread_mutex_lock(&qp->lock);
-	if (checks_pass(eng, qp, pkt)) {
-		/* A connected QP whose peer the SA could not place yet learns
-		 * it from the peer's first packet (its SLID was checked above),
-		 * so that its ACKs and responses have somewhere to go. */
-		if (!qp->dest_valid && qp->type != SIB_QPT_UD && from) {
-			qp->dest = *from;
-			__atomic_store_n(&qp->dest_valid, true, __ATOMIC_RELEASE);
-		}
+	if (checks_pass(eng, qp, pkt, from, may_park) == RX_PASS) {
 		switch (qp->type) {
 		case SIB_QPT_RC:
 		case SIB_QPT_XRC_SEND:
@@ -154,6 +228,18 @@ void sib_engine_rx(struct sib_engine *eng, const struct ib_packet *pkt,
 	}
 	pthread_mutex_unlock(&qp->lock);
 	sib_engine_rx_unlock(eng);
+}
+
+void sib_engine_rx(struct sib_engine *eng, const struct ib_packet *pkt,
+		   const struct sib_endpoint *from)
+{
+	rx(eng, pkt, from, true);
+}
+
+void sib_engine_rx_parked(struct sib_engine *eng, const struct ib_packet *pkt,
+			  const struct sib_endpoint *from, bool last)
+{
+	rx(eng, pkt, from, !last);
 }
 
 bool sib_recv_take(struct sib_qp *qp)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * CM message layouts (IBA Vol 1 12.6.5-12.6.11), one field table each.  Bit
+ * CM message layouts (IBA Vol 1 12.6.5-12.6.11, 12.11), one field table each.  Bit
  * offsets count from the first byte after the common MAD header.
  */
 #include "wire/cm.h"
@@ -122,6 +122,29 @@ static const struct ib_field_desc cm_drep_fields[] = {
 	DP(PrivateData, 64, 1792),
 };
 
+#define SQ(name, bit, bits) F(struct ib_cm_sidr_req, #name, name, bit, bits)
+static const struct ib_field_desc cm_sidr_req_fields[] = {
+	SQ(RequestID, 0, 32),
+	SQ(P_Key, 32, 16),
+	/* 16 reserved bits */
+	SQ(ServiceID, 64, 64),
+	SQ(PrivateData, 128, 1728),
+};
+
+#define SP(name, bit, bits) F(struct ib_cm_sidr_rep, #name, name, bit, bits)
+static const struct ib_field_desc cm_sidr_rep_fields[] = {
+	SP(RequestID, 0, 32),
+	SP(Status, 32, 8),
+	SP(AdditionalInfoLength, 40, 8),
+	/* 16 reserved bits */
+	SP(QPN, 64, 24),
+	/* 8 reserved bits */
+	SP(ServiceID, 96, 64),
+	SP(Q_Key, 160, 32),
+	SP(ClassPortInfo, 192, 576),
+	SP(PrivateData, 768, 1088),
+};
+
 const struct ib_header_desc ib_cm_req_desc = IB_DESC("CM REQ", IB_CM_MSG_BYTES, cm_req_fields);
 const struct ib_header_desc ib_cm_mra_desc = IB_DESC("CM MRA", IB_CM_MSG_BYTES, cm_mra_fields);
 const struct ib_header_desc ib_cm_rej_desc = IB_DESC("CM REJ", IB_CM_MSG_BYTES, cm_rej_fields);
@@ -129,6 +152,10 @@ const struct ib_header_desc ib_cm_rep_desc = IB_DESC("CM REP", IB_CM_MSG_BYTES, 
 const struct ib_header_desc ib_cm_rtu_desc = IB_DESC("CM RTU", IB_CM_MSG_BYTES, cm_rtu_fields);
 const struct ib_header_desc ib_cm_dreq_desc = IB_DESC("CM DREQ", IB_CM_MSG_BYTES, cm_dreq_fields);
 const struct ib_header_desc ib_cm_drep_desc = IB_DESC("CM DREP", IB_CM_MSG_BYTES, cm_drep_fields);
+const struct ib_header_desc ib_cm_sidr_req_desc =
+	IB_DESC("CM SIDR_REQ", IB_CM_MSG_BYTES, cm_sidr_req_fields);
+const struct ib_header_desc ib_cm_sidr_rep_desc =
+	IB_DESC("CM SIDR_REP", IB_CM_MSG_BYTES, cm_sidr_rep_fields);
 
 IB_LAYOUT_CODEC(cm_req)
 IB_LAYOUT_CODEC(cm_mra)
@@ -137,3 +164,5 @@ IB_LAYOUT_CODEC(cm_rep)
 IB_LAYOUT_CODEC(cm_rtu)
 IB_LAYOUT_CODEC(cm_dreq)
 IB_LAYOUT_CODEC(cm_drep)
+IB_LAYOUT_CODEC(cm_sidr_req)
+IB_LAYOUT_CODEC(cm_sidr_rep)

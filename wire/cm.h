@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * Communication management messages (IBA Vol 1 12.6): REQ, MRA, REJ, REP,
- * RTU, DREQ, DREP.  Each layout covers the 232 bytes of MAD data after the
- * common header (MAD byte 24), as IBA's message tables count offsets.
+ * Communication management messages (IBA Vol 1 12.6 and 12.11): REQ, MRA,
+ * REJ, REP, RTU, DREQ, DREP, SIDR_REQ, SIDR_REP.  Each layout covers the 232
+ * bytes of MAD data after the common header (MAD byte 24), as IBA's message
+ * tables count offsets.
  */
 #ifndef SIB_WIRE_CM_H
 #define SIB_WIRE_CM_H
@@ -22,6 +23,9 @@ enum {
 	IB_CM_RTU_PRIVATE_DATA_BYTES = 224,
 	IB_CM_DREQ_PRIVATE_DATA_BYTES = 220,
 	IB_CM_DREP_PRIVATE_DATA_BYTES = 224,
+	IB_CM_SIDR_REQ_PRIVATE_DATA_BYTES = 216,
+	IB_CM_SIDR_REP_INFO_BYTES = 72,
+	IB_CM_SIDR_REP_PRIVATE_DATA_BYTES = 136,
 };
 
 /* CM AttributeIDs (IBA 12.6.1 Table 99). */
@@ -81,6 +85,16 @@ enum ib_cm_rej_reason {
 	IB_CM_REJ_INVALID_CLASS_VERSION = 31,
 	IB_CM_REJ_INVALID_FLOW_LABEL = 32,
 	IB_CM_REJ_INVALID_ALT_FLOW_LABEL = 33,
+};
+
+/* SIDR_REP Status (IBA 12.11.2 Table 121). */
+enum ib_cm_sidr_status {
+	IB_CM_SIDR_SUCCESS = 0,
+	IB_CM_SIDR_UNSUPPORTED = 1, /* ServiceID not supported */
+	IB_CM_SIDR_REJECT = 2,	    /* the service provider rejected it */
+	IB_CM_SIDR_NO_QP = 3,
+	IB_CM_SIDR_REDIRECT = 4,
+	IB_CM_SIDR_UNSUPPORTED_VERSION = 5,
 };
 
 /* One path of a REQ (primary at byte 52, alternate at byte 96; 44 bytes). */
@@ -182,6 +196,26 @@ struct ib_cm_drep {
 	uint8_t PrivateData[IB_CM_DREP_PRIVATE_DATA_BYTES];
 };
 
+/* SIDR_REQ (IBA 12.11.1 Table 119): which QP serves ServiceID? */
+struct ib_cm_sidr_req {
+	uint32_t RequestID;
+	uint16_t P_Key;
+	uint64_t ServiceID;
+	uint8_t PrivateData[IB_CM_SIDR_REQ_PRIVATE_DATA_BYTES];
+};
+
+/* SIDR_REP (IBA 12.11.2 Table 120). */
+struct ib_cm_sidr_rep {
+	uint32_t RequestID;
+	uint8_t Status;
+	uint8_t AdditionalInfoLength;
+	uint32_t QPN; /* 24 bits */
+	uint64_t ServiceID;
+	uint32_t Q_Key;
+	uint8_t ClassPortInfo[IB_CM_SIDR_REP_INFO_BYTES]; /* Additional Information */
+	uint8_t PrivateData[IB_CM_SIDR_REP_PRIVATE_DATA_BYTES];
+};
+
 #define IB_CM_OPS(name)                                                                            \
 	void ib_##name##_encode(const struct ib_##name *h, uint8_t *p);                           \
 	void ib_##name##_decode(struct ib_##name *h, const uint8_t *p);
@@ -193,9 +227,11 @@ IB_CM_OPS(cm_rep)
 IB_CM_OPS(cm_rtu)
 IB_CM_OPS(cm_dreq)
 IB_CM_OPS(cm_drep)
+IB_CM_OPS(cm_sidr_req)
+IB_CM_OPS(cm_sidr_rep)
 #undef IB_CM_OPS
 
 extern const struct ib_header_desc ib_cm_req_desc, ib_cm_mra_desc, ib_cm_rej_desc, ib_cm_rep_desc,
-	ib_cm_rtu_desc, ib_cm_dreq_desc, ib_cm_drep_desc;
+	ib_cm_rtu_desc, ib_cm_dreq_desc, ib_cm_drep_desc, ib_cm_sidr_req_desc, ib_cm_sidr_rep_desc;
 
 #endif

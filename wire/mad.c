@@ -8,6 +8,7 @@
 
 #include "wire/cm.h"
 #include "wire/mad.h"
+#include "wire/perfmgt.h"
 #include "wire/sa.h"
 #include "wire/smp.h"
 
@@ -75,6 +76,11 @@ static const struct ib_header_desc *const layouts[IB_MAD_LAYOUT_COUNT] = {
 	[IB_MAD_LAYOUT_CM_RTU] = &ib_cm_rtu_desc,
 	[IB_MAD_LAYOUT_CM_DREQ] = &ib_cm_dreq_desc,
 	[IB_MAD_LAYOUT_CM_DREP] = &ib_cm_drep_desc,
+	[IB_MAD_LAYOUT_CLASS_PORT_INFO] = &ib_class_port_info_desc,
+	[IB_MAD_LAYOUT_PORT_COUNTERS] = &ib_port_counters_desc,
+	[IB_MAD_LAYOUT_PORT_COUNTERS_EXT] = &ib_port_counters_ext_desc,
+	[IB_MAD_LAYOUT_CM_SIDR_REQ] = &ib_cm_sidr_req_desc,
+	[IB_MAD_LAYOUT_CM_SIDR_REP] = &ib_cm_sidr_rep_desc,
 };
 
 const struct ib_header_desc *ib_mad_layout_desc(enum ib_mad_layout layout)
@@ -108,6 +114,8 @@ unsigned ib_mad_data_offset(uint8_t mgmt_class)
 		return IB_SMP_DATA_OFFSET;
 	case IB_MGMT_CLASS_SUBN_ADM:
 		return IB_SA_DATA_OFFSET;
+	case IB_MGMT_CLASS_PERF:
+		return IB_PERF_DATA_OFFSET;
 	default:
 		return IB_MAD_HDR_BYTES;
 	}
@@ -162,6 +170,14 @@ static const struct attr_entry sa_attrs[] = {
 	{IB_SA_ATTR_INFORM_INFO_RECORD, -1, "InformInfoRecord"},
 };
 
+static const struct attr_entry perf_attrs[] = {
+	{IB_PERF_ATTR_CLASS_PORT_INFO, IB_MAD_LAYOUT_CLASS_PORT_INFO, "ClassPortInfo"},
+	{IB_PERF_ATTR_PORT_SAMPLES_CONTROL, -1, "PortSamplesControl"},
+	{IB_PERF_ATTR_PORT_SAMPLES_RESULT, -1, "PortSamplesResult"},
+	{IB_PERF_ATTR_PORT_COUNTERS, IB_MAD_LAYOUT_PORT_COUNTERS, "PortCounters"},
+	{IB_PERF_ATTR_PORT_COUNTERS_EXT, IB_MAD_LAYOUT_PORT_COUNTERS_EXT, "PortCountersExtended"},
+};
+
 static const struct attr_entry cm_attrs[] = {
 	{IB_CM_ATTR_CLASS_PORT_INFO, -1, "ClassPortInfo"},
 	{IB_CM_ATTR_REQ, IB_MAD_LAYOUT_CM_REQ, "ConnectRequest"},
@@ -171,8 +187,8 @@ static const struct attr_entry cm_attrs[] = {
 	{IB_CM_ATTR_RTU, IB_MAD_LAYOUT_CM_RTU, "ReadyToUse"},
 	{IB_CM_ATTR_DREQ, IB_MAD_LAYOUT_CM_DREQ, "DisconnectRequest"},
 	{IB_CM_ATTR_DREP, IB_MAD_LAYOUT_CM_DREP, "DisconnectReply"},
-	{IB_CM_ATTR_SIDR_REQ, -1, "ServiceIDResReq"},
-	{IB_CM_ATTR_SIDR_REP, -1, "ServiceIDResReqResp"},
+	{IB_CM_ATTR_SIDR_REQ, IB_MAD_LAYOUT_CM_SIDR_REQ, "ServiceIDResReq"},
+	{IB_CM_ATTR_SIDR_REP, IB_MAD_LAYOUT_CM_SIDR_REP, "ServiceIDResReqResp"},
 	{IB_CM_ATTR_LAP, -1, "LoadAlternatePath"},
 	{IB_CM_ATTR_APR, -1, "AlternatePathResponse"},
 };
@@ -197,6 +213,10 @@ static const struct attr_entry *attr_find(uint8_t mgmt_class, uint16_t attr_id)
 	case IB_MGMT_CLASS_CM:
 		t = cm_attrs;
 		n = ARRAY_LEN(cm_attrs);
+		break;
+	case IB_MGMT_CLASS_PERF:
+		t = perf_attrs;
+		n = ARRAY_LEN(perf_attrs);
 		break;
 	default:
 		return NULL;

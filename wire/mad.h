@@ -197,6 +197,11 @@ enum ib_mad_layout {
 	IB_MAD_LAYOUT_CM_RTU,
 	IB_MAD_LAYOUT_CM_DREQ,
 	IB_MAD_LAYOUT_CM_DREP,
+	IB_MAD_LAYOUT_CLASS_PORT_INFO,
+	IB_MAD_LAYOUT_PORT_COUNTERS,
+	IB_MAD_LAYOUT_PORT_COUNTERS_EXT,
+	IB_MAD_LAYOUT_CM_SIDR_REQ,
+	IB_MAD_LAYOUT_CM_SIDR_REP,
 	IB_MAD_LAYOUT_COUNT
 };
 
@@ -208,9 +213,9 @@ void ib_mad_layout_encode(enum ib_mad_layout layout, const void *s, uint8_t *p);
 void ib_mad_layout_decode(enum ib_mad_layout layout, void *s, const uint8_t *p);
 
 /*
- * Byte offset of the class's data within the MAD: 64 for SMPs (SMP Data), 56
- * for SA (SubnAdmData), 24 for CM and other classes (right after the common
- * header).
+ * Byte offset of the class's data within the MAD: 64 for SMPs (SMP Data) and
+ * PerfMgt, 56 for SA (SubnAdmData), 24 for CM and other classes (right
+ * after the common header).
  */
 unsigned ib_mad_data_offset(uint8_t mgmt_class);
 

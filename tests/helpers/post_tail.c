@@ -6,15 +6,18 @@
  * Back-to-back posts from a thread that polls a CQ are left queued and go
  * out together at its next poll (sib_progress_post).  A program that posts
  * twice and then waits on memory, never calling into verbs again, must
- * still see both land: the progress thread sends what is queued within a
- * bound.  Two RC QPs of one process, connected to each other; each round
- * polls the CQ (the poller's lease), posts two RDMA WRITEs back to back (a
- * block, then a flag word holding the round number) and spins on the flag
- * with no verbs call until it changes or one second passes.
+ * still see both land: the progress thread sends what is queued.  Two RC
+ * QPs of one process, connected to each other; each round polls the CQ (the
+ * poller's lease), posts two RDMA WRITEs back to back (a block, then a flag
+ * word holding the round number) and spins on the flag with no verbs call
+ * until it changes.  Nothing but the progress thread can send the second
+ * WRITE (it never left, so no retransmission covers it), so without that
+ * rule the flag never changes; how long it takes is the machine's, and a
+ * loaded one can starve the thread for a while: the 30 s limit only turns
+ * a hang into a failure (DESIGN.md: no test asserts a time).
  *
  * Usage: post_tail [ROUNDS].  Exit 0 when every round's flag arrived;
- * prints the median and longest wait (not asserted: times are the
- * machine's).
+ * prints the median and longest wait (not asserted).
  */
 #include <infiniband/verbs.h>
 #include <stdint.h>
@@ -119,12 +122,12 @@ int main(int argc, char **argv)
 		/* Two calls, back to back: a burst (the second stays queued). */
 		if (ibv_post_send(a, &w1, &bad) || ibv_post_send(a, &w2, &bad))
 			return die("ibv_post_send");
-		deadline = t0 + 1000000000u;
+		deadline = t0 + 30000000000ull;
 		while (*flag != src)
 			if (now_ns() > deadline) {
 				fprintf(stderr,
-					"post_tail: round %d: the second WRITE of a burst did not "
-					"land within 1 s while the poster waited on memory\n",
+					"post_tail: round %d: the second WRITE of a burst never "
+					"landed (30 s) while the poster waited on memory\n",
 					r);
 				return 1;
 			}

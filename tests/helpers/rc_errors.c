@@ -277,7 +277,7 @@ static void post_send(uint64_t wr_id, enum ibv_wr_opcode op, uint32_t off, uint3
 
 static void expect_wc(struct ibv_cq *cq, uint64_t wr_id, enum ibv_wc_status st, const char *who)
 {
-	struct ibv_wc wc = wait_wc(cq, 10000);
+	struct ibv_wc wc = wait_wc(cq, 60000);
 
 	check(wc.wr_id == wr_id && wc.status == st, "%s: wr_id %llu status %s, expected wr_id %llu %s",
 	      who, (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status),
@@ -579,7 +579,7 @@ static void run_atomic_glob(int side)
 				  8, 0, peer_info.addr, peer_info.rkey[K_ALL], 1, 0);
 			posted++;
 		}
-		struct ibv_wc wc = wait_wc(scq, 10000);
+		struct ibv_wc wc = wait_wc(scq, 60000);
 
 		check(wc.status == IBV_WC_SUCCESS, "FetchAdd: %s", ibv_wc_status_str(wc.status));
 		if (wc.status != IBV_WC_SUCCESS)
@@ -592,7 +592,7 @@ static void run_atomic_glob(int side)
 	for (int tries = 0; remote_cas < NCAS && tries < 100 * NCAS && !failures; tries++) {
 		post_send(7, IBV_WR_ATOMIC_CMP_AND_SWP, 1024, 8, 0, peer_info.addr + 8,
 			  peer_info.rkey[K_ALL], guess, guess + 1);
-		struct ibv_wc wc = wait_wc(scq, 10000);
+		struct ibv_wc wc = wait_wc(scq, 60000);
 
 		check(wc.status == IBV_WC_SUCCESS, "CmpSwap: %s", ibv_wc_status_str(wc.status));
 		if (*res == guess) {

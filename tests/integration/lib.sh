@@ -7,7 +7,8 @@
 # gets its own subnet manager port (SOFTIB_SM) and its own TCP ports, so
 # tests never share an SM or a port with each other or with a user.
 #
-#   sib_init NAME            temp dir, traps, SOFTIB_SM on a free UDP port
+#   sib_init NAME            temp dir, traps, SOFTIB_SM on a free UDP port,
+#                            SOFTIB_RUN_DIR inside the temp dir
 #   sib_need PROG...         skip (exit 77) when a program is not installed
 #   sib_need_sm              skip when softib-sm is not built
 #   sib_skip MSG / sib_fail MSG
@@ -187,13 +188,14 @@ sib_run()
 	return $rc
 }
 
-# Waits up to 30 s until background ID listens on TCP PORT (in namespace
-# SIB_NS_OF[ID]).  Fails early when ID exits first.
+# Waits until background ID listens on TCP PORT (in namespace
+# SIB_NS_OF[ID]).  Fails early when ID exits first; the 120 s only turn a
+# hang into a failure (a loaded machine starts programs slowly).
 sib_wait_listen()
 {
 	local id=$1 port=$2 ns=${SIB_NS_OF[$1]:-} i
 
-	for ((i = 0; i < 300; i++)); do
+	for ((i = 0; i < 1200; i++)); do
 		if [ -n "$(sib_in_ns "$ns" ss -Htln "sport = :$port" 2>/dev/null)" ]; then
 			return 0
 		fi
@@ -204,7 +206,7 @@ sib_wait_listen()
 		fi
 		sleep 0.1
 	done
-	echo "$id did not listen on TCP port $port within 30 s"
+	echo "$id did not listen on TCP port $port within 120 s"
 	return 1
 }
 
@@ -314,6 +316,10 @@ sib_init()
 	trap 'exit 130' INT TERM
 	SIB_SM_PORT=$(sib_free_port udp) || exit 1
 	export SOFTIB_SM=127.0.0.1:$SIB_SM_PORT
+	# softib's per-user directory (subnet key files, counters sockets):
+	# the test's own, gone with it.
+	export SOFTIB_RUN_DIR=$SIB_TMP/run
+	mkdir -m 700 -p "$SOFTIB_RUN_DIR"
 }
 
 # Skips when this build has no subnet manager (fabric/ not merged yet): no

@@ -13,7 +13,7 @@ sib_need ib_atomic_bw ib_atomic_lat ss timeout
 sib_need_sm
 
 ITERS=${PERFTEST_ITERS:-200}
-LIMIT=${PERFTEST_LIMIT:-60}
+LIMIT=${PERFTEST_LIMIT:-300}
 BW_HEADER='^ #bytes +#iterations +BW peak\[(MB|Gb)/sec\]'
 LAT_HEADER='^ #bytes +#iterations +t_min\[usec\]'
 ROW8='^ +8 +[0-9]+ +[0-9]+\.[0-9]+'

@@ -88,7 +88,7 @@ check_capture()
 port=$(sib_free_port tcp) || exit 1
 SIB_SERVER_WRAP=(env SOFTIB_CAPTURE="$SIB_TMP/server.pcap")
 SIB_CLIENT_WRAP=(env SOFTIB_CAPTURE="$SIB_TMP/client.pcap")
-sib_pair rc_capture 60 "$port" 127.0.0.1 ibv_rc_pingpong -d softib0 -i 1 -n 20 -s 4096 -m 1024 ||
+sib_pair rc_capture 300 "$port" 127.0.0.1 ibv_rc_pingpong -d softib0 -i 1 -n 20 -s 4096 -m 1024 ||
 	exit 1
 
 ok=1

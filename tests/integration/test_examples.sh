@@ -22,7 +22,7 @@ run_example()
 	local name=$1 re ok=1
 
 	shift
-	if ! sib_run "$name" 30 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- "$EX/$name"; then
+	if ! sib_run "$name" 120 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- "$EX/$name"; then
 		echo "FAIL: $name: $(sib_status_text "${SIB_RC[$name]}")"
 		ok=0
 	fi

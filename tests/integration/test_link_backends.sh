@@ -14,7 +14,7 @@ sib_need ibv_rc_pingpong ibv_ud_pingpong ss timeout
 sib_need_sm
 
 ITERS=${PINGPONG_ITERS:-100}
-LIMIT=${PINGPONG_LIMIT:-60}
+LIMIT=${PINGPONG_LIMIT:-300}
 failed=()
 ran=0
 

@@ -22,7 +22,7 @@ sib_need ib_send_bw ib_send_lat ib_write_bw ib_write_lat ib_read_bw ib_read_lat 
 sib_need_sm
 
 ITERS=${PERFTEST_ITERS:-10}
-LIMIT=${PERFTEST_LIMIT:-60}
+LIMIT=${PERFTEST_LIMIT:-300}
 BW_HEADER='^ #bytes +#iterations +BW peak\[(MB|Gb)/sec\]'
 LAT_HEADER='^ #bytes +#iterations +t_min\[usec\]'
 ROW='^ +[0-9]+ +[0-9]+ +[0-9]+\.[0-9]+'

@@ -16,7 +16,7 @@ sib_need_sm
 
 # 100 round trips are enough to prove the data path; more only costs time.
 ITERS=${PINGPONG_ITERS:-100}
-LIMIT=${PINGPONG_LIMIT:-60}
+LIMIT=${PINGPONG_LIMIT:-300}
 failed=()
 
 # run_case NAME ITERS PROG ARGS...: PROG ARGS -n ITERS on both sides.

@@ -22,7 +22,7 @@ check()
 	local name=$1
 
 	shift
-	if sib_run "$name" 60 env "$@" "$SOFTIB" run "$HELPER" 200 &&
+	if sib_run "$name" 180 env "$@" "$SOFTIB" run "$HELPER" 200 &&
 		sib_expect "$(sib_out "$name")" '^post_tail: 200 rounds, every burst landed' \
 			"$name: every burst's tail landed"; then
 		grep -h '^post_tail:' "$(sib_out "$name")"

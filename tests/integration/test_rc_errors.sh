@@ -26,7 +26,7 @@ run_case()
 	local name=$1 re=${2:-} out
 
 	out=$(sib_out "$name")
-	if ! sib_run "$name" 60 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- "$helper" "$name"; then
+	if ! sib_run "$name" 300 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- "$helper" "$name"; then
 		echo "FAIL: $name (exit ${SIB_RC[$name]})"
 		sib_show "$name"
 		failed+=("$name")

@@ -17,6 +17,8 @@ SM=$B/softib-sm
 HOLD=$B/helpers/verbs_hold
 for f in "$SOFTIB" "$SM" "$HOLD"; do [ -x "$f" ] || { echo "FAIL: $f not built"; exit 1; }; done
 tmp=$(mktemp -d)
+export SOFTIB_RUN_DIR=$tmp/run # the SMs' key files: this test's own
+mkdir -m 700 "$SOFTIB_RUN_DIR"
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 ports_used=()
@@ -35,12 +37,12 @@ lid_of() { awk '$1 == "port_lid:" { print $2 }' <<<"$1"; }
 P=$(new_port)
 "$SM" --listen 127.0.0.1:$P >"$tmp/fg.out" 2>&1 &
 fg=$!
-for _ in $(seq 50); do grep -q listening "$tmp/fg.out" && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q listening "$tmp/fg.out" && break; sleep 0.1; done
 out=$(SOFTIB_SM=127.0.0.1:$P "$SOFTIB" run ibv_devinfo 2>&1)
 grep -q 'state:[[:space:]]*PORT_ACTIVE (4)' <<<"$out" || bad "foreground SM: port not ACTIVE: $out"
 grep -q 'sm_lid:[[:space:]]*1$' <<<"$out" || bad "foreground SM: sm_lid is not 1"
 lid=$(lid_of "$out")
-for _ in $(seq 30); do grep -q "joined: LID $lid " "$tmp/fg.out" && break; sleep 0.1; done
+for _ in $(seq 100); do grep -q "joined: LID $lid " "$tmp/fg.out" && break; sleep 0.1; done
 cat "$tmp/fg.out"
 grep -q "joined: LID $lid at 127.0.0.1:" "$tmp/fg.out" || bad "foreground SM printed no join line for LID $lid"
 kill $fg; wait $fg 2>/dev/null
@@ -80,20 +82,22 @@ exec 6>&-; wait $holder
 unset SOFTIB_SM
 
 # 4. SMs racing for one address: exactly one remains; it exits when idle.
+#    Each first process returns only once its detached SM has bound the
+#    address or found it taken, so after `wait` the count is final, with
+#    no sleep however slow the machine.
 P=$(new_port)
 for i in 1 2 3 4; do "$SM" --daemon --listen 127.0.0.1:$P --idle-exit 2 & done
-wait  # each first process returns at once (the daemon detaches)
-sleep 0.5
+wait
 n=$(sm_pids "$P" | wc -l)
 [ "$n" -eq 1 ] || bad "$n SMs after a race on port $P, want 1"
-for _ in $(seq 100); do [ -z "$(sm_pids "$P")" ] && break; sleep 0.1; done
-[ -z "$(sm_pids "$P")" ] || bad "daemon with --idle-exit 2 still runs after 10 s"
+for _ in $(seq 300); do [ -z "$(sm_pids "$P")" ] && break; sleep 0.1; done
+[ -z "$(sm_pids "$P")" ] || bad "daemon with --idle-exit 2 still runs after 30 s"
 
 # 5. Capture of a bring-up.
 P=$(new_port)
 "$SM" --listen 127.0.0.1:$P >"$tmp/cap-sm.out" 2>&1 &
 capsm=$!
-for _ in $(seq 50); do grep -q listening "$tmp/cap-sm.out" && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q listening "$tmp/cap-sm.out" && break; sleep 0.1; done
 SOFTIB_SM=127.0.0.1:$P SOFTIB_CAPTURE="$tmp/bringup.pcap" "$SOFTIB" run ibv_devinfo >/dev/null 2>&1
 kill $capsm; wait $capsm 2>/dev/null
 dec=$("$SOFTIB" decode "$tmp/bringup.pcap" 2>&1); rc=$?

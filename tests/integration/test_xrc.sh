@@ -18,7 +18,7 @@ sib_need ibv_xsrq_pingpong ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_sen
 sib_need_sm
 
 ITERS=${XRC_ITERS:-100}
-LIMIT=${XRC_LIMIT:-60}
+LIMIT=${XRC_LIMIT:-300}
 ROW='^ +[0-9]+ +[0-9]+ +[0-9]+\.[0-9]+'
 failed=()
 

@@ -48,6 +48,7 @@ struct world {
 	uint8_t max_dest_rd_atomic; /* for world_connect; 0 means 4 */
 	bool lossy;	   /* packets may arrive damaged (faults): drop what does not decode */
 	bool udp;	   /* links are UDP sockets (world_new_on), not the in-memory hub */
+	bool lookup_pending; /* the receive checks' lookup says "being asked" (-EAGAIN) */
 	uint64_t rx_bad;   /* ... counted here */
 };
 
@@ -72,6 +73,14 @@ static inline int world_resolve(void *arg, uint16_t dlid, const uint8_t *dgid, s
 		}
 	}
 	return -ENOENT;
+}
+
+static inline int world_lookup(void *arg, uint16_t lid, bool refresh, struct sib_endpoint *out)
+{
+	(void)refresh;
+	if (((struct world *)arg)->lookup_pending)
+		return -EAGAIN;
+	return world_resolve(arg, lid, NULL, out);
 }
 
 static inline void world_node_init(struct world *w, int i, uint16_t lid,
@@ -107,6 +116,8 @@ static inline void world_node_init(struct world *w, int i, uint16_t lid,
 		.port = &n->port,
 		.resolve = world_resolve,
 		.resolve_arg = w,
+		.lookup = world_lookup,
+		.lookup_arg = w,
 		.clock = world_clock,
 		.clock_arg = w,
 	};

@@ -3,7 +3,9 @@
  * softib-sm's engine (fabric/sm.c, fabric/sa.c) against real ports (HCAs
  * built with sib_hca_new) over the in-memory link: bring-up to ACTIVE,
  * unique LIDs, a LID given back to its GUID, sweeps dropping a silent port,
- * SA PathRecord and the vendor endpoint record, the port's SA client.
+ * SA PathRecord and the vendor endpoint record, the port's SA client,
+ * ServiceRecords (Set, Delete, Get, GetTable over RMPP, ownership, leases,
+ * records leaving with their port).
  *
  * The fabric sources are compiled into this test (the build links only
  * wire/, memreg/ and transport/ into test programs).
@@ -20,8 +22,13 @@
 #include <unistd.h>
 
 #include "fabric/sa.c"
+#include "fabric/sa_rmpp.c"
+#include "fabric/sa_service.c"
 #include "fabric/sm.c"
 #include "hca/hca.h"
+#include "mgmt/port_up.h"
+#include "wire/smp.h"
+#include "mgmt/sa_query.h"
 #include "wire/sa.h"
 
 #define SEC 1000000000ull
@@ -210,6 +217,343 @@ static void a_returning_guid_gets_its_lid_back(void **state)
 	assert_int_equal(h[0]->node.ports[0].LID, lid);
 	sib_hca_free(h[0]);
 	sib_hca_free(h[1]);
+}
+
+/* A fake port on its own link: what the SM sent it, and answers. */
+struct fake_port {
+	struct sib_link *link;
+	int n;
+	uint8_t mad[IB_MAD_BYTES];
+	struct sib_mad_addr a;
+};
+
+static void fake_rx(void *arg, const uint8_t *buf, size_t len, const struct sib_endpoint *from)
+{
+	struct fake_port *fp = arg;
+	struct ib_packet pkt;
+	const uint8_t *mad;
+
+	(void)from;
+	assert_int_equal(ib_packet_decode(buf, len, &pkt), IB_PKT_OK);
+	mad = sib_mgmt_parse(&pkt, &fp->a);
+	assert_non_null(mad);
+	memcpy(fp->mad, mad, IB_MAD_BYTES);
+	fp->n++;
+}
+
+/* The fake port traps to the SM (trap 128, LID 0). */
+static void fake_trap(struct fixture *f, struct fake_port *fp)
+{
+	struct ib_notice n = { .IsGeneric = 1, .Type = IB_NOTICE_TYPE_URGENT,
+			       .ProducerType = IB_NOTICE_PRODUCER_CA,
+			       .TrapNumber = IB_TRAP_LINK_STATE_CHANGE };
+	uint8_t mad[IB_MAD_BYTES];
+	struct sib_mad_addr a;
+	struct ib_smp smp;
+
+	memset(&smp, 0, sizeof(smp));
+	smp.hdr.BaseVersion = 1;
+	smp.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_LID_ROUTED;
+	smp.hdr.ClassVersion = 1;
+	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_TRAP);
+	smp.hdr.TransactionID = 0x5150;
+	smp.hdr.AttributeID = IB_SMP_ATTR_NOTICE;
+	ib_notice_encode(&n, smp.SMPData);
+	ib_smp_encode(&smp, mad);
+	sib_mad_addr_init(&a, SIB_QP0, 0xffff, 0xffff);
+	assert_int_equal(sib_mgmt_send(fp->link, &a, mad, &f->sm_link->local), 0);
+}
+
+/* The SM's last SMP to the fake port (a DR Get(NodeInfo) after a trap):
+ * answered with port GUID guid, from link `via` (the fake port's own, or
+ * another).  Returns the TID answered. */
+static uint64_t fake_answer_node_info(struct fixture *f, struct fake_port *fp,
+				      struct sib_link *via, uint64_t guid)
+{
+	struct ib_node_info ni = { .BaseVersion = 1, .ClassVersion = 1, .NodeType = 1,
+				   .NumPorts = 1, .NodeGUID = guid - 1, .PortGUID = guid,
+				   .LocalPortNum = 1 };
+	uint8_t mad[IB_MAD_BYTES];
+	struct sib_mad_addr a;
+	struct ib_dr_smp dr;
+
+	fp->n = 0;
+	while (sib_link_poll(fp->link, 8, fake_rx, fp) > 0)
+		;
+	assert_true(fp->n >= 1);
+	assert_int_equal(fp->mad[1], IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
+	ib_dr_smp_decode(&dr, fp->mad);
+	assert_int_equal(dr.AttributeID, IB_SMP_ATTR_NODE_INFO);
+	dr.R = 1;
+	dr.D = 1;
+	dr.Method = IB_MAD_METHOD_GET_RESP & 0x7f;
+	ib_node_info_encode(&ni, dr.SMPData);
+	ib_dr_smp_encode(&dr, mad);
+	sib_mad_addr_init(&a, SIB_QP0, 0xffff, 0xffff);
+	assert_int_equal(sib_mgmt_send(via, &a, mad, &f->sm_link->local), 0);
+	sib_sm_step(&f->sm, f->now);
+	return dr.TransactionID;
+}
+
+/* IBA 13.4.6.4 matches responses by TID; TIDs are guessable, so the SM
+ * also wants the answer from where the request went. */
+static void a_response_counts_only_from_where_the_request_went(void **state)
+{
+	struct fixture *f = *state;
+	struct fake_port fp = { 0 };
+	struct sib_link *evil;
+	struct sib_sm_port *p;
+
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &fp.link), 0);
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &evil), 0);
+	fake_trap(f, &fp);
+	sib_sm_step(&f->sm, f->now);
+	/* The right TID from the wrong socket: no answer. */
+	fake_answer_node_info(f, &fp, evil, 0x0200000000000b01ull);
+	assert_int_equal(f->sm.resp_misrouted, 1);
+	assert_null(sib_sm_port_by_guid(&f->sm, 0x0200000000000b01ull));
+	p = port_by_ep(&f->sm, &fp.link->local);
+	assert_non_null(p);
+	assert_int_equal(p->state, SIB_SMP_GET_NODE_INFO);
+	sib_link_close(evil);
+	sib_link_close(fp.link);
+}
+
+/* A NodeInfo that claims a live port's GUID from another endpoint is
+ * refused; the live port keeps its LID, its endpoint record, and its
+ * place (it answers the SM's challenge). */
+static void a_claim_of_a_live_ports_guid_is_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_hca *h[1];
+	struct fake_port fp = { 0 };
+	struct sib_sm_port *p;
+	uint64_t guid;
+	uint16_t lid;
+
+	h[0] = hca_port_new(f, 0x0200000000000c00ull);
+	settle(f, h, 1);
+	guid = h[0]->node.ports[0].port_guid;
+	lid = h[0]->node.ports[0].LID;
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &fp.link), 0);
+	fake_trap(f, &fp);
+	sib_sm_step(&f->sm, f->now);
+	fake_answer_node_info(f, &fp, fp.link, guid);
+	assert_int_equal(f->sm.claims_refused, 1);
+	p = sib_sm_port_by_guid(&f->sm, guid);
+	assert_non_null(p);
+	assert_true(sib_endpoint_equal(&p->ep, &h[0]->node.mgmt[0].link->local));
+	assert_int_equal(p->lid, lid);
+	/* The challenge is answered: the port stays, the claimant got nothing. */
+	settle(f, h, 1);
+	f->now += SIB_SM_TIMEOUT_NS;
+	settle(f, h, 1);
+	p = sib_sm_port_by_lid(&f->sm, lid);
+	assert_non_null(p);
+	assert_int_equal(p->guid, guid);
+	assert_int_equal(p->state, SIB_SMP_ACTIVE);
+	assert_false(p->challenged);
+	assert_int_equal(sib_sm_known_ports(&f->sm), 1);
+	assert_int_equal(h[0]->node.ports[0].LID, lid);
+	sib_link_close(fp.link);
+	sib_hca_free(h[0]);
+}
+
+/* The same port GUID at a new endpoint while the SM still holds the old
+ * one: refused until the old endpoint fails the challenge, then it keeps
+ * its LID. */
+static void the_same_port_at_a_new_endpoint_keeps_its_lid(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_hca *h[2] = { NULL, NULL };
+	uint16_t lid;
+
+	h[0] = hca_port_new(f, 0x0200000000000d00ull);
+	settle(f, h, 1);
+	lid = h[0]->node.ports[0].LID;
+	sib_hca_free(h[0]); /* gone, but the SM has not swept it yet */
+	h[0] = NULL;
+	h[1] = hca_port_new(f, 0x0200000000000d00ull);
+	settle(f, h, 2);
+	assert_int_equal(f->sm.claims_refused, 1);
+	assert_int_not_equal(h[1]->node.ports[0].state, SIB_PORT_ACTIVE);
+	/* The challenge times out: the old endpoint is gone. */
+	f->now += SIB_SM_TIMEOUT_NS;
+	settle(f, h, 2);
+	assert_null(sib_sm_port_by_lid(&f->sm, lid));
+	/* The port traps again and gets its LID back at its new endpoint. */
+	sib_port_up_start(&h[1]->node, 1);
+	settle(f, h, 2);
+	assert_int_equal(h[1]->node.ports[0].state, SIB_PORT_ACTIVE);
+	assert_int_equal(h[1]->node.ports[0].LID, lid);
+	sib_hca_free(h[1]);
+}
+
+struct lid_events {
+	struct sib_event_sink sink;
+	int lid_change, active;
+};
+
+static void count_lid_events(struct sib_event_sink *sink, enum sib_event ev, void *obj,
+			     unsigned port)
+{
+	(void)obj;
+	(void)port;
+	((struct lid_events *)sink)->lid_change += ev == SIB_EV_LID_CHANGE;
+	((struct lid_events *)sink)->active += ev == SIB_EV_PORT_ACTIVE;
+}
+
+/* The SM restarts (same address, same keys, nothing remembered): the ports
+ * trap again, in another order, and each keeps the LID it reports. */
+static void lids_survive_an_sm_restart(void **state)
+{
+	struct fixture *f = *state;
+	struct lid_events ev = { .sink.deliver = count_lid_events };
+	struct sib_hca_listener l;
+	struct sib_hca *h[3];
+	uint16_t lid[3];
+
+	f->sm.m_key = 0x00c0ffee00c0ffeeull;
+	f->sm.protect_bits = 1;
+	for (unsigned i = 0; i < 3; i++)
+		h[i] = hca_port_new(f, 0x0200000000000e00ull + 0x10 * i);
+	settle(f, h, 3);
+	for (unsigned i = 0; i < 3; i++) {
+		lid[i] = h[i]->node.ports[0].LID;
+		assert_int_equal(h[i]->node.mgmt[0].M_Key, 0x00c0ffee00c0ffeeull);
+	}
+	sib_hca_listen(h[2], &l, &ev.sink);
+	sib_sm_fini(&f->sm);
+	assert_int_equal(sib_sm_init(&f->sm, f->sm_link, 0x0200000000000200ull, f->now), 0);
+	f->sm.m_key = 0x00c0ffee00c0ffeeull;
+	f->sm.protect_bits = 1;
+	for (int i = 2; i >= 0; i--) {
+		sib_port_up_start(&h[i]->node, 1);
+		settle(f, h, 3);
+	}
+	assert_int_equal(sib_sm_active_ports(&f->sm), 3);
+	for (unsigned i = 0; i < 3; i++) {
+		assert_int_equal(h[i]->node.ports[0].state, SIB_PORT_ACTIVE);
+		assert_int_equal(h[i]->node.ports[0].LID, lid[i]);
+		assert_non_null(sib_sm_port_by_lid(&f->sm, lid[i]));
+	}
+	assert_int_equal(ev.lid_change, 0);
+	sib_hca_unlisten(h[2], &l);
+
+	/* An SM with other keys (the key file lost) cannot renumber them. */
+	sib_sm_fini(&f->sm);
+	assert_int_equal(sib_sm_init(&f->sm, f->sm_link, 0x0200000000000300ull, f->now), 0);
+	f->sm.m_key = 0x1234;
+	f->sm.next_lid = 0x40;
+	sib_port_up_start(&h[0]->node, 1);
+	for (int i = 0; i < 8; i++) {
+		settle(f, h, 3);
+		f->now += SIB_SM_TIMEOUT_NS;
+	}
+	assert_int_equal(h[0]->node.ports[0].LID, lid[0]);
+	assert_true(h[0]->node.mgmt[0].M_KeyViolations >= 1);
+	for (unsigned i = 0; i < 3; i++)
+		sib_hca_free(h[i]);
+}
+
+/* A LID the SM remembers (its LID cache) goes back to its GUID. */
+static void a_remembered_lid_goes_back_to_its_guid(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_hca *h[1];
+
+	sib_sm_remember_lid(&f->sm, 0x0200000000000f01ull, 0x77);
+	h[0] = hca_port_new(f, 0x0200000000000f00ull);
+	settle(f, h, 1);
+	assert_int_equal(h[0]->node.ports[0].LID, 0x77);
+	sib_hca_free(h[0]);
+}
+
+/* Two SMs of one subnet (same SM_Key): one is master, the other stands by
+ * and takes over when the master stops; an SM of another subnet is
+ * ignored. */
+static void a_second_sm_stands_by_and_takes_over(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_link *l2, *l3;
+	struct sib_sm sm2, sm3;
+	struct sib_sm *master, *standby;
+	struct sib_hca *h[1];
+	char list[2 * SIB_ENDPOINT_STRLEN + 2], e1[SIB_ENDPOINT_STRLEN], e2[SIB_ENDPOINT_STRLEN];
+	struct sib_link *port_link;
+	struct sib_hca_opts o = { 0 };
+	uint16_t lid;
+
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &l2), 0);
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &l3), 0);
+	assert_int_equal(sib_sm_init(&sm2, l2, 0x0200000000000900ull, f->now), 0);
+	assert_int_equal(sib_sm_init(&sm3, l3, 0x0200000000000050ull, f->now), 0);
+	f->sm.sm_key = sm2.sm_key = 0x5eed;
+	sm3.sm_key = 0xf00d; /* another subnet, lower GUID: it would go first */
+	f->sm.m_key = sm2.m_key = 0xabcd;
+	assert_int_equal(sib_sm_add_peer(&f->sm, &l2->local), 0);
+	assert_int_equal(sib_sm_add_peer(&f->sm, &l3->local), 0);
+	assert_int_equal(sib_sm_add_peer(&sm2, &f->sm_link->local), 0);
+	for (int i = 0; i < 20; i++) {
+		sib_sm_step(&f->sm, f->now);
+		sib_sm_step(&sm2, f->now);
+		sib_sm_step(&sm3, f->now);
+		f->now += SIB_SM_TIMEOUT_NS / 2;
+	}
+	/* f->sm has the lower GUID of the two of the subnet: it is master. */
+	assert_int_equal(f->sm.state, IB_SM_STATE_MASTER);
+	assert_int_equal(sm2.state, IB_SM_STATE_STANDBY);
+	assert_int_equal(sm3.state, IB_SM_STATE_MASTER);
+	master = &f->sm;
+	standby = &sm2;
+
+	/* A port configured with both addresses joins the master. */
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &port_link), 0);
+	snprintf(list, sizeof(list), "%s,%s", sib_endpoint_str(&f->sm_link->local, e1),
+		 sib_endpoint_str(&l2->local, e2));
+	o.link = port_link;
+	o.sm = list;
+	o.no_thread = o.no_bringup_wait = o.no_spawn = true;
+	o.node_guid = 0x0200000000000a00ull;
+	h[0] = sib_hca_new(&o);
+	assert_non_null(h[0]);
+	for (int i = 0; i < 20; i++) {
+		sib_sm_step(master, f->now);
+		sib_sm_step(standby, f->now);
+		sib_progress_poll(h[0]);
+	}
+	assert_int_equal(h[0]->node.ports[0].state, SIB_PORT_ACTIVE);
+	assert_int_equal(h[0]->node.mgmt[0].sm_index, 0);
+	assert_int_equal(sib_sm_known_ports(standby), 0);
+	lid = h[0]->node.ports[0].LID;
+
+	/* The master stops.  The standby misses it for 3 sweeps and takes
+	 * over; the port, silent too long, traps to both and follows. */
+	for (int i = 0; i < 4 * (int)SIB_SM_MAX_MISSED && standby->state != IB_SM_STATE_MASTER; i++) {
+		f->now += standby->sweep_ns;
+		for (int k = 0; k < 4; k++) {
+			sib_sm_step(standby, f->now);
+			f->now += SIB_SM_TIMEOUT_NS;
+		}
+	}
+	assert_int_equal(standby->state, IB_SM_STATE_MASTER);
+	h[0]->node.mgmt[0].sm_silent = true;
+	for (int round = 0; round < 3; round++) {
+		sib_port_up_start(&h[0]->node, 1);
+		for (int i = 0; i < 20; i++) {
+			sib_sm_step(standby, f->now);
+			sib_progress_poll(h[0]);
+		}
+	}
+	assert_int_equal(h[0]->node.ports[0].LID, lid);
+	assert_int_equal(h[0]->node.mgmt[0].sm_index, 1);
+	assert_non_null(sib_sm_port_by_lid(standby, lid));
+
+	sib_hca_free(h[0]);
+	sib_sm_fini(&sm2);
+	sib_sm_fini(&sm3);
+	sib_link_close(l2);
+	sib_link_close(l3);
 }
 
 struct got {
@@ -509,6 +853,112 @@ static void sa_client_times_out_without_an_sm_and_refuses_inactive_ports(void **
 	sib_hca_free(h[0]);
 }
 
+static struct ib_service_record service(struct sib_hca *h, uint64_t sid, uint8_t tag)
+{
+	struct ib_service_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.ServiceID = sid;
+	memcpy(r.ServiceGID.raw, h->node.ports[0].GID[0], 16);
+	r.ServiceP_Key = 0xffff;
+	r.ServiceLease = 0xffffffffu;
+	r.ServiceKey[0] = 0x5a;
+	snprintf((char *)r.ServiceName, sizeof(r.ServiceName), "test %u", tag);
+	r.ServiceData8[15] = tag;
+	return r;
+}
+
+static void sa_service_records_register_find_and_leave(void **state)
+{
+	struct fixture *f = *state;
+	struct sm_thread t = { .f = f, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct ib_service_record r, q, *out;
+	struct sib_sa_answer ans;
+	uint8_t rec[IB_SERVICE_RECORD_BYTES];
+	struct sib_hca *h[2];
+	pthread_t th;
+	unsigned n;
+
+	h[0] = hca_port_new(f, 0x0200000000000a00ull);
+	h[1] = hca_port_new(f, 0x0200000000000b00ull);
+	settle(f, h, 2);
+	assert_int_equal(pthread_create(&th, NULL, sm_main, &t), 0);
+
+	/* Five records: a GetTable of all of them is five RMPP segments. */
+	for (uint8_t i = 1; i <= 5; i++) {
+		r = service(h[0], 0x1000 + (i % 2), i);
+		r.ServiceP_Key = (uint16_t)(0xff00 | i);
+		assert_int_equal(sib_sa_service_set(&h[0]->node, 1, &r), 0);
+	}
+	memset(&q, 0, sizeof(q));
+	assert_int_equal(sib_sa_service_table(&h[1]->node, 1, &q, 0, &out, &n), 0);
+	assert_int_equal(n, 5);
+	for (unsigned i = 0; i < n; i++)
+		assert_memory_equal(out[i].ServiceGID.raw, h[0]->node.ports[0].GID[0], 16);
+	free(out);
+	/* By a ServiceData8 byte: one. */
+	q.ServiceData8[15] = 3;
+	assert_int_equal(sib_sa_service_table(&h[1]->node, 1, &q, IB_SA_COMP(7 + 15), &out, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal((char *)out[0].ServiceName, "test 3");
+	free(out);
+	/* By ServiceID: the odd ones. */
+	q.ServiceID = 0x1001;
+	assert_int_equal(sib_sa_service_table(&h[1]->node, 1, &q, IB_SR_COMP_SERVICE_ID, &out, &n),
+			 0);
+	assert_int_equal(n, 3);
+	free(out);
+	/* Get must find exactly one. */
+	ib_service_record_encode(&q, rec);
+	assert_int_equal(sib_sa_query(&h[1]->node, 1, IB_MAD_METHOD_GET, IB_SA_ATTR_SERVICE_RECORD,
+				      IB_SR_COMP_SERVICE_ID, rec, sizeof(rec), &ans),
+			 0);
+	assert_int_equal(ans.status, IB_SA_STATUS_TOO_MANY_RECORDS);
+	sib_sa_answer_free(&ans);
+	/* Someone else's GID, or the wrong key: refused. */
+	r = service(h[0], 0x2000, 9);
+	assert_int_equal(sib_sa_service_set(&h[1]->node, 1, &r), -EACCES);
+	r = service(h[0], 0x1001, 1);
+	r.ServiceP_Key = 0xff01;
+	r.ServiceKey[0] = 0x77;
+	assert_int_equal(sib_sa_service_delete(&h[0]->node, 1, &r), -EACCES);
+	r.ServiceKey[0] = 0x5a;
+	assert_int_equal(sib_sa_service_delete(&h[0]->node, 1, &r), 0);
+	assert_int_equal(sib_sa_service_delete(&h[0]->node, 1, &r), -ENOENT);
+	memset(&q, 0, sizeof(q));
+	assert_int_equal(sib_sa_service_table(&h[1]->node, 1, &q, 0, &out, &n), 0);
+	assert_int_equal(n, 4);
+	free(out);
+
+	/* A lease of 1 s ends; the port's own records leave with it. */
+	pthread_mutex_lock(&t.lock);
+	r = service(h[1], 0x3000, 1);
+	r.ServiceLease = 1;
+	pthread_mutex_unlock(&t.lock);
+	assert_int_equal(sib_sa_service_set(&h[1]->node, 1, &r), 0);
+	assert_int_equal(f->sm.sa->nservices, 5);
+	pthread_mutex_lock(&t.lock);
+	f->now += 2 * SEC;
+	pthread_mutex_unlock(&t.lock);
+	while (1) {
+		pthread_mutex_lock(&t.lock);
+		n = f->sm.sa->nservices;
+		pthread_mutex_unlock(&t.lock);
+		if (n == 4)
+			break;
+		usleep(1000);
+	}
+	pthread_mutex_lock(&t.lock);
+	t.stop = true;
+	pthread_mutex_unlock(&t.lock);
+	pthread_join(th, NULL);
+	sib_hca_free(h[0]);
+	h[0] = NULL;
+	sweep_until(f, h, 2, 1);
+	assert_int_equal(f->sm.sa->nservices, 0);
+	sib_hca_free(h[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -522,6 +972,13 @@ int main(void)
 		T(sa_finds_a_port_told_active_before_its_getresp_arrives),
 		T(sa_client_resolves_and_caches),
 		T(sa_client_times_out_without_an_sm_and_refuses_inactive_ports),
+		T(a_response_counts_only_from_where_the_request_went),
+		T(a_claim_of_a_live_ports_guid_is_refused),
+		T(the_same_port_at_a_new_endpoint_keeps_its_lid),
+		T(lids_survive_an_sm_restart),
+		T(a_remembered_lid_goes_back_to_its_guid),
+		T(a_second_sm_stands_by_and_takes_over),
+		T(sa_service_records_register_find_and_leave),
 #undef T
 	};
 

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,7 +18,9 @@
 #include "mgmt/mad_packet.h"
 #include "mgmt/port_up.h"
 #include "hca/progress.h"
+#include "mgmt/perf_agent.h"
 #include "mgmt/sma.h"
+#include "wire/perfmgt.h"
 #include "wire/smp.h"
 
 struct fixture {
@@ -340,19 +344,63 @@ static void got_rx(void *arg, const uint8_t *buf, size_t len, const struct sib_e
 	g->n++;
 }
 
+/* The fake SM answers the port's SubnGet(SMInfo) (the MAD in g) with
+ * SMState state, from link l. */
+static void sminfo_answer(struct fixture *f, struct sib_link *l, const struct got *g, uint8_t state)
+{
+	struct sib_link *port_link = f->hca->node.mgmt[0].link;
+	struct ib_sm_info si = { .GUID = 0x0200000000000abcull, .SMState = state };
+	uint8_t mad[IB_MAD_BYTES];
+	struct sib_mad_addr a;
+	struct ib_smp smp;
+
+	ib_smp_decode(&smp, g->mad);
+	assert_int_equal(smp.hdr.AttributeID, IB_SMP_ATTR_SM_INFO);
+	assert_int_equal(ib_mad_method(&smp.hdr), IB_MAD_METHOD_GET);
+	assert_int_equal(smp.M_Key, 0); /* a port never hands out a key */
+	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_GET_RESP);
+	ib_sm_info_encode(&si, smp.SMPData);
+	ib_smp_encode(&smp, mad);
+	sib_mad_addr_init(&a, SIB_QP0, 0xffff, 1);
+	assert_int_equal(sib_mgmt_send(l, &a, mad, &port_link->local), 0);
+	sib_progress_poll(f->hca);
+}
+
+/* What the port sent the SM since the last look: the trap in *trap and
+ * the SMInfo query in *sminfo (either may be absent: n counts). */
+static int sm_inbox(struct sib_link *l, struct got *trap, struct got *sminfo)
+{
+	struct got g;
+	int n = 0;
+
+	trap->n = sminfo->n = 0;
+	for (;;) {
+		memset(&g, 0, sizeof(g));
+		if (sib_link_poll(l, 1, got_rx, &g) != 1)
+			return n;
+		n++;
+		if (g.mad[3] == IB_MAD_METHOD_TRAP)
+			*trap = g;
+		else
+			*sminfo = g;
+	}
+}
+
 static void trap_goes_to_the_sm_and_smp_is_answered_over_the_link(void **state)
 {
 	struct fixture *f = *state;
 	struct sib_link *port_link = f->hca->node.mgmt[0].link;
-	struct got g = { 0 };
+	struct got g = { 0 }, q = { 0 };
 	struct sib_mad_addr a;
 	struct ib_notice n;
 	struct ib_smp smp;
 	uint8_t mad[IB_MAD_BYTES];
 
 	/* sib_hca_new sent the bring-up trap: a LID-routed SubnTrap(Notice)
-	 * on VL15 to QP0, trap 128 from a CA. */
-	assert_int_equal(sib_link_poll(f->sm_link, 8, got_rx, &g), 1);
+	 * on VL15 to QP0, trap 128 from a CA; and asked the SM for SMInfo. */
+	assert_int_equal(sm_inbox(f->sm_link, &g, &q), 2);
+	assert_int_equal(g.n, 1);
+	assert_int_equal(q.n, 1);
 	ib_smp_decode(&smp, g.mad);
 	assert_int_equal(ib_mad_method(&smp.hdr), IB_MAD_METHOD_TRAP);
 	assert_int_equal(smp.hdr.AttributeID, IB_SMP_ATTR_NOTICE);
@@ -364,14 +412,20 @@ static void trap_goes_to_the_sm_and_smp_is_answered_over_the_link(void **state)
 	assert_int_equal(n.ProducerType, IB_NOTICE_PRODUCER_CA);
 	assert_true(sib_endpoint_equal(&g.from, &port_link->local));
 
-	/* The SM's TrapRepress is heard. */
+	/* The SM verifies itself: SMInfo says MASTER, from its address. */
+	assert_false(f->hca->node.mgmt[0].sm_heard);
+	sminfo_answer(f, f->sm_link, &q, IB_SM_STATE_MASTER);
+	assert_true(f->hca->node.mgmt[0].sm_heard);
+	assert_true(sib_endpoint_equal(&f->hca->node.mgmt[0].sm_ep, &f->sm_link->local));
+
+	/* Its TrapRepress is heard. */
 	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_TRAP_REPRESS);
 	ib_smp_encode(&smp, mad);
 	sib_mad_addr_init(&a, SIB_QP0, 0xffff, 1);
+	f->hca->node.mgmt[0].last_smp_ns = 0;
 	assert_int_equal(sib_mgmt_send(f->sm_link, &a, mad, &port_link->local), 0);
-	assert_false(f->hca->node.mgmt[0].sm_heard);
 	sib_progress_poll(f->hca);
-	assert_true(f->hca->node.mgmt[0].sm_heard);
+	assert_true(f->hca->node.mgmt[0].last_smp_ns > 0);
 
 	/* A DR SubnGet(NodeInfo) over the link comes back as a GetResp. */
 	dr_smp(mad, 1, 1, 0);
@@ -382,6 +436,351 @@ static void trap_goes_to_the_sm_and_smp_is_answered_over_the_link(void **state)
 	assert_int_equal(g.mad[1], IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE);
 	assert_int_equal(g.mad[3], IB_MAD_METHOD_GET_RESP);
 	assert_int_equal(g.a.DLID, SIB_LID_PERMISSIVE);
+}
+
+/*
+ * The attack this stops: any SMP made its sender the port's SM, whose SA
+ * answers then placed the port's peers.  Now SMPs from a stranger are
+ * answered and change nothing; an SMInfo answer counts only from a
+ * configured SM address and only as MASTER.
+ */
+static void a_stranger_never_becomes_the_ports_sm(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_link *port_link = f->hca->node.mgmt[0].link, *evil;
+	struct got g = { 0 }, q = { 0 };
+	struct sib_mad_addr a;
+	uint8_t mad[IB_MAD_BYTES];
+
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &evil), 0);
+	assert_int_equal(sm_inbox(f->sm_link, &g, &q), 2);
+	/* The stranger's Get is answered... */
+	dr_smp(mad, 1, 1, 0);
+	sib_mad_addr_init(&a, SIB_QP0, 0xffff, 0xffff);
+	assert_int_equal(sib_mgmt_send(evil, &a, mad, &port_link->local), 0);
+	sib_progress_poll(f->hca);
+	assert_int_equal(sib_link_poll(evil, 8, got_rx, &g), 1);
+	/* ...but makes it nobody's SM, and its SMInfo answer (even with our
+	 * TID) counts for nothing. */
+	assert_false(f->hca->node.mgmt[0].sm_heard);
+	sminfo_answer(f, evil, &q, IB_SM_STATE_MASTER);
+	assert_false(f->hca->node.mgmt[0].sm_heard);
+	/* The configured SM answering STANDBY is not master either. */
+	sminfo_answer(f, f->sm_link, &q, IB_SM_STATE_STANDBY);
+	assert_false(f->hca->node.mgmt[0].sm_heard);
+	sminfo_answer(f, f->sm_link, &q, IB_SM_STATE_MASTER);
+	assert_true(f->hca->node.mgmt[0].sm_heard);
+	/* The stranger's SMPs never feed the silence watch either. */
+	f->hca->node.mgmt[0].last_smp_ns = 0;
+	dr_smp(mad, 1, 1, 0);
+	assert_int_equal(sib_mgmt_send(evil, &a, mad, &port_link->local), 0);
+	sib_progress_poll(f->hca);
+	assert_int_equal(f->hca->node.mgmt[0].last_smp_ns, 0);
+	sib_link_close(evil);
+}
+
+/* Runs a LID-routed SMP with M_Key key through the SMA (from: NULL, the
+ * owner); true when it was answered, with the response in *resp. */
+static bool sma_keyed(struct sib_hca *hca, uint8_t method, uint16_t attr, uint64_t key,
+		      const uint8_t *data, const struct sib_endpoint *from, struct ib_smp *resp)
+{
+	uint8_t in[IB_MAD_BYTES], out[IB_MAD_BYTES];
+	struct sib_mad_addr a;
+	struct ib_smp smp;
+
+	lid_smp(in, method, attr, 0, data);
+	ib_smp_decode(&smp, in);
+	smp.M_Key = key;
+	ib_smp_encode(&smp, in);
+	sib_mad_addr_init(&a, SIB_QP0, 7, 0x66);
+	if (!sib_sma_handle(&hca->node, 1, &a, in, from, out))
+		return false;
+	ib_smp_decode(resp, out);
+	return true;
+}
+
+/* SubnSet(PortInfo) as an SM: LID 7, ARMED, with the given key fields. */
+static void port_info_keys(uint8_t *data, uint64_t m_key, uint8_t bits, uint16_t lease,
+			   uint16_t lid)
+{
+	struct ib_port_info pi;
+
+	memset(&pi, 0, sizeof(pi));
+	pi.LID = lid;
+	pi.MasterSMLID = 1;
+	pi.PortState = IB_PORT_STATE_ARMED;
+	pi.M_Key = m_key;
+	pi.M_KeyProtectBits = bits;
+	pi.M_KeyLeasePeriod = lease;
+	ib_port_info_encode(&pi, data);
+}
+
+#define KEY 0x1122aabbccddeeffull
+
+static void m_key_and_protect_bits_are_stored_as_the_sm_sets_them(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t data[IB_SMP_DATA_BYTES];
+	struct ib_port_info pi;
+	struct ib_smp r;
+
+	port_info_keys(data, KEY, 3, 60, 7);
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data, NULL, &r));
+	assert_int_equal(r.hdr.Status, 0);
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, KEY, NULL, NULL, &r));
+	ib_port_info_decode(&pi, r.SMPData);
+	assert_int_equal(pi.M_Key, KEY);
+	assert_int_equal(pi.M_KeyProtectBits, 3);
+	assert_int_equal(pi.M_KeyLeasePeriod, 60);
+	assert_int_equal(pi.M_KeyViolations, 0);
+	assert_int_equal(pi.LID, 7);
+}
+
+/* IBA 14.2.4.1, level by level. */
+static void a_wrong_m_key_is_refused_as_the_protection_level_says(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_port_mgmt *pm = &f->hca->node.mgmt[0];
+	uint8_t data[IB_SMP_DATA_BYTES], evil[IB_SMP_DATA_BYTES];
+	struct ib_port_info pi;
+	struct ib_smp r;
+
+	port_info_keys(data, KEY, 1, 0, 7);
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data, NULL, &r));
+	/* Level 1: a Get without the key is answered, M_Key reads 0. */
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 5, NULL, NULL, &r));
+	ib_port_info_decode(&pi, r.SMPData);
+	assert_int_equal(pi.M_Key, 0);
+	assert_int_equal(pi.M_KeyProtectBits, 1);
+	assert_int_equal(pi.M_KeyViolations, 0);
+	/* A Set without the key is discarded: no answer, nothing changes,
+	 * a violation is counted. */
+	port_info_keys(evil, 0, 0, 0, 99);
+	assert_false(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, evil, NULL, &r));
+	assert_false(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, KEY + 1, evil, NULL,
+			       &r));
+	assert_int_equal(f->hca->node.ports[0].LID, 7);
+	assert_int_equal(pm->M_Key, KEY);
+	assert_int_equal(pm->M_KeyViolations, 2);
+	/* So is a TrapRepress without it (it gets no answer either way). */
+	assert_false(sma_keyed(f->hca, IB_MAD_METHOD_TRAP_REPRESS, IB_SMP_ATTR_NOTICE, 0, NULL, NULL,
+			       &r));
+	assert_int_equal(pm->M_KeyViolations, 3);
+	/* Level 0: the Get shows the key. */
+	port_info_keys(data, KEY, 0, 0, 7);
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, KEY, data, NULL, &r));
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL, NULL, &r));
+	ib_port_info_decode(&pi, r.SMPData);
+	assert_int_equal(pi.M_Key, KEY);
+	assert_int_equal(pi.M_KeyViolations, 3);
+	/* Levels 2 and 3: even a Get without the key is discarded. */
+	for (uint8_t bits = 2; bits <= 3; bits++) {
+		port_info_keys(data, KEY, bits, 0, 7);
+		assert_true(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, KEY, data,
+				      NULL, &r));
+		assert_false(sma_keyed(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL,
+				       NULL, &r));
+		assert_true(sma_keyed(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, KEY, NULL,
+				      NULL, &r));
+	}
+	assert_int_equal(pm->M_KeyViolations, 5);
+	assert_true(pm->smp_refused >= 5);
+}
+
+/* IBA 14.2.4.2: a violation starts the lease; an SMP with the key stops
+ * it; when it runs out the protection falls to level 0. */
+static void the_m_key_lease_runs_out_unless_the_sm_shows_the_key(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_port_mgmt *pm = &f->hca->node.mgmt[0];
+	uint8_t data[IB_SMP_DATA_BYTES];
+	struct ib_port_info pi;
+	struct ib_smp r;
+
+	port_info_keys(data, KEY, 2, 1, 7);
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data, NULL, &r));
+	assert_false(sma_keyed(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL, NULL, &r));
+	assert_true(pm->mkey_lease_end_ns != 0);
+	/* The SM's next SMP carries the key: the lease stops. */
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, KEY, NULL, NULL, &r));
+	assert_int_equal(pm->mkey_lease_end_ns, 0);
+	usleep(1100 * 1000);
+	assert_false(sma_keyed(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL, NULL, &r));
+	/* Now nobody shows the key for a whole lease period (1 s). */
+	usleep(1100 * 1000);
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL, NULL, &r));
+	ib_port_info_decode(&pi, r.SMPData);
+	assert_int_equal(pi.M_KeyProtectBits, 0);
+	assert_int_equal(pi.M_Key, KEY); /* readable: a new SM can take over */
+	/* Sets still need the key. */
+	port_info_keys(data, 0, 0, 0, 8);
+	assert_false(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data, NULL, &r));
+	assert_int_equal(f->hca->node.ports[0].LID, 7);
+}
+
+/* Trap 256 reaches the port's verified SM with the facts of the attempt. */
+static void a_bad_m_key_sends_trap_256_to_the_sm(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_port_mgmt *pm = &f->hca->node.mgmt[0];
+	uint8_t data[IB_SMP_DATA_BYTES];
+	struct ib_notice_bad_m_key d;
+	struct got g = { 0 }, q = { 0 };
+	struct ib_notice n;
+	struct ib_smp r, smp;
+
+	assert_int_equal(sm_inbox(f->sm_link, &g, &q), 2);
+	sminfo_answer(f, f->sm_link, &q, IB_SM_STATE_MASTER);
+	port_info_keys(data, KEY, 1, 0, 7);
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data, NULL, &r));
+	pm->mkey_trap_ns = 0;
+	assert_false(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0xbad, data, NULL,
+			       &r));
+	assert_int_equal(sm_inbox(f->sm_link, &g, &q), 1);
+	assert_int_equal(g.n, 1);
+	ib_smp_decode(&smp, g.mad);
+	ib_notice_decode(&n, smp.SMPData);
+	assert_int_equal(n.TrapNumber, IB_TRAP_BAD_M_KEY);
+	assert_int_equal(n.Type, IB_NOTICE_TYPE_SECURITY);
+	assert_int_equal(n.IssuerLID, 7);
+	ib_notice_bad_m_key_decode(&d, n.DataDetails);
+	assert_int_equal(d.LIDADDR, 0x66);
+	assert_int_equal(d.Method, IB_MAD_METHOD_SET);
+	assert_int_equal(d.AttributeID, IB_SMP_ATTR_PORT_INFO);
+	assert_int_equal(d.M_Key, 0xbad);
+	assert_int_equal(d.DRNotice, 0);
+}
+
+/* Before any SM keyed the port, only its configured SM addresses may Set
+ * it; Gets are anyone's. */
+static void an_unkeyed_port_takes_sets_only_from_its_sm(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t data[IB_SMP_DATA_BYTES];
+	struct sib_endpoint stranger;
+	struct ib_smp r;
+
+	assert_int_equal(sib_endpoint_parse("192.0.2.99:4791", 0, &stranger), 0);
+	port_info_keys(data, 0, 0, 0, 7);
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL, &stranger,
+			      &r));
+	assert_false(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data, &stranger,
+			       &r));
+	assert_int_equal(f->hca->node.ports[0].LID, 0);
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data,
+			      &f->sm_link->local, &r));
+	assert_int_equal(f->hca->node.ports[0].LID, 7);
+}
+
+/* A second master (a standby that took over) is the port's SM only once
+ * it showed the port's M_Key, and only while the current one is silent. */
+static void a_new_master_must_show_the_ports_m_key(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_port_mgmt *pm = &f->hca->node.mgmt[0];
+	struct sib_link *port_link = pm->link, *sm2;
+	char list[2 * SIB_ENDPOINT_STRLEN + 2], e1[SIB_ENDPOINT_STRLEN], e2[SIB_ENDPOINT_STRLEN];
+	uint8_t data[IB_SMP_DATA_BYTES];
+	struct got g = { 0 }, q = { 0 };
+	struct ib_smp r;
+
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &sm2), 0);
+	snprintf(list, sizeof(list), "%s,%s", sib_endpoint_str(&f->sm_link->local, e1),
+		 sib_endpoint_str(&sm2->local, e2));
+	assert_int_equal(sib_port_sm_config(pm, list), 0);
+	assert_int_equal(pm->n_sm_addr, 2);
+	assert_int_equal(sm_inbox(f->sm_link, &g, &q), 2);
+	sminfo_answer(f, f->sm_link, &q, IB_SM_STATE_MASTER);
+	assert_int_equal(pm->sm_index, 0);
+	port_info_keys(data, KEY, 1, 0, 7);
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data,
+			      &f->sm_link->local, &r));
+	/* The second SM claims MASTER: not while the first speaks. */
+	pm->sm_keyed[1] = true;
+	sminfo_answer(f, sm2, &q, IB_SM_STATE_MASTER);
+	assert_int_equal(pm->sm_index, 0);
+	/* The first went silent; the second has not shown our key. */
+	pm->sm_keyed[1] = false;
+	pm->sm_silent = true;
+	sminfo_answer(f, sm2, &q, IB_SM_STATE_MASTER);
+	assert_int_equal(pm->sm_index, 0);
+	/* It configures us with the key (a standby shares the key file). */
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, KEY, NULL,
+			      &sm2->local, &r));
+	assert_true(pm->sm_keyed[1]);
+	sminfo_answer(f, sm2, &q, IB_SM_STATE_MASTER);
+	assert_int_equal(pm->sm_index, 1);
+	assert_true(sib_endpoint_equal(&pm->sm_ep, &sm2->local));
+	(void)port_link;
+	sib_link_close(sm2);
+}
+
+/* A PerfMgt Get through the link, as perfquery sends it; the answer. */
+static uint16_t perf_ask(struct fixture *f, uint8_t method, uint16_t attr, uint8_t port_select,
+			 uint8_t *resp)
+{
+	struct sib_link *port_link = f->hca->node.mgmt[0].link;
+	uint8_t mad[IB_MAD_BYTES];
+	struct sib_mad_addr a;
+	struct ib_mad_hdr h;
+	struct got g = { 0 }, q = { 0 };
+
+	sm_inbox(f->sm_link, &g, &q); /* what bring-up sent */
+	memset(mad, 0, sizeof(mad));
+	memset(&h, 0, sizeof(h));
+	h.BaseVersion = 1;
+	h.MgmtClass = IB_MGMT_CLASS_PERF;
+	h.ClassVersion = 1;
+	ib_mad_set_method(&h, method);
+	h.TransactionID = 0x7e57;
+	h.AttributeID = attr;
+	ib_mad_hdr_encode(&h, mad);
+	mad[IB_PERF_DATA_OFFSET + 1] = port_select;
+	sib_mad_addr_init(&a, SIB_QP1, 0xffff, 9);
+	a.SrcQP = 1;
+	assert_int_equal(sib_mgmt_send(f->sm_link, &a, mad, &port_link->local), 0);
+	sib_progress_poll(f->hca);
+	g.n = 0;
+	assert_int_equal(sib_link_poll(f->sm_link, 8, got_rx, &g), 1);
+	assert_int_equal(g.a.DestQP, 1);
+	assert_int_equal(g.a.Q_Key, SIB_GSI_Q_KEY);
+	memcpy(resp, g.mad, IB_MAD_BYTES);
+	ib_mad_hdr_decode(&h, resp);
+	assert_int_equal(ib_mad_method(&h), IB_MAD_METHOD_GET_RESP);
+	assert_int_equal(h.TransactionID, 0x7e57);
+	return h.Status;
+}
+
+/* What perfquery reads: ClassPortInfo, PortCounters, PortCountersExtended;
+ * counters nobody may clear. */
+static void perfmgt_answers_port_counters(void **state)
+{
+	struct fixture *f = *state;
+	struct ib_class_port_info cpi;
+	struct ib_port_counters pc;
+	struct ib_port_counters_ext x;
+	uint8_t r[IB_MAD_BYTES];
+
+	assert_int_equal(perf_ask(f, IB_MAD_METHOD_GET, IB_PERF_ATTR_CLASS_PORT_INFO, 0, r), 0);
+	ib_class_port_info_decode(&cpi, r + IB_PERF_DATA_OFFSET);
+	assert_int_equal(cpi.ClassVersion, 1);
+	assert_true(cpi.CapabilityMask & IB_PERF_CAP_EXT_WIDTH);
+	assert_int_equal(perf_ask(f, IB_MAD_METHOD_GET, IB_PERF_ATTR_PORT_COUNTERS, 1, r), 0);
+	ib_port_counters_decode(&pc, r + IB_PERF_DATA_OFFSET);
+	assert_int_equal(pc.PortSelect, 1);
+	assert_true(pc.PortXmitPkts >= 2); /* the bring-up trap and SMInfo query at least */
+	assert_true(pc.PortXmitData >= pc.PortXmitPkts * 256 / 4);
+	assert_true(pc.PortRcvPkts >= 1);
+	assert_int_equal(perf_ask(f, IB_MAD_METHOD_GET, IB_PERF_ATTR_PORT_COUNTERS_EXT, 1, r), 0);
+	ib_port_counters_ext_decode(&x, r + IB_PERF_DATA_OFFSET);
+	assert_true(x.PortXmitPkts >= pc.PortXmitPkts);
+	assert_int_equal(x.PortUnicastXmitPkts, x.PortXmitPkts);
+	assert_int_equal(perf_ask(f, IB_MAD_METHOD_GET, IB_PERF_ATTR_PORT_COUNTERS, 2, r),
+			 IB_MAD_STATUS_INVALID_FIELD);
+	assert_int_equal(perf_ask(f, IB_MAD_METHOD_SET, IB_PERF_ATTR_PORT_COUNTERS, 1, r),
+			 IB_MAD_STATUS_UNSUP_METHOD_ATTR);
+	assert_int_equal(perf_ask(f, IB_MAD_METHOD_GET, IB_PERF_ATTR_PORT_SAMPLES_CONTROL, 1, r),
+			 IB_MAD_STATUS_UNSUP_METHOD_ATTR);
 }
 
 static int data_hook_calls;
@@ -501,11 +900,21 @@ int main(void)
 		T(unsupported_requests_get_the_iba_status),
 		T(directed_route_smp_is_answered_on_the_return_path),
 		T(trap_goes_to_the_sm_and_smp_is_answered_over_the_link),
+		T(a_stranger_never_becomes_the_ports_sm),
+		T(m_key_and_protect_bits_are_stored_as_the_sm_sets_them),
+		T(a_wrong_m_key_is_refused_as_the_protection_level_says),
+		T(the_m_key_lease_runs_out_unless_the_sm_shows_the_key),
+		T(a_bad_m_key_sends_trap_256_to_the_sm),
+		T(an_unkeyed_port_takes_sets_only_from_its_sm),
+		T(a_new_master_must_show_the_ports_m_key),
+		T(perfmgt_answers_port_counters),
 		T(progress_dispatches_data_to_the_hook_and_counts_bad_packets),
 		T(timers_run_once_when_due_and_cancel_disarms),
 		T(progress_thread_runs_timers_while_the_caller_sleeps),
 #undef T
 	};
 
+	/* The refusals warn, as they should; keep the output clean. */
+	setenv("SOFTIB_LOG", "error", 0);
 	return cmocka_run_group_tests_name("mgmt/sma+progress", tests, NULL, NULL);
 }

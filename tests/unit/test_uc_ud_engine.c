@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * UC and UD over the in-memory link, and the receive checks every packet
- * passes (P_Key, Q_Key): two HCAs in one process, no threads.
+ * passes (P_Key, Q_Key, the source check): two HCAs in one process, no
+ * threads.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <errno.h>
 
 #include "engine_world.h"
+#include "transport/src_park.h"
 
 static void fill(uint8_t *p, size_t n, unsigned seed)
 {
@@ -355,10 +357,164 @@ static void destroyed_qp_gets_nothing_even_right_after_a_packet(void **state)
 	world_free(w);
 }
 
+/* A packet built by hand (an attacker's), sent from link `from` to node 1. */
+static void forge(struct world *w, struct sib_link *from, struct ib_packet *pkt,
+		  const void *payload, uint32_t len)
+{
+	uint8_t buf[IB_MAX_PACKET];
+	size_t n = ib_packet_encode(pkt, payload, len, buf, sizeof(buf));
+
+	assert_true(n > 0);
+	assert_int_equal(sib_link_send(from, buf, n, &w->n[1].link->local), 0);
+	sib_link_flush(from);
+	world_pump(w);
+}
+
+/*
+ * The attack: an RDMA WRITE with the peer's SLID, the right QP, PSN and
+ * R_Key (all of which a sniffer sees), sent from another socket.  It is
+ * dropped and counted; the same bytes from the peer's own socket land.
+ */
+static void a_forged_rc_write_from_another_socket_is_dropped(void **state)
+{
+	struct world *w = world_new();
+	static uint8_t dst[64], evil_bytes[16];
+	struct sib_engine_counters ec;
+	struct sib_link *evil;
+	struct ib_packet pkt;
+	uint32_t rk;
+
+	(void)state;
+	world_qp(w, 0, SIB_QPT_RC, 16);
+	world_qp(w, 1, SIB_QPT_RC, 16);
+	world_connect(w, SIB_MTU_4096);
+	rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE |
+						  MEMREG_ACCESS_REMOTE_WRITE);
+	memset(dst, 0x11, sizeof(dst));
+	memset(evil_bytes, 0xee, sizeof(evil_bytes));
+	assert_int_equal(sib_link_mem_open(w->hub, 4096, &evil), 0);
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.lrh.LNH = IB_LNH_IBA_LOCAL;
+	pkt.lrh.SLID = w->n[0].port.LID;
+	pkt.lrh.DLID = w->n[1].port.LID;
+	pkt.bth.OpCode = IB_OPCODE(IB_TRANSPORT_RC, IB_OP_WRITE_ONLY);
+	pkt.bth.P_Key = 0xffff;
+	pkt.bth.DestQP = sib_qp_num(w->n[1].qp);
+	pkt.bth.PSN = 0xfffff1; /* the responder's expected PSN (world_connect) */
+	pkt.reth.VA = (uint64_t)(uintptr_t)dst;
+	pkt.reth.R_Key = rk;
+	pkt.reth.DMALen = sizeof(evil_bytes);
+	forge(w, evil, &pkt, evil_bytes, sizeof(evil_bytes));
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_int_equal(ec.rx_wrong_endpoint, 1);
+	for (size_t i = 0; i < sizeof(dst); i++)
+		assert_int_equal(dst[i], 0x11);
+
+	/* The very same packet from the peer's socket is a WRITE like any. */
+	forge(w, w->n[0].link, &pkt, evil_bytes, sizeof(evil_bytes));
+	assert_memory_equal(dst, evil_bytes, sizeof(evil_bytes));
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_int_equal(ec.rx_wrong_endpoint, 1);
+	sib_link_close(evil);
+	world_free(w);
+}
+
+/* A UD datagram counts only from where its SLID lives (as the SA knows
+ * it); one from an SLID nobody knows is dropped too. */
+static void a_forged_ud_datagram_is_dropped_by_its_source(void **state)
+{
+	struct world *w = ud_world(0x1111);
+	static uint8_t dst[40 + 16], payload[16];
+	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_engine_counters ec;
+	struct sib_link *evil;
+	struct ib_packet pkt;
+	struct sib_cqe c;
+
+	(void)state;
+	assert_int_equal(sib_link_mem_open(w->hub, 4096, &evil), 0);
+	world_post_recv(&w->n[1], 6, dst, sizeof(dst), rk);
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.lrh.LNH = IB_LNH_IBA_LOCAL;
+	pkt.lrh.SLID = w->n[0].port.LID;
+	pkt.lrh.DLID = w->n[1].port.LID;
+	pkt.bth.OpCode = IB_OPCODE(IB_TRANSPORT_UD, IB_OP_SEND_ONLY);
+	pkt.bth.P_Key = 0xffff;
+	pkt.bth.DestQP = sib_qp_num(w->n[1].qp);
+	pkt.deth.Q_Key = 0x1111;
+	pkt.deth.SrcQP = sib_qp_num(w->n[0].qp);
+	forge(w, evil, &pkt, payload, sizeof(payload));
+	pkt.lrh.SLID = 0x99;
+	forge(w, evil, &pkt, payload, sizeof(payload));
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_int_equal(ec.rx_wrong_endpoint, 1);
+	assert_int_equal(ec.rx_unknown_source, 1);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 0);
+	/* From node 0's own socket it is delivered. */
+	pkt.lrh.SLID = w->n[0].port.LID;
+	forge(w, w->n[0].link, &pkt, payload, sizeof(payload));
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	sib_link_close(evil);
+	world_free(w);
+}
+
+/* A datagram from a source the SA has not placed yet waits for the answer
+ * (the first SENDs of a new peer are not lost), then passes the checks;
+ * one whose answer never comes is dropped after a second. */
+static void a_datagram_waits_for_its_source_to_be_known(void **state)
+{
+	struct world *w = ud_world(0x1111);
+	static uint8_t src[16], dst[2][40 + 16];
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_engine_counters ec;
+	struct sib_cqe c;
+	uint64_t d;
+
+	(void)state;
+	world_post_recv(&w->n[1], 6, dst[0], sizeof(dst[0]), rk);
+	world_post_recv(&w->n[1], 7, dst[1], sizeof(dst[1]), rk);
+	w->lookup_pending = true;
+	ud_send(w, false, 0x1111, src, sizeof(src), sk);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 0);
+	d = sib_engine_next_deadline(w->n[1].eng);
+	assert_true(d > 0 && d <= w->now + SIB_PARK_RECHECK_NS);
+	/* Still asked: it keeps waiting. */
+	w->now += SIB_PARK_RECHECK_NS;
+	sib_engine_tick(w->n[1].eng);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 0);
+	/* The answer is in: delivered, nothing counted as dropped. */
+	w->lookup_pending = false;
+	w->now += SIB_PARK_RECHECK_NS;
+	sib_engine_tick(w->n[1].eng);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(c.wr_id, 6);
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_int_equal(ec.rx_unknown_source, 0);
+	/* No answer within SIB_PARK_MAX_NS: dropped and counted.  (Later,
+	 * when the QP no longer trusts the source it saw a second ago.) */
+	w->now += 2 * SIB_PARK_MAX_NS;
+	w->lookup_pending = true;
+	ud_send(w, false, 0x1111, src, sizeof(src), sk);
+	w->now += SIB_PARK_MAX_NS;
+	sib_engine_tick(w->n[1].eng);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 0);
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_int_equal(ec.rx_unknown_source, 1);
+	assert_int_equal(sib_engine_next_deadline(w->n[1].eng), 0);
+	world_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(destroyed_qp_gets_nothing_even_right_after_a_packet),
+		cmocka_unit_test(a_forged_rc_write_from_another_socket_is_dropped),
+		cmocka_unit_test(a_forged_ud_datagram_is_dropped_by_its_source),
+		cmocka_unit_test(a_datagram_waits_for_its_source_to_be_known),
 		cmocka_unit_test(uc_message_missing_a_middle_packet_is_dropped_and_the_next_arrives),
 		cmocka_unit_test(uc_write_with_immediate_lands_and_completes),
 		cmocka_unit_test(uc_zero_length_write_with_immediate_needs_no_rkey),

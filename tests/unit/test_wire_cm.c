@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * CM message layouts (IBA 12.6): every message round trips, fields sit at the
- * bit positions of IBA's message tables, and the REQ/REP/RTU of a real
- * hardware capture decode to what tshark reads in them.
+ * CM message layouts (IBA 12.6, 12.11): every message round trips, fields sit
+ * at the bit positions of IBA's message tables, the REQ/REP/RTU of a real
+ * hardware capture decode to what tshark reads in them, and the RDMA IP CM
+ * header (Annex A11) sits where Linux's rdma_cm puts it.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "wire/cm.h"
+#include "wire/cm_ip.h"
 #include "wire/mad.h"
 
 #include "mad_capture.h"
@@ -301,6 +303,102 @@ static void test_mra_rtu_dreq_drep_fields_at_iba_positions(void **state)
 	assert_memory_equal(drep2.PrivateData, drep.PrivateData, sizeof(drep.PrivateData));
 }
 
+/* IBA 12.11 Tables 119 and 120: byte positions of every SIDR field. */
+static void test_sidr_fields_at_iba_positions(void **state)
+{
+	struct ib_cm_sidr_req q, q2;
+	struct ib_cm_sidr_rep r, r2;
+	uint8_t p[IB_CM_MSG_BYTES];
+
+	(void)state;
+	memset(&q, 0, sizeof(q));
+	q.RequestID = 0x0a0b0c0d;
+	q.P_Key = 0xffff;
+	q.ServiceID = UINT64_C(0x0000000001111c06);
+	fill_bytes(q.PrivateData, sizeof(q.PrivateData), 3);
+	memset(p, 0xee, sizeof(p));
+	ib_cm_sidr_req_encode(&q, p);
+	assert_int_equal(p[3], 0x0d);
+	assert_int_equal(p[4], 0xff);
+	assert_int_equal(p[5], 0xff);
+	assert_int_equal(p[6], 0); /* reserved */
+	assert_int_equal(p[7], 0);
+	assert_int_equal(p[12], 0x01);
+	assert_int_equal(p[13], 0x11);
+	assert_int_equal(p[15], 0x06);
+	assert_int_equal(p[16], q.PrivateData[0]);
+	assert_int_equal(p[231], q.PrivateData[215]);
+	ib_cm_sidr_req_decode(&q2, p);
+	assert_true(q2.ServiceID == q.ServiceID);
+	assert_memory_equal(q2.PrivateData, q.PrivateData, sizeof(q.PrivateData));
+
+	memset(&r, 0, sizeof(r));
+	r.RequestID = 0x0a0b0c0d;
+	r.Status = IB_CM_SIDR_REJECT;
+	r.AdditionalInfoLength = 0;
+	r.QPN = 0x123456;
+	r.ServiceID = UINT64_C(0x0000000001111c06);
+	r.Q_Key = 0x01234567;
+	fill_bytes(r.PrivateData, sizeof(r.PrivateData), 9);
+	ib_cm_sidr_rep_encode(&r, p);
+	assert_int_equal(p[4], IB_CM_SIDR_REJECT);
+	assert_int_equal(p[8], 0x12);
+	assert_int_equal(p[10], 0x56);
+	assert_int_equal(p[11], 0); /* reserved */
+	assert_int_equal(p[19], 0x06);
+	assert_int_equal(p[20], 0x01);
+	assert_int_equal(p[23], 0x67);
+	assert_int_equal(p[96], r.PrivateData[0]);
+	assert_int_equal(p[231], r.PrivateData[135]);
+	ib_cm_sidr_rep_decode(&r2, p);
+	assert_int_equal(r2.QPN, 0x123456);
+	assert_int_equal(r2.Q_Key, 0x01234567);
+	assert_memory_equal(r2.PrivateData, r.PrivateData, sizeof(r.PrivateData));
+}
+
+/* Annex A11: the service ID of port 7174 over TCP is what rping's REQ
+ * carries, and the header puts an IPv4 address in its last 4 bytes. */
+static void test_ip_cm_service_id_and_header(void **state)
+{
+	struct ib_cm_ip_hdr h, h2;
+	uint8_t p[IB_CM_IP_HDR_BYTES];
+
+	(void)state;
+	assert_true(ib_cm_ip_service_id(6, 7174) == UINT64_C(0x0000000001061c06));
+	assert_true(ib_cm_ip_service_id_is(UINT64_C(0x0000000001111c06)));
+	assert_false(ib_cm_ip_service_id_is(UINT64_C(0x1000000000000404)));
+	memset(&h, 0, sizeof(h));
+	h.IPV = 4;
+	h.SrcPort = 0xabcd;
+	h.SrcIP[12] = 127;
+	h.SrcIP[15] = 1;
+	h.DstIP[12] = 10;
+	h.DstIP[15] = 2;
+	ib_cm_ip_hdr_encode(&h, p);
+	assert_int_equal(p[0], 0x00);
+	assert_int_equal(p[1], 0x40);
+	assert_int_equal(p[2], 0xab);
+	assert_int_equal(p[3], 0xcd);
+	assert_int_equal(p[16], 127);
+	assert_int_equal(p[19], 1);
+	assert_int_equal(p[32], 10);
+	assert_int_equal(p[35], 2);
+	ib_cm_ip_hdr_decode(&h2, p);
+	assert_null(ib_cm_ip_hdr_check(&h2));
+	assert_memory_equal(h2.DstIP, h.DstIP, 16);
+	p[0] = 0x10;
+	ib_cm_ip_hdr_decode(&h2, p);
+	assert_non_null(ib_cm_ip_hdr_check(&h2));
+	p[0] = 0;
+	p[1] = 0x50;
+	ib_cm_ip_hdr_decode(&h2, p);
+	assert_non_null(ib_cm_ip_hdr_check(&h2));
+	p[1] = 0x40;
+	p[5] = 1; /* IPv4 padding */
+	ib_cm_ip_hdr_decode(&h2, p);
+	assert_non_null(ib_cm_ip_hdr_check(&h2));
+}
+
 /* Values wider than a field keep only the field's bits: they never spill
  * into a neighbour. */
 static void test_oversized_values_do_not_spill(void **state)
@@ -329,6 +427,8 @@ static void test_cm_layouts_are_listed(void **state)
 		{IB_CM_ATTR_REJ, IB_MAD_LAYOUT_CM_REJ},	  {IB_CM_ATTR_REP, IB_MAD_LAYOUT_CM_REP},
 		{IB_CM_ATTR_RTU, IB_MAD_LAYOUT_CM_RTU},	  {IB_CM_ATTR_DREQ, IB_MAD_LAYOUT_CM_DREQ},
 		{IB_CM_ATTR_DREP, IB_MAD_LAYOUT_CM_DREP},
+		{IB_CM_ATTR_SIDR_REQ, IB_MAD_LAYOUT_CM_SIDR_REQ},
+		{IB_CM_ATTR_SIDR_REP, IB_MAD_LAYOUT_CM_SIDR_REP},
 	};
 
 	(void)state;
@@ -473,6 +573,8 @@ int main(void)
 		cmocka_unit_test(test_rep_fields_at_iba_positions),
 		cmocka_unit_test(test_rej_fields_at_iba_positions),
 		cmocka_unit_test(test_mra_rtu_dreq_drep_fields_at_iba_positions),
+		cmocka_unit_test(test_sidr_fields_at_iba_positions),
+		cmocka_unit_test(test_ip_cm_service_id_and_header),
 		cmocka_unit_test(test_oversized_values_do_not_spill),
 		cmocka_unit_test(test_cm_layouts_are_listed),
 		cmocka_unit_test(test_capture_req),

@@ -15,6 +15,7 @@
 #include "wire/bitfield.h"
 #include "wire/cm.h"
 #include "wire/mad.h"
+#include "wire/perfmgt.h"
 #include "wire/sa.h"
 #include "wire/smp.h"
 
@@ -104,6 +105,7 @@ _Static_assert(sizeof(struct ib_service_record) <= STRUCT_MAX, "STRUCT_MAX");
 _Static_assert(sizeof(struct ib_cm_req) <= STRUCT_MAX, "STRUCT_MAX");
 _Static_assert(sizeof(struct ib_cm_rej) <= STRUCT_MAX, "STRUCT_MAX");
 _Static_assert(sizeof(struct ib_cm_drep) <= STRUCT_MAX, "STRUCT_MAX");
+_Static_assert(sizeof(struct ib_cm_sidr_rep) <= STRUCT_MAX, "STRUCT_MAX");
 
 static const uint8_t *hex(const char *s, uint8_t *out, size_t n)
 {
@@ -630,9 +632,48 @@ static void test_attr_lookup_names_layout_and_offset(void **state)
 	assert_string_equal(ib_mad_attr_str(IB_MGMT_CLASS_SUBN_LID_ROUTED, 0x0011), "NodeInfo");
 	assert_string_equal(ib_mad_attr_str(IB_MGMT_CLASS_SUBN_ADM, 0x0011), "NodeRecord");
 	assert_false(ib_mad_attr_layout(IB_MGMT_CLASS_SUBN_ADM, IB_SA_ATTR_NODE_RECORD, &l, &off));
-	assert_false(ib_mad_attr_layout(IB_MGMT_CLASS_PERF, 0x0012, &l, &off));
+	assert_true(ib_mad_attr_layout(IB_MGMT_CLASS_PERF, 0x0012, &l, &off));
+	assert_int_equal(l, IB_MAD_LAYOUT_PORT_COUNTERS);
+	assert_int_equal(off, 64); /* after 40 reserved bytes (IBA 16.1.1) */
+	assert_false(ib_mad_attr_layout(IB_MGMT_CLASS_PERF, 0x0010, &l, &off));
 	assert_false(ib_mad_attr_layout(IB_MGMT_CLASS_SUBN_ADM, 0xffff, NULL, NULL));
 	assert_string_equal(ib_mad_attr_str(0x42, 0x0001), "UnknownAttribute");
+}
+
+/* PortCounters and PortCountersExtended byte by byte (IBA 16.1.3.5,
+ * 16.1.4.11; the same offsets Linux's struct ib_pma_portcounters has). */
+static void test_port_counters_layouts(void **state)
+{
+	struct ib_port_counters pc = { .PortSelect = 1, .CounterSelect = 0xffff,
+				       .PortRcvErrors = 0x0102, .PortXmitDiscards = 0x0304,
+				       .LocalLinkIntegrityErrors = 0xa,
+				       .ExcessiveBufferOverrunErrors = 0xb, .VL15Dropped = 0x0506,
+				       .PortXmitData = 0x11223344, .PortRcvData = 0x55667788,
+				       .PortXmitPkts = 0x99aabbcc, .PortRcvPkts = 0xddeeff00 };
+	struct ib_port_counters_ext x = { .PortSelect = 1, .PortXmitData = 0x0102030405060708ull,
+					  .PortMulticastRcvPkts = 0x1112131415161718ull };
+	uint8_t p[IB_PORT_COUNTERS_EXT_BYTES];
+
+	(void)state;
+	ib_port_counters_encode(&pc, p);
+	assert_int_equal(p[1], 1);
+	assert_int_equal(p[2], 0xff);
+	assert_int_equal(p[8], 0x01);
+	assert_int_equal(p[9], 0x02);
+	assert_int_equal(p[14], 0x03);
+	assert_int_equal(p[19], 0xab);
+	assert_int_equal(p[22], 0x05);
+	assert_int_equal(p[23], 0x06);
+	assert_int_equal(p[24], 0x11);
+	assert_int_equal(p[31], 0x88);
+	assert_int_equal(p[32], 0x99);
+	assert_int_equal(p[39], 0x00);
+	ib_port_counters_ext_encode(&x, p);
+	assert_int_equal(p[1], 1);
+	assert_int_equal(p[8], 0x01);
+	assert_int_equal(p[15], 0x08);
+	assert_int_equal(p[64], 0x11);
+	assert_int_equal(p[71], 0x18);
 }
 
 static void test_method_and_class_names(void **state)
@@ -815,6 +856,7 @@ int main(void)
 		cmocka_unit_test(test_sa_rmpp_segmentation),
 		cmocka_unit_test(test_attr_lookup_names_layout_and_offset),
 		cmocka_unit_test(test_method_and_class_names),
+		cmocka_unit_test(test_port_counters_layouts),
 		cmocka_unit_test(test_capture_dr_smp_sminfo),
 		cmocka_unit_test(test_capture_sa_path_record),
 		cmocka_unit_test(test_capture_every_mad_finds_its_layout),

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/rundir.h"
+#include "hca/hca.h"
+#include "hca/stats_channel.h"
+
+int sib_stats_socket_path(int pid, char *buf, size_t len)
+{
+	char dir[SIB_RUN_DIR_MAX];
+	int rc = sib_run_dir(dir, sizeof(dir));
+
+	if (rc)
+		return rc;
+	if ((size_t)snprintf(buf, len, "%s/pid-%d.sock", dir, pid) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+struct text {
+	char *buf;
+	size_t len, used;
+};
+
+__attribute__((format(printf, 2, 3))) static void put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->used + 1 >= t->len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(t->buf + t->used, t->len - t->used, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		t->used = t->used + (size_t)n < t->len ? t->used + (size_t)n : t->len - 1;
+}
+
+static const char *state_name(enum sib_port_state s)
+{
+	switch (s) {
+	case SIB_PORT_DOWN:
+		return "DOWN";
+	case SIB_PORT_INIT:
+		return "INIT";
+	case SIB_PORT_ARMED:
+		return "ARMED";
+	case SIB_PORT_ACTIVE:
+		return "ACTIVE";
+	}
+	return "NOP";
+}
+
+#define ENGINE_COUNTERS(X)                                                                         \
+	X(rx_no_qp) X(rx_bad_transport) X(rx_bad_state) X(P_KeyViolations) X(Q_KeyViolations)    \
+	X(rx_bad_source) X(rx_wrong_endpoint) X(rx_unknown_source) X(rx_ud_no_wqe)                 \
+	X(rx_uc_dropped) X(rx_duplicates) X(tx_seq_naks) X(tx_rnr_naks) X(retransmits) X(timeouts)
+
+size_t sib_hca_stats_text(struct sib_hca *hca, char *buf, size_t len)
+{
+	struct text t = { buf, len, 0 };
+	char e[SIB_ENDPOINT_STRLEN], g[20];
+
+	if (!len)
+		return 0;
+	buf[0] = 0;
+	sib_guid_format(hca->node.node_guid, g);
+	put(&t, "pid %d\nnode_guid %s\n", (int)getpid(), g);
+	for (unsigned p = 1; p <= SIB_NUM_PORTS; p++) {
+		struct sib_port_mgmt *pm = &hca->node.mgmt[p - 1];
+		struct sib_port *port = &hca->node.ports[p - 1];
+		struct sib_port_stats st;
+		bool heard;
+
+		pthread_mutex_lock(&hca->node.lock);
+		put(&t, "port%u.state %s\nport%u.lid %u\nport%u.sm_lid %u\n", p, state_name(port->state),
+		    p, port->LID, p, port->SMLID);
+		heard = pm->sm_heard;
+		if (heard)
+			sib_endpoint_str(&pm->sm_ep, e);
+		put(&t, "port%u.m_key_protect_bits %u\n", p, pm->M_KeyProtectBits);
+		put(&t, "port%u.port_guid 0x%016llx\n", p, (unsigned long long)port->port_guid);
+		pthread_mutex_unlock(&hca->node.lock);
+		put(&t, "port%u.sm %s\n", p, heard ? e : "none");
+		if (pm->link)
+			put(&t, "port%u.endpoint %s\n", p, sib_endpoint_str(&pm->link->local, e));
+		if (sib_hca_port_stats(hca, p, &st))
+			continue;
+		put(&t, "port%u.tx_packets %llu\nport%u.tx_bytes %llu\n", p,
+		    (unsigned long long)st.link.tx_packets, p, (unsigned long long)st.link.tx_bytes);
+		put(&t, "port%u.rx_packets %llu\nport%u.rx_bytes %llu\n", p,
+		    (unsigned long long)st.link.rx_packets, p, (unsigned long long)st.link.rx_bytes);
+		for (int i = 0; i < SIB_LINK_DROP_COUNT; i++)
+			put(&t, "port%u.drop.%s %llu\n", p, sib_link_drop_name(i),
+			    (unsigned long long)st.link.drop[i]);
+		for (int i = 1; i < IB_PKT_ERR_COUNT; i++)
+			put(&t, "port%u.drop.%s %llu\n", p, ib_pkt_err_name(i),
+			    (unsigned long long)st.link.pkt_err[i]);
+		for (int i = 0; i < SIB_FAULT_COUNT; i++)
+			put(&t, "port%u.fault.%s %llu\n", p, sib_fault_name(i),
+			    (unsigned long long)st.link.fault[i]);
+#define ENGINE_LINE(name) put(&t, "port%u." #name " %llu\n", p, (unsigned long long)st.engine.name);
+		ENGINE_COUNTERS(ENGINE_LINE)
+#undef ENGINE_LINE
+		put(&t, "port%u.rx_data_unclaimed %llu\nport%u.rx_mad_malformed %llu\n", p,
+		    (unsigned long long)st.rx_data_unclaimed, p,
+		    (unsigned long long)st.rx_mad_malformed);
+		put(&t, "port%u.rx_gsi_unclaimed %llu\nport%u.rx_smp_unclaimed %llu\n", p,
+		    (unsigned long long)st.rx_gsi_unclaimed, p,
+		    (unsigned long long)st.rx_smp_unclaimed);
+		put(&t, "port%u.smp_refused %llu\nport%u.M_KeyViolations %llu\n", p,
+		    (unsigned long long)st.smp_refused, p, (unsigned long long)st.M_KeyViolations);
+		put(&t, "port%u.sa_sent %llu\nport%u.sa_hits %llu\nport%u.sa_timeouts %llu\n", p,
+		    (unsigned long long)st.sa_sent, p, (unsigned long long)st.sa_hits, p,
+		    (unsigned long long)st.sa_timeouts);
+		put(&t, "port%u.sa_foreign %llu\n", p, (unsigned long long)st.sa_foreign);
+#define CM_LINE(name) put(&t, "port%u.cm_" #name " %llu\n", p, (unsigned long long)st.cm.name);
+		CM_LINE(rx) CM_LINE(tx) CM_LINE(retransmits) CM_LINE(timeouts)
+		CM_LINE(duplicates) CM_LINE(stale) CM_LINE(rx_malformed) CM_LINE(rx_unmatched)
+#undef CM_LINE
+	}
+	return t.used;
+}
+
+/* One client: the same user gets the text, anyone else nothing. */
+static void serve(struct sib_hca *hca, int c)
+{
+	static char text[16384];
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	size_t n, off = 0;
+
+	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen) || cred.uid != geteuid()) {
+		sib_dbg("counters socket: a client of uid %u refused (only uid %u may read)",
+			(unsigned)cred.uid, (unsigned)geteuid());
+		return;
+	}
+	n = sib_hca_stats_text(hca, text, sizeof(text));
+	while (off < n) {
+		ssize_t w = send(c, text + off, n - off, MSG_NOSIGNAL);
+
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+}
+
+static void *channel_main(void *arg)
+{
+	struct sib_hca *hca = arg;
+
+	for (;;) {
+		int c = accept4(hca->stats.fd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (c < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			break; /* shut down (sib_stats_channel_stop) */
+		}
+		/* A client that never reads cannot hold the thread. */
+		struct timeval tv = { .tv_sec = 1 };
+
+		setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		serve(hca, c);
+		close(c);
+	}
+	return NULL;
+}
+
+void sib_stats_channel_start(struct sib_hca *hca)
+{
+	struct sib_stats_channel *ch = &hca->stats;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	ch->fd = -1;
+	if (sib_stats_socket_path((int)getpid(), ch->path, sizeof(ch->path)) ||
+	    strlen(ch->path) >= sizeof(sa.sun_path)) {
+		sib_dbg("no counters socket: softib's directory is not usable");
+		ch->path[0] = 0;
+		return;
+	}
+	memcpy(sa.sun_path, ch->path, strlen(ch->path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	unlink(ch->path); /* a process that had our pid before us */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 8)) {
+		sib_dbg("no counters socket at %s: %s", ch->path, strerror(errno));
+		close(fd);
+		ch->path[0] = 0;
+		return;
+	}
+	ch->fd = fd;
+	if (pthread_create(&ch->thread, NULL, channel_main, hca)) {
+		close(fd);
+		unlink(ch->path);
+		ch->fd = -1;
+		ch->path[0] = 0;
+		return;
+	}
+	pthread_setname_np(ch->thread, "softib-counters");
+	ch->running = true;
+}
+
+void sib_stats_channel_stop(struct sib_hca *hca)
+{
+	struct sib_stats_channel *ch = &hca->stats;
+
+	if (!ch->running)
+		return;
+	shutdown(ch->fd, SHUT_RDWR); /* accept() returns */
+	pthread_join(ch->thread, NULL);
+	close(ch->fd);
+	unlink(ch->path);
+	ch->fd = -1;
+	ch->running = false;
+}

@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# What the subnet attack tests share (test_attack_*.sh, test_sm_restart.sh,
+# test_two_sms.sh), on top of lib.sh.  Source it after lib.sh and sib_init.
+#
+#   st_setup            needs softib-sm and the helpers (skips without);
+#                       sib_init already put SOFTIB_RUN_DIR in the temp dir
+#   st_sm ID ADDR ARGS  softib-sm --listen ADDR ARGS in the background, output
+#                       in $(sib_out ID); waits for its "listening" line
+#   st_hold ID          a long-lived port (verbs_hold) with the environment as
+#                       it is; waits until it printed its LID; its pid in
+#                       ST_PID[ID]
+#   st_release ID       lets it exit and waits for it
+#   st_info PID KEY     a field of `softib info --pid PID` ("LID", "endpoint",
+#                       "subnet manager", "state", ...)
+#   st_wait_for FILE RE SECS   waits until FILE has a line matching RE
+
+declare -A ST_PID=() ST_FD=()
+ATTACKER=$B/helpers/attacker
+
+st_setup()
+{
+	sib_need_sm
+	for f in "$ATTACKER" "$B/helpers/verbs_hold"; do
+		[ -x "$f" ] || sib_skip "$f is not built (run make)"
+	done
+}
+
+st_wait_for()
+{
+	local file=$1 re=$2 secs=$3 i
+
+	for ((i = 0; i < secs * 10; i++)); do
+		grep -Eq -- "$re" "$file" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+st_sm()
+{
+	local id=$1 addr=$2
+
+	shift 2
+	sib_start "$id" 300 "$B/softib-sm" --listen "$addr" "$@"
+	st_wait_for "$(sib_out "$id")" 'listening on' 10 || sib_fail "$id did not start"
+}
+
+st_hold()
+{
+	local id=$1 fifo=$SIB_TMP/$1.in fd
+
+	mkfifo "$fifo"
+	timeout -k 5 120 "$SOFTIB" run "$B/helpers/verbs_hold" 120 <"$fifo" >"$(sib_out "$id")" 2>&1 &
+	SIB_PID[$id]=$!
+	exec {fd}>"$fifo"
+	ST_FD[$id]=$fd
+	st_wait_for "$(sib_out "$id")" '^lid ' 15 || sib_fail "$id never printed its LID"
+	ST_PID[$id]=$(pgrep -P "${SIB_PID[$id]}" | head -1)
+	[ -n "${ST_PID[$id]}" ] || sib_fail "$id: no verbs_hold process under timeout"
+}
+
+st_release()
+{
+	local id=$1
+
+	exec {ST_FD[$id]}>&-
+	sib_wait "$id"
+}
+
+st_info()
+{
+	"$SOFTIB" info --pid "$1" 2>/dev/null |
+		awk -v k="$2" '{ line = $0; sub(/^ +/, "", line) }
+			index(line, k " ") == 1 { v = substr(line, length(k) + 1); sub(/^ +/, "", v); print v; exit }'
+}

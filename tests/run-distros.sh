@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# softib on other Debian releases and on a fresh machine (make test-distros):
+#
+#   tests/run-distros.sh [CASE...]     default: trixie sid fresh-bookworm
+#
+#   trixie, sid      a debootstrap (minbase) chroot of the release; a copy of
+#                    this tree (its tracked files) is built there and
+#                    tests/distro-checks.sh runs ibv_devinfo -v, ibv_rc_pingpong,
+#                    ib_write_bw and pyverbs' device, PD, MR, CQ and QP
+#                    modules against that release's rdma-core
+#   fresh-bookworm   a minimal bookworm with only git and ca-certificates
+#                    added: a `git clone` of this tree's HEAD, then the
+#                    README's first command (it must build softib and print
+#                    softib0 ACTIVE from ibv_devinfo -v) and its second
+#                    (make test), exactly as the README writes them
+#
+# Needs root (debootstrap, chroot, mounts in a private mount namespace that
+# vanish with it) and debootstrap (installed when missing).  The chroots and
+# the .debs they were made of are cached in $SOFTIB_CACHE (default
+# ~/.cache/softib) under chroot/ and debs/: a second run reuses them (the
+# fresh case copies its cached base each time, so it stays fresh).  A
+# chroot is made again when its base is older than SOFTIB_CHROOT_DAYS
+# (default 7).  Prints one result line per case; exit 0 iff all passed.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cache=${SOFTIB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/softib}
+mirror=${SOFTIB_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+max_days=${SOFTIB_CHROOT_DAYS:-7}
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=(trixie sid fresh-bookworm)
+results=() fail=0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "skip: make test-distros needs root (debootstrap, chroot)"
+	exit 77
+fi
+"$top/tools/deps.sh" all debootstrap >/dev/null || exit 1
+. "$top/tests/integration/lib.sh" # sib_free_port
+
+stamp() { date +%s; }
+t_start=$(stamp)
+
+# A cached chroot of SUITE with PACKAGES (comma list) added: made when
+# missing or stale, under an flock so two runs never build one at once.
+base_chroot() # DIR SUITE [PACKAGES]
+{
+	local dir=$1 suite=$2 include=${3:-} lock age
+
+	mkdir -p "$cache/chroot" "$cache/debs/$suite"
+	exec {lock}>"$dir.lock"
+	flock "$lock"
+	if [ -e "$dir/.softib-base" ]; then
+		age=$(( ($(stamp) - $(stat -c %Y "$dir/.softib-base")) / 86400 ))
+		[ "$age" -lt "$max_days" ] || { echo "$dir is $age days old: made again"; rm -rf "$dir"; }
+	fi
+	if [ ! -e "$dir/.softib-base" ]; then
+		rm -rf "$dir"
+		echo "debootstrap $suite into $dir${include:+ (with $include)}"
+		if ! debootstrap --variant=minbase ${include:+--include="$include"} \
+			--cache-dir="$cache/debs/$suite" "$suite" "$dir" "$mirror" >"$dir.log" 2>&1; then
+			tail -5 "$dir.log"
+			exec {lock}>&-
+			return 1
+		fi
+		# Services never start in a chroot (rdma-core's postinst would try).
+		printf '#!/bin/sh\nexit 101\n' >"$dir/usr/sbin/policy-rc.d"
+		chmod 755 "$dir/usr/sbin/policy-rc.d"
+		touch "$dir/.softib-base"
+	fi
+	exec {lock}>&-
+}
+
+# Runs COMMAND as root in chroot DIR with /proc, /sys, /dev and a fresh /tmp
+# and /run, in a mount namespace of its own (the mounts vanish with it);
+# apt's downloads land in the suite's cache.
+# SOFTIB_SM is a free port of its own: the chroot shares this machine's
+# network, where the default SM port may be someone else's.
+in_chroot() # DIR SUITE COMMAND
+{
+	local dir=$1 suite=$2 cmd=$3 rc
+
+	cp /etc/resolv.conf "$dir/etc/resolv.conf"
+	mkdir -p "$cache/debs/$suite/partial"
+	unshare --mount --propagation private -- bash -c '
+		set -e
+		d=$1
+		mount --bind "$d" "$d" # a mount point, as / is (ip netns wants one)
+		mount -t proc proc "$d/proc"
+		mount -t sysfs sysfs "$d/sys"
+		mount --rbind /dev "$d/dev"
+		mount -t tmpfs tmpfs "$d/tmp"
+		mount -t tmpfs tmpfs "$d/run"
+		mount --bind "$2" "$d/var/cache/apt/archives"
+		exec chroot "$d" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+			HOME=/root TERM=dumb LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
+			SOFTIB_SM="127.0.0.1:$4" bash -c "$3"
+	' _ "$dir" "$cache/debs/$suite" "$cmd" "$(sib_free_port udp)"
+	rc=$?
+	kill_chroot_procs "$dir"
+	return $rc
+}
+
+# What is left running inside DIR (an auto-started SM that has not yet
+# reached its idle exit): ours, found by its root directory.
+kill_chroot_procs() # DIR
+{
+	local p root
+
+	for p in /proc/[0-9]*; do
+		root=$(readlink "$p/root" 2>/dev/null) || continue
+		[ "$root" = "$1" ] && kill "${p#/proc/}" 2>/dev/null
+	done
+	return 0
+}
+
+# The tracked files of this tree, as they are now, into DIR.
+copy_tree() # DIR
+{
+	rm -rf "$1" && mkdir -p "$1"
+	git -C "$top" ls-files -z | (cd "$top" && tar --null -T - -cf -) | tar -xf - -C "$1"
+}
+
+run_release() # SUITE
+{
+	local suite=$1 dir=$cache/chroot/$1 t0 line
+	t0=$(stamp)
+	echo "=== $suite: softib built and run in a chroot"
+	if ! base_chroot "$dir" "$suite" ca-certificates; then
+		results+=("$suite: FAIL (debootstrap; $dir.log)"); fail=1; return
+	fi
+	# trixie's and sid's Release files expire within a week; a mirror that
+	# serves a snapshot must still do for a test.
+	echo 'Acquire::Check-Valid-Until "false";' >"$dir/etc/apt/apt.conf.d/99softib-test"
+	copy_tree "$dir/root/softib"
+	in_chroot "$dir" "$suite" 'cd /root/softib && bash tests/distro-checks.sh' 2>&1 |
+		tee "$dir.run.log" | grep --line-buffered -vE '^(ok:|  |\[)'
+	line=$(grep '^distro: .* passed, .* failed$' "$dir.run.log" | tail -1)
+	if grep -q ', 0 failed$' <<<"$line"; then
+		results+=("$suite: PASS (${line#distro: }; $(( $(stamp) - t0 )) s)")
+	else
+		results+=("$suite: FAIL (${line:-no summary line}; $(( $(stamp) - t0 )) s)"); fail=1
+	fi
+}
+
+# The README's first two commands, as written in its first sh block.
+readme_commands()
+{
+	awk '/^```sh$/ { on = 1; next } on && /^```$/ { exit } on' "$top/README.md" |
+		sed 's/[[:space:]]*#.*$//' | grep -v '^[[:space:]]*$' | head -2
+}
+
+run_fresh() # SUITE (bookworm)
+{
+	local suite=${1#fresh-} base=$cache/chroot/${1#fresh-}-fresh-base work t0 first second rc log
+	t0=$(stamp)
+	echo "=== fresh $suite: the README's first two commands on a minimal $suite"
+	mapfile -t cmds < <(readme_commands)
+	first=${cmds[0]:-} second=${cmds[1]:-}
+	if [ -z "$first" ] || [ -z "$second" ]; then
+		results+=("fresh $suite: FAIL (README.md has no first sh block with two commands)"); fail=1; return
+	fi
+	if ! base_chroot "$base" "$suite" git,ca-certificates; then
+		results+=("fresh $suite: FAIL (debootstrap; $base.log)"); fail=1; return
+	fi
+	work=$cache/chroot/$suite-fresh.run
+	rm -rf "$work"
+	cp -a "$base" "$work"
+	git -C "$top" bundle create "$work/root/softib.bundle" HEAD >/dev/null 2>&1 ||
+		{ results+=("fresh $suite: FAIL (git bundle of HEAD)"); fail=1; return; }
+	log=$cache/chroot/$suite-fresh
+	echo "\$ $first"
+	in_chroot "$work" "$suite" "cd /root && git clone -q softib.bundle softib && cd softib && $first" \
+		>"$log.first.log" 2>&1
+	rc=$?
+	grep -E '^(deps|abi-check):' "$log.first.log"
+	tail -n 12 "$log.first.log"
+	if [ $rc -ne 0 ] || ! grep -q 'hca_id:[[:space:]]*softib0' "$log.first.log" ||
+		! grep -q 'state:[[:space:]]*PORT_ACTIVE' "$log.first.log"; then
+		results+=("fresh $suite: FAIL (first command exit $rc, no ACTIVE softib0; $log.first.log)"); fail=1
+		rm -rf "$work"; return
+	fi
+	echo "\$ $second"
+	in_chroot "$work" "$suite" "cd /root/softib && $second" 2>&1 | tee "$log.second.log" |
+		grep --line-buffered -E '^(unit|integration) \(|^--- (test_.*: (FAIL|SKIP)|stage)|^failed|^make test:|^  rdma-core|^(deps|skip):'
+	rc=${PIPESTATUS[0]}
+	[ $rc -eq 0 ] || tail -n 60 "$log.second.log"
+	if [ $rc -eq 0 ] && grep -q '^make test: all stages passed' "$log.second.log"; then
+		results+=("fresh $suite: PASS ('$first' printed softib0 ACTIVE; '$second' passed; $(( $(stamp) - t0 )) s)")
+	else
+		results+=("fresh $suite: FAIL ('$second' exit $rc; $(( $(stamp) - t0 )) s)"); fail=1
+	fi
+	rm -rf "$work"
+}
+
+for c in "${cases[@]}"; do
+	case $c in
+	fresh-*) run_fresh "$c" ;;
+	*) run_release "$c" ;;
+	esac
+done
+echo "--- test-distros ($(( $(stamp) - t_start )) s):"
+printf '  %s\n' "${results[@]}"
+exit $fail

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * UD datagrams whose source the subnet has not placed yet (recv.c's source
+ * check: the lookup said -EAGAIN, the SA is being asked).  Dropping them
+ * would lose the first datagrams from every new peer -- perftest's UD
+ * server, for one, never asks where its client lives before the client's
+ * SENDs arrive -- so they wait here, copied, and pass the receive checks
+ * again once the answer is in (looked for every SIB_PARK_RECHECK_NS), or
+ * after SIB_PARK_MAX_NS, when they are dropped as unknown_source.  At most
+ * SIB_PARK_MAX wait at once; more are dropped at once.
+ */
+#ifndef SIB_TRANSPORT_SRC_PARK_H
+#define SIB_TRANSPORT_SRC_PARK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "link/link.h"
+#include "wire/packet.h"
+
+#define SIB_PARK_MAX 64
+#define SIB_PARK_RECHECK_NS (1000ull * 1000ull)
+#define SIB_PARK_MAX_NS (1000ull * 1000000ull)
+
+struct sib_engine;
+struct sib_parked;
+
+struct sib_park {
+	pthread_mutex_t lock;
+	struct sib_parked *head, *tail;
+	unsigned n;
+};
+
+void sib_park_init(struct sib_park *pk);
+void sib_park_fini(struct sib_park *pk); /* frees what still waits */
+
+/* Copies the datagram in; false when the park is full. */
+bool sib_park_add(struct sib_park *pk, const struct ib_packet *pkt, const struct sib_endpoint *from,
+		  uint64_t now);
+
+/*
+ * Hands every parked datagram whose source is known now (or whose time
+ * is up) to deliver, in arrival order; the rest wait.  last: the time is
+ * up for this one (the receiver drops it if its source is still unknown).
+ */
+typedef void (*sib_park_deliver_fn)(struct sib_engine *eng, const struct ib_packet *pkt,
+				    const struct sib_endpoint *from, bool last);
+void sib_park_run(struct sib_park *pk, struct sib_engine *eng, uint64_t now,
+		  bool (*known)(struct sib_engine *eng, uint16_t slid), sib_park_deliver_fn deliver);
+
+/* When sib_park_run should run next (engine time), 0: nothing waits. */
+uint64_t sib_park_deadline(struct sib_park *pk, uint64_t now);
+
+#endif
