@@ -44,6 +44,7 @@
 #include "provider/rdma_cm.h"
 
 #include "provider/fs_view.h"
+#include "transport/engine.h"
 
 struct ucma sib_ucma;
 
@@ -651,6 +652,19 @@ static bool registers_addrs(uint32_t cmd)
 	return cmd == RDMA_USER_CM_CMD_BIND_IP || cmd == RDMA_USER_CM_CMD_BIND;
 }
 
+/*
+ * A MAD a command or the exit sends (DREQ, REJ, DREP) leaves after the ACKs
+ * the data path owes (transport/engine.h, owed ACKs): hardware acknowledges
+ * what it accepted before its consumer can say goodbye, and a peer whose
+ * last SEND is still unacknowledged when the DREQ comes sees it flushed
+ * (libfabric's verbs;ofi_rxm fails fi_pingpong's final exchange so).
+ */
+static void acks_first(struct sib_hca *hca)
+{
+	if (hca && hca->engine)
+		sib_engine_flush(hca->engine);
+}
+
 ssize_t sib_ucma_write(int fd, const void *buf, size_t len)
 {
 	struct rdma_ucm_cmd_hdr hdr;
@@ -683,6 +697,7 @@ ssize_t sib_ucma_write(int fd, const void *buf, size_t len)
 		errno = EBADF;
 		return -1;
 	}
+	acks_first(sib_ucma.hca);
 	sib_cm_lock(sib_ucma.cm);
 	c.file = file_of(fd);
 	if (!c.file)
@@ -725,6 +740,7 @@ static void goodbye(void)
 		pthread_rwlock_unlock(&life);
 		return;
 	}
+	acks_first(hca);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_nsec += 500000000;
 	if (ts.tv_nsec >= 1000000000) {

@@ -11,9 +11,10 @@
 #    MSG and tagged transfers, its default sizes (64 B to 1 MiB) and
 #    fi_pingpong's data checks (-c): both exit 0, and the client's table
 #    has every size with as many completions as sends.
-# verbs;ofi_rxm, and the verbs MSG and DGRAM endpoints, need the RDMA CM
-# (/dev/infiniband/rdma_cm, librdmacm's event channel): they run once
-# softib provides it and are reported as waiting for it until then.
+#  - with the RDMA CM (/dev/infiniband/rdma_cm, librdmacm's event channel,
+#    which libfabric's verbs provider connects and resolves with):
+#    fi_pingpong over verbs;ofi_rxm (-e rdm, msg and tagged) and over the
+#    verbs MSG (-e msg) and DGRAM (-e dgram, sizes up to the MTU) endpoints.
 . "$(dirname "$0")/lib.sh"
 
 sib_init libfabric
@@ -56,7 +57,7 @@ fi
 # pingpong ID ARGS...: fi_pingpong server and client with ARGS.
 pingpong()
 {
-	local id=$1 port s c rows size
+	local id=$1 port s c rows size want=${ROWS:-"64 256 1k 4k 64k 1m "}
 
 	shift
 	port=$(sib_free_port tcp) || return 1
@@ -80,9 +81,9 @@ pingpong()
 	fi
 	# bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
 	rows=$(awk -v n="$ITERS" '$2 == n && $3 == "=" n { printf "%s ", $1 }' "$(sib_out "$c")")
-	if [ "$rows" != "64 256 1k 4k 64k 1m " ]; then
+	if [ "$rows" != "$want" ]; then
 		echo "FAIL: $id: rows with $ITERS sends and $ITERS completions for sizes '$rows'," \
-			"expected '64 256 1k 4k 64k 1m '"
+			"expected '$want'"
 		sib_show "$c"
 		failed+=("$id")
 		return
@@ -102,7 +103,9 @@ if "$SOFTIB" run -- test -c /dev/infiniband/rdma_cm 2>/dev/null; then
 	pingpong rxm.rdm.msg -p "verbs;ofi_rxm" -e rdm -m msg
 	pingpong rxm.rdm.tagged -p "verbs;ofi_rxm" -e rdm -m tagged
 	pingpong verbs.msg -p verbs -e msg
-	pingpong verbs.dgram -p verbs -e dgram
+	# A datagram is at most one MTU (4096 on softib0): fi_pingpong stops
+	# at its endpoint's max_msg_size.
+	ROWS="64 256 1k 4k " pingpong verbs.dgram -p verbs -e dgram
 else
 	echo "waiting for the RDMA CM (/dev/infiniband/rdma_cm): verbs;ofi_rxm and the verbs MSG" \
 		"and DGRAM endpoints are not run"
