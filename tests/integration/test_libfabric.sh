@@ -100,6 +100,8 @@ pingpong rxd.rdm.msg -p "verbs;ofi_rxd" -e rdm -m msg
 pingpong rxd.rdm.tagged -p "verbs;ofi_rxd" -e rdm -m tagged
 
 if "$SOFTIB" run -- test -c /dev/infiniband/rdma_cm 2>/dev/null; then
+	sib_expect "$(sib_out info)" 'provider: verbs;ofi_rxm$' "fi_info -p verbs" ||
+		failed+=("fi_info:ofi_rxm")
 	pingpong rxm.rdm.msg -p "verbs;ofi_rxm" -e rdm -m msg
 	pingpong rxm.rdm.tagged -p "verbs;ofi_rxm" -e rdm -m tagged
 	pingpong verbs.msg -p verbs -e msg
