@@ -114,7 +114,8 @@ DEB_PKGS := $(DEB_BUILD_PKGS) clang libclang-rt-dev \
             libibverbs-dev ibverbs-utils rdma-core perftest python3-pyverbs \
             liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev \
             zlib1g-dev tshark iproute2 procps ucx-utils infiniband-diags \
-            rdmacm-utils qperf openmpi-bin libopenmpi-dev libfabric-bin
+            rdmacm-utils qperf \
+            openmpi-bin libopenmpi-dev libfabric-bin
 
 deps:
 	@tools/deps.sh all $(DEB_PKGS)

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/thread.h"
 #include "hca/hca.h"
 #include "hca/progress.h"
 #include "mgmt/mad_agent.h"
@@ -566,7 +567,7 @@ int sib_progress_start(struct sib_hca *hca)
 	struct sib_progress *pg = &hca->progress;
 	int rc;
 
-	rc = pthread_create(&pg->thread, NULL, progress_main, hca);
+	rc = sib_thread_create(&pg->thread, progress_main, hca);
 	if (rc) {
 		sib_err("cannot start the progress thread: %s", strerror(rc));
 		return -rc;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/thread.h"
 #include "base/rundir.h"
 #include "hca/hca.h"
 #include "hca/stats_channel.h"
@@ -199,7 +200,7 @@ void sib_stats_channel_start(struct sib_hca *hca)
 		return;
 	}
 	ch->fd = fd;
-	if (pthread_create(&ch->thread, NULL, channel_main, hca)) {
+	if (sib_thread_create(&ch->thread, channel_main, hca)) {
 		close(fd);
 		unlink(ch->path);
 		ch->fd = -1;

@@ -160,6 +160,33 @@ int sib_sa_client_register(struct sib_node *node)
 	return sib_mad_agent_register(node, &sa_client_agent);
 }
 
+void sib_sa_wait_locked(struct sib_node *node, const bool *done, const uint64_t *since_ns,
+			uint64_t timeout_ns)
+{
+	struct sib_sa_client *sa = &node->sa;
+
+	while (!*done) {
+		uint64_t now = sib_link_now_ns(), deadline = *since_ns + timeout_ns, until = deadline;
+		struct timespec ts;
+
+		if (now >= deadline)
+			break;
+		if (!node->ops->threaded(node)) {
+			/* No progress thread (tests): drive the node ourselves,
+			 * a millisecond at a time. */
+			pthread_mutex_unlock(&sa->lock);
+			node->ops->poll(node);
+			pthread_mutex_lock(&sa->lock);
+			if (*done)
+				break;
+			until = now + 1000000ull < deadline ? now + 1000000ull : deadline;
+		}
+		ts.tv_sec = (time_t)(until / 1000000000ull);
+		ts.tv_nsec = (long)(until % 1000000000ull);
+		pthread_cond_timedwait(&sa->cond, &sa->lock, &ts);
+	}
+}
+
 static int send_query(struct sib_node *node, unsigned port_num, uint64_t tid, bool by_gid,
 		      uint16_t lid, const uint8_t *gid)
 {
@@ -254,26 +281,7 @@ static int resolve(struct sib_node *node, unsigned port_num, bool by_gid, uint16
 		 * still counts (IBA 13.4.6.4). */
 		send_query(node, port_num, q.tid, by_gid, lid, gid);
 		pthread_mutex_lock(&sa->lock);
-		while (!q.done) {
-			uint64_t now = sib_link_now_ns(), until = deadline;
-			struct timespec ts;
-
-			if (now >= deadline)
-				break;
-			if (!node->ops->threaded(node)) {
-				/* No progress thread (tests): drive the node
-				 * ourselves, a millisecond at a time. */
-				pthread_mutex_unlock(&sa->lock);
-				node->ops->poll(node);
-				pthread_mutex_lock(&sa->lock);
-				if (q.done)
-					break;
-				until = now + 1000000ull < deadline ? now + 1000000ull : deadline;
-			}
-			ts.tv_sec = (time_t)(until / 1000000000ull);
-			ts.tv_nsec = (long)(until % 1000000000ull);
-			pthread_cond_timedwait(&sa->cond, &sa->lock, &ts);
-		}
+		sib_sa_wait_locked(node, &q.done, &deadline, 0);
 		pthread_mutex_unlock(&sa->lock);
 	}
 

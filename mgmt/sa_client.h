@@ -67,6 +67,11 @@ struct sib_sa_client {
 	uint64_t foreign; /* SA answers not from the port's SM, or to nothing we asked */
 };
 
+/* With sa->lock held: waits until *done, or until timeout_ns after
+ * *since_ns (read again at every wake-up; both under sa->lock).  Without
+ * a progress thread (tests) it drives the node itself. */
+void sib_sa_wait_locked(struct sib_node *node, const bool *done, const uint64_t *since_ns,
+			uint64_t timeout_ns);
 int sib_sa_client_init(struct sib_sa_client *sa);
 void sib_sa_client_fini(struct sib_sa_client *sa);
 

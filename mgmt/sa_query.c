@@ -6,6 +6,7 @@
 
 #include "base/log.h"
 #include "mgmt/node.h"
+#include "mgmt/port_up.h"
 #include "mgmt/sa_client.h"
 #include "mgmt/sa_query.h"
 
@@ -35,24 +36,52 @@ struct sm_route {
 	struct sib_mad_addr a;
 };
 
-/* Where the port's SM is; false until an SM verified itself to the port
- * (port_up.h): SA queries never go to an unverified or unset address. */
-static bool sm_route(struct sib_node *node, unsigned port_num, struct sm_route *r)
+/* Where the port's SM is.  0; -ENETDOWN when the port has no SM to ask
+ * (not ACTIVE, no link, SOFTIB_SM=none: a subnet of one); -EAGAIN while no
+ * SM has verified itself to the port yet (port_up.h): SA queries never go
+ * to an unverified or unset address. */
+static int sm_route(struct sib_node *node, unsigned port_num, struct sm_route *r)
 {
 	struct sib_port_mgmt *pm;
 	struct sib_port *port = sib_node_port(node, port_num);
-	bool ok;
+	int rc;
 
 	if (!port)
-		return false;
+		return -ENETDOWN;
 	pm = &node->mgmt[port_num - 1];
 	pthread_mutex_lock(&node->lock);
-	ok = port->state == SIB_PORT_ACTIVE && pm->link && !pm->sm_none && pm->sm_heard;
+	rc = port->state != SIB_PORT_ACTIVE || !pm->link || pm->sm_none ? -ENETDOWN
+	     : !pm->sm_heard						   ? -EAGAIN
+									   : 0;
 	r->link = pm->link;
 	r->ep = pm->sm_ep;
 	sib_mad_addr_init(&r->a, SIB_QP1, port->SMLID, port->LID);
 	pthread_mutex_unlock(&node->lock);
-	return ok;
+	return rc;
+}
+
+/* An ACTIVE port whose SM has not verified itself yet asks it for SMInfo
+ * (port_up.c): wait for that as long as one SA query may take, then give
+ * up with a warning (the first time; later ones at debug level).  Not on
+ * the thread that delivers MADs. */
+static int sm_route_wait(struct sib_node *node, unsigned port_num, uint16_t attr,
+			 struct sm_route *r)
+{
+	static bool warned;
+	int rc;
+
+	sib_port_up_wait(node, port_num, SIB_SA_TIMEOUT_MS * SIB_SA_TRIES * 1000000ull, false);
+	rc = sm_route(node, port_num, r);
+	if (rc != -EAGAIN)
+		return rc;
+	if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
+		sib_warn("SA query (attribute 0x%04x) not sent: no subnet manager has verified "
+			 "itself to port %u (SubnGet(SMInfo) from a SOFTIB_SM address) within %u ms",
+			 attr, port_num, SIB_SA_TIMEOUT_MS * SIB_SA_TRIES);
+	else
+		sib_dbg("SA query (attribute 0x%04x) not sent: port %u has no verified SM", attr,
+			port_num);
+	return -ENETDOWN;
 }
 
 static void build(uint8_t *mad, uint64_t tid, uint8_t method, uint16_t attr, uint64_t comp_mask,
@@ -79,9 +108,14 @@ void sib_sa_send_only(struct sib_node *node, unsigned port_num, uint8_t method, 
 {
 	uint8_t mad[IB_MAD_BYTES];
 	struct sm_route r;
+	int rc = sm_route(node, port_num, &r);
 
-	if (!sm_route(node, port_num, &r))
+	/* Nothing waits here (exit): without a verified SM it is not sent. */
+	if (rc) {
+		sib_dbg("SA %s (attribute 0x%04x) not sent: port %u has %s", ib_mad_method_str(method),
+			attr, port_num, rc == -EAGAIN ? "no verified SM yet" : "no SM to ask");
 		return;
+	}
 	build(mad, sib_mad_new_tid(), method, attr, comp_mask, record, rec_bytes);
 	sib_mgmt_send(r.link, &r.a, mad, &r.ep);
 }
@@ -94,7 +128,7 @@ static void send_ack(struct sib_node *node, const struct sib_sa_gq *q, const str
 	uint8_t mad[IB_MAD_BYTES];
 	struct sm_route r;
 
-	if (!sm_route(node, q->port_num, &r))
+	if (sm_route(node, q->port_num, &r))
 		return;
 	memset(&m.rmpp, 0, sizeof(m.rmpp));
 	m.rmpp.RMPPVersion = IB_RMPP_VERSION;
@@ -218,10 +252,13 @@ int sib_sa_query(struct sib_node *node, unsigned port_num, uint8_t method, uint1
 	int rc = 0;
 
 	memset(ans, 0, sizeof(*ans));
-	if (!sm_route(node, port_num, &r))
-		return -ENETDOWN;
+	rc = sm_route(node, port_num, &r);
+	if (rc == -ENETDOWN)
+		return rc;
 	if (node->ops->on_thread(node))
 		return -EDEADLK;
+	if (rc && (rc = sm_route_wait(node, port_num, attr, &r)))
+		return rc;
 	memset(&q, 0, sizeof(q));
 	q.tid = sib_mad_new_tid();
 	q.attr = attr;
@@ -240,25 +277,8 @@ int sib_sa_query(struct sib_node *node, unsigned port_num, uint8_t method, uint1
 		sib_link_count(&sa->sent, 1);
 		sib_mgmt_send(r.link, &r.a, mad, &r.ep);
 		pthread_mutex_lock(&sa->lock);
-		while (!q.done) {
-			uint64_t now = sib_link_now_ns(), deadline = q.last_ns + SIB_SA_TIMEOUT_MS * 1000000ull;
-			uint64_t until = deadline;
-			struct timespec ts;
-
-			if (now >= deadline)
-				break;
-			if (!node->ops->threaded(node)) {
-				pthread_mutex_unlock(&sa->lock);
-				node->ops->poll(node);
-				pthread_mutex_lock(&sa->lock);
-				if (q.done)
-					break;
-				until = now + 1000000ull < deadline ? now + 1000000ull : deadline;
-			}
-			ts.tv_sec = (time_t)(until / 1000000000ull);
-			ts.tv_nsec = (long)(until % 1000000000ull);
-			pthread_cond_timedwait(&sa->cond, &sa->lock, &ts);
-		}
+		/* last_ns moves on with every segment of an RMPP transfer. */
+		sib_sa_wait_locked(node, &q.done, &q.last_ns, SIB_SA_TIMEOUT_MS * 1000000ull);
 	}
 	unlink_query(sa, &q);
 	if (!q.done) {

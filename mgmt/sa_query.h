@@ -34,14 +34,18 @@ struct sib_sa_answer {
  * Sends method (Get, GetTable, Set, Delete) for attr with record and
  * ComponentMask comp_mask to the port's SM and waits for the answer.
  * 0 with *ans filled (ans->status says what the SA answered), or
- * -ETIMEDOUT, -ENETDOWN (port not ACTIVE, no SM), -EDEADLK, -ENOMEM.
+ * -ETIMEDOUT, -ENETDOWN (port not ACTIVE, no SM, or no SM verified itself
+ * to the port within SIB_SA_TIMEOUT_MS * SIB_SA_TRIES: nothing is sent),
+ * -EDEADLK, -ENOMEM.  Only the verified SM's answers count (sa_client.c
+ * drops and counts the others in sa.foreign).
  */
 int sib_sa_query(struct sib_node *node, unsigned port_num, uint8_t method, uint16_t attr,
 		 uint64_t comp_mask, const uint8_t *record, unsigned rec_bytes,
 		 struct sib_sa_answer *ans);
 void sib_sa_answer_free(struct sib_sa_answer *ans);
 
-/* Sends method for attr and does not wait (what is left to do at exit). */
+/* Sends method for attr and does not wait (what is left to do at exit);
+ * without a verified SM nothing is sent (a debug line says so). */
 void sib_sa_send_only(struct sib_node *node, unsigned port_num, uint8_t method, uint16_t attr,
 		      uint64_t comp_mask, const uint8_t *record, unsigned rec_bytes);
 

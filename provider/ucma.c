@@ -28,7 +28,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +39,7 @@
 #include <infiniband/verbs.h>
 
 #include "base/log.h"
+#include "base/thread.h"
 #include "mgmt/sa_query.h"
 #include "provider/rdma_cm.h"
 
@@ -723,8 +723,8 @@ ssize_t sib_ucma_write(int fd, const void *buf, size_t len)
 /* ---------------------------------------------------------------- exit */
 
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
-static int goodbye_pipe[2] = { -1, -1 };
-static sem_t goodbye_done;
+static int goodbye_pipe[2] = { -1, -1 }; /* the signal's number, to the helper */
+static int done_pipe[2] = { -1, -1 };	 /* a byte back once the goodbyes are out */
 
 /* What destroying every id sends, and the SA records withdrawn; nothing
  * is freed (the process is on its way out). */
@@ -770,11 +770,8 @@ __attribute__((destructor)) static void ucma_at_exit(void)
 	goodbye();
 }
 
-static bool crash_signal(int sig)
-{
-	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGABRT;
-}
-
+/* The helper thread (no signals reach it: base/thread.h): the goodbyes
+ * for a signal, then word back to the handler. */
 static void *goodbye_main(void *arg)
 {
 	unsigned char sig;
@@ -782,44 +779,64 @@ static void *goodbye_main(void *arg)
 	(void)arg;
 	while (syscall(SYS_read, goodbye_pipe[0], &sig, 1) == 1) {
 		goodbye();
-		if (crash_signal(sig)) {
-			sem_post(&goodbye_done);
-			continue;
-		}
-		/* The default action again, and the signal: it ends the process
-		 * now, as it would have without us.  (Not SA_RESETHAND: timeout(1)
-		 * and others send the signal twice, to the process and its
-		 * group, and the second must not cut the goodbye short.) */
-		signal(sig, SIG_DFL);
-		kill(getpid(), sig);
+		syscall(SYS_write, done_pipe[1], &sig, 1);
 	}
 	return NULL;
 }
 
+static void on_fatal_signal(int sig);
+
+/* Whether our handler is still the one installed for sig. */
+static bool ours(int sig)
+{
+	struct sigaction cur;
+
+	return !sigaction(sig, NULL, &cur) && !(cur.sa_flags & SA_SIGINFO) &&
+	       cur.sa_handler == on_fatal_signal;
+}
+
 /*
- * A signal that ends the process asks the helper thread to send the
- * goodbyes.  For SIGTERM, SIGINT and SIGHUP the handler returns at once:
- * the thread it interrupted may hold a lock the sending needs (a data
- * path lock while it posts), and the helper raises the signal again when
- * done; the same signal again meanwhile changes nothing.  A crash cannot
- * continue, so that handler waits (up to a second) and raises the signal
- * itself.
+ * The rule: softib changes nothing a program can see of its signals but
+ * the handler a query returns.  It installs this handler only for the
+ * signals the program left at their default action, when the program
+ * first opens /dev/infiniband/rdma_cm; the handler never returns to the
+ * program: it has the helper thread send the goodbyes (the interrupted
+ * thread may hold any lock), waits for that at most a second, puts the
+ * default action back and raises the signal, which ends the process as it
+ * would have without softib (same signal, same status, core dump if the
+ * signal makes one).  So no system call of the program sees EINTR and no
+ * code of the program runs after the signal.  Called by anyone else (a
+ * handler the program installed later, chaining to the one it replaced)
+ * it does nothing, as SIG_DFL would have been skipped.
  */
 static void on_fatal_signal(int sig)
 {
 	int saved = errno;
 	unsigned char c = (unsigned char)sig;
-	struct timespec ts;
+	struct sigaction dfl;
+	struct pollfd pfd;
 
-	if (syscall(SYS_write, goodbye_pipe[1], &c, 1) != 1) {
-		raise(sig);
-	} else if (crash_signal(sig)) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
-		while (sem_timedwait(&goodbye_done, &ts) && errno == EINTR)
-			;
-		raise(sig);
+	if (!ours(sig)) {
+		errno = saved;
+		return;
 	}
+	if (syscall(SYS_write, goodbye_pipe[1], &c, 1) == 1) {
+		pfd.fd = done_pipe[0];
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		/* EINTR: another signal's handler ran; the second is counted
+		 * again from there, which stays short. */
+		while (syscall(SYS_poll, &pfd, 1, 1000) < 0 && errno == EINTR)
+			;
+		if (pfd.revents & POLLIN)
+			syscall(SYS_read, done_pipe[0], &c, 1);
+	}
+	/* Blocked in the handler (sa_mask: every signal), the raised signal
+	 * is delivered, with its default action, when the handler returns. */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(sig, &dfl, NULL);
+	raise(sig);
 	errno = saved;
 }
 
@@ -827,31 +844,30 @@ static void exit_hooks(void)
 {
 	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGFPE, SIGILL,
 				    SIGABRT };
-	sigset_t all, old;
 	pthread_t th;
 
-	if (pipe2(goodbye_pipe, O_CLOEXEC) || sem_init(&goodbye_done, 0, 0))
+	if (pipe2(goodbye_pipe, O_CLOEXEC))
 		return;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&th, NULL, goodbye_main, NULL)) {
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pipe2(done_pipe, O_CLOEXEC | O_NONBLOCK) ||
+	    sib_thread_create(&th, goodbye_main, NULL)) {
+		syscall(SYS_close, goodbye_pipe[0]);
+		syscall(SYS_close, goodbye_pipe[1]);
+		goodbye_pipe[0] = goodbye_pipe[1] = -1;
 		return;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_detach(th);
 	pthread_setname_np(th, "softib-cm-exit");
 	for (unsigned i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		struct sigaction sa, cur;
 
-		/* Only where the program left the default: its own handler
-		 * decides what happens, and exit() still says goodbye. */
+		/* Only where the program left the default (ignored stays
+		 * ignored, its own handler stays its own); exit() still says
+		 * goodbye through the destructor. */
 		if (sigaction(sigs[i], NULL, &cur) || cur.sa_handler != SIG_DFL ||
 		    (cur.sa_flags & SA_SIGINFO))
 			continue;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_fatal_signal;
-		sa.sa_flags = SA_RESTART | (crash_signal(sigs[i]) ? SA_RESETHAND : 0);
 		sigfillset(&sa.sa_mask);
 		sigaction(sigs[i], &sa, NULL);
 	}
@@ -992,7 +1008,15 @@ static void atfork_child(void)
 	memset(&sib_ucma, 0, sizeof(sib_ucma));
 	pthread_rwlock_init(&life, NULL);
 	exit_once = PTHREAD_ONCE_INIT;
-	goodbye_pipe[0] = goodbye_pipe[1] = -1;
+	/* The helper stayed in the parent: an inherited handler finds no
+	 * pipe and lets the signal take its default course at once. */
+	for (unsigned i = 0; i < 2; i++) {
+		if (goodbye_pipe[i] >= 0)
+			syscall(SYS_close, goodbye_pipe[i]);
+		if (done_pipe[i] >= 0)
+			syscall(SYS_close, done_pipe[i]);
+		goodbye_pipe[i] = done_pipe[i] = -1;
+	}
 }
 
 __attribute__((constructor)) static void ucma_init(void)

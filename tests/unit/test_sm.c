@@ -853,6 +853,130 @@ static void sa_client_times_out_without_an_sm_and_refuses_inactive_ports(void **
 	sib_hca_free(h[0]);
 }
 
+/* What sib_sa_query answered, from its own thread. */
+struct sa_call {
+	struct sib_hca *h;
+	int rc;
+	struct sib_sa_answer ans;
+	bool done;
+};
+
+static void *sa_call_main(void *arg)
+{
+	struct sa_call *c = arg;
+	uint8_t rec[IB_SERVICE_RECORD_BYTES] = { 0 };
+
+	c->rc = sib_sa_query(&c->h->node, 1, IB_MAD_METHOD_GET, IB_SA_ATTR_SERVICE_RECORD,
+			     IB_SR_COMP_SERVICE_ID, rec, sizeof(rec), &c->ans);
+	__atomic_store_n(&c->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Keeps the last SA-class MAD that reached a link (SMPs are skipped). */
+static void sa_mad_rx(void *arg, const uint8_t *buf, size_t len, const struct sib_endpoint *from)
+{
+	struct got *g = arg;
+	struct ib_packet pkt;
+	struct sib_mad_addr a;
+	const uint8_t *mad;
+
+	(void)from;
+	if (ib_packet_decode(buf, len, &pkt) != IB_PKT_OK || !(mad = sib_mgmt_parse(&pkt, &a)) ||
+	    mad[1] != IB_MGMT_CLASS_SUBN_ADM)
+		return;
+	memcpy(g->mad, mad, IB_MAD_BYTES);
+	g->n++;
+}
+
+/* A GetResp to the query in g->mad, status `status`, from link `via`. */
+static void sa_answer_from(struct sib_hca *h, struct sib_link *via, const struct got *g,
+			   uint16_t status)
+{
+	struct ib_sa_mad m;
+	struct sib_mad_addr a;
+	uint8_t mad[IB_MAD_BYTES];
+
+	ib_sa_mad_decode(&m, g->mad);
+	ib_mad_set_method(&m.hdr, IB_MAD_METHOD_GET_RESP);
+	m.hdr.Status = status;
+	ib_sa_mad_encode(&m, mad);
+	sib_mad_addr_init(&a, SIB_QP1, h->node.ports[0].LID, SIB_SM_LID);
+	assert_int_equal(sib_mgmt_send(via, &a, mad, &h->node.mgmt[0].link->local), 0);
+}
+
+/* SA queries go only to the SM that verified itself to the port (never to
+ * an unset address: without one the query fails once it waited as long as
+ * a query may), and only that SM's answers count: the right TID from
+ * another socket is dropped and counted. */
+static void sa_queries_go_to_and_come_from_the_verified_sm_only(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_link *evil;
+	struct sib_endpoint saved;
+	struct ib_path_record pr;
+	struct sa_call c = { 0 };
+	struct got g = { 0 };
+	struct sib_hca *h[1];
+	uint64_t sent, foreign;
+	pthread_t th;
+
+	h[0] = hca_port_new(f, 0x0200000000000c00ull);
+	settle(f, h, 1);
+	assert_int_equal(h[0]->node.ports[0].state, SIB_PORT_ACTIVE);
+	assert_true(h[0]->node.mgmt[0].sm_heard);
+
+	/* ACTIVE, but no SM has verified itself (and the SM is not run):
+	 * nothing is sent and the query fails. */
+	pthread_mutex_lock(&h[0]->node.lock);
+	saved = h[0]->node.mgmt[0].sm_ep;
+	h[0]->node.mgmt[0].sm_heard = false;
+	memset(&h[0]->node.mgmt[0].sm_ep, 0, sizeof(saved));
+	pthread_mutex_unlock(&h[0]->node.lock);
+	while (sib_link_poll(f->sm_link, 16, sa_mad_rx, &g) > 0)
+		;
+	g.n = 0;
+	sent = h[0]->node.sa.sent;
+	c.h = h[0];
+	sa_call_main(&c);
+	assert_int_equal(c.rc, -ENETDOWN);
+	assert_int_equal(sib_sa_path_record(&h[0]->node, 1, h[0]->node.ports[0].GID[0],
+					    h[0]->node.ports[0].GID[0], 0, 0, &pr),
+			 -ENETDOWN);
+	assert_int_equal(h[0]->node.sa.sent, sent);
+	while (sib_link_poll(f->sm_link, 16, sa_mad_rx, &g) > 0)
+		;
+	assert_int_equal(g.n, 0);
+
+	/* Verified again: the query goes to the SM's endpoint. */
+	pthread_mutex_lock(&h[0]->node.lock);
+	h[0]->node.mgmt[0].sm_ep = saved;
+	h[0]->node.mgmt[0].sm_heard = true;
+	pthread_mutex_unlock(&h[0]->node.lock);
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &evil), 0);
+	foreign = h[0]->node.sa.foreign;
+	memset(&c, 0, sizeof(c));
+	c.h = h[0];
+	assert_int_equal(pthread_create(&th, NULL, sa_call_main, &c), 0);
+	while (!g.n)
+		sib_link_poll(f->sm_link, 16, sa_mad_rx, &g);
+	/* The answer with the right TID from a stranger: dropped, counted,
+	 * and the query still waits (it retries with the same TID). */
+	sa_answer_from(h[0], evil, &g, 0);
+	while (__atomic_load_n(&h[0]->node.sa.foreign, __ATOMIC_RELAXED) == foreign &&
+	       !__atomic_load_n(&c.done, __ATOMIC_ACQUIRE))
+		usleep(100);
+	assert_int_equal(h[0]->node.sa.foreign, foreign + 1);
+	assert_false(__atomic_load_n(&c.done, __ATOMIC_ACQUIRE));
+	/* The SM's own answer (no records) is the one the query returns. */
+	sa_answer_from(h[0], f->sm_link, &g, IB_SA_STATUS_NO_RECORDS);
+	pthread_join(th, NULL);
+	assert_int_equal(c.rc, 0);
+	assert_int_equal(c.ans.status, IB_SA_STATUS_NO_RECORDS);
+	sib_sa_answer_free(&c.ans);
+	sib_link_close(evil);
+	sib_hca_free(h[0]);
+}
+
 static struct ib_service_record service(struct sib_hca *h, uint64_t sid, uint8_t tag)
 {
 	struct ib_service_record r;
@@ -979,6 +1103,7 @@ int main(void)
 		T(a_remembered_lid_goes_back_to_its_guid),
 		T(a_second_sm_stands_by_and_takes_over),
 		T(sa_service_records_register_find_and_leave),
+		T(sa_queries_go_to_and_come_from_the_verified_sm_only),
 #undef T
 	};
 
