@@ -658,6 +658,7 @@ static bool registers_addrs(uint32_t cmd)
  * what it accepted before its consumer can say goodbye, and a peer whose
  * last SEND is still unacknowledged when the DREQ comes sees it flushed
  * (libfabric's verbs;ofi_rxm fails fi_pingpong's final exchange so).
+ * Not at a signal's goodbye: the thread it interrupted may hold a QP lock.
  */
 static void acks_first(struct sib_hca *hca)
 {
@@ -728,7 +729,9 @@ static int done_pipe[2] = { -1, -1 };	 /* a byte back once the goodbyes are out 
 
 /* What destroying every id sends, and the SA records withdrawn; nothing
  * is freed (the process is on its way out). */
-static void goodbye(void)
+/* signal: a signal's helper, while the interrupted thread may hold any
+ * lock (the owed ACKs, which take QP locks, are left then). */
+static void goodbye(bool signal)
 {
 	struct timespec ts;
 	struct sib_hca *hca;
@@ -740,7 +743,8 @@ static void goodbye(void)
 		pthread_rwlock_unlock(&life);
 		return;
 	}
-	acks_first(hca);
+	if (!signal)
+		acks_first(hca);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_nsec += 500000000;
 	if (ts.tv_nsec >= 1000000000) {
@@ -767,7 +771,7 @@ static void goodbye(void)
 
 __attribute__((destructor)) static void ucma_at_exit(void)
 {
-	goodbye();
+	goodbye(false);
 }
 
 /* The helper thread (no signals reach it: base/thread.h): the goodbyes
@@ -778,7 +782,7 @@ static void *goodbye_main(void *arg)
 
 	(void)arg;
 	while (syscall(SYS_read, goodbye_pipe[0], &sig, 1) == 1) {
-		goodbye();
+		goodbye(true);
 		syscall(SYS_write, done_pipe[1], &sig, 1);
 	}
 	return NULL;
