@@ -728,9 +728,9 @@ static int goodbye_pipe[2] = { -1, -1 }; /* the signal's number, to the helper *
 static int done_pipe[2] = { -1, -1 };	 /* a byte back once the goodbyes are out */
 
 /* What destroying every id sends, and the SA records withdrawn; nothing
- * is freed (the process is on its way out). */
-/* signal: a signal's helper, while the interrupted thread may hold any
- * lock (the owed ACKs, which take QP locks, are left then). */
+ * is freed (the process is on its way out).  signal: called by a signal's
+ * helper while the interrupted thread may hold any lock, so the owed ACKs,
+ * which take QP locks, stay owed. */
 static void goodbye(bool signal)
 {
 	struct timespec ts;
