@@ -44,6 +44,7 @@
 #include "provider/rdma_cm.h"
 
 #include "provider/fs_view.h"
+#include "transport/engine.h"
 
 struct ucma sib_ucma;
 
@@ -733,6 +734,20 @@ static bool registers_addrs(uint32_t cmd)
 	return cmd == RDMA_USER_CM_CMD_BIND_IP || cmd == RDMA_USER_CM_CMD_BIND;
 }
 
+/*
+ * A MAD a command or the exit sends (DREQ, REJ, DREP) leaves after the ACKs
+ * the data path owes (transport/engine.h, owed ACKs): hardware acknowledges
+ * what it accepted before its consumer can say goodbye, and a peer whose
+ * last SEND is still unacknowledged when the DREQ comes sees it flushed
+ * (libfabric's verbs;ofi_rxm fails fi_pingpong's final exchange so).
+ * Not at a signal's goodbye: the thread it interrupted may hold a QP lock.
+ */
+static void acks_first(struct sib_hca *hca)
+{
+	if (hca && hca->engine)
+		sib_engine_flush(hca->engine);
+}
+
 ssize_t sib_ucma_write(int fd, const void *buf, size_t len)
 {
 	struct rdma_ucm_cmd_hdr hdr;
@@ -762,6 +777,7 @@ ssize_t sib_ucma_write(int fd, const void *buf, size_t len)
 		errno = EBADF;
 		return -1;
 	}
+	acks_first(sib_ucma.hca);
 	sib_cm_lock(sib_ucma.cm);
 	c.file = file_of(fd);
 	if (!c.file)
@@ -791,8 +807,10 @@ static int goodbye_pipe[2] = { -1, -1 }; /* the signal's number, to the helper *
 static int done_pipe[2] = { -1, -1 };	 /* a byte back once the goodbyes are out */
 
 /* What destroying every id sends, and the SA records withdrawn; nothing
- * is freed (the process is on its way out). */
-static void goodbye(void)
+ * is freed (the process is on its way out).  signal: called by a signal's
+ * helper while the interrupted thread may hold any lock, so the owed ACKs,
+ * which take QP locks, stay owed. */
+static void goodbye(bool signal)
 {
 	struct timespec ts;
 	struct sib_hca *hca;
@@ -804,6 +822,8 @@ static void goodbye(void)
 		pthread_rwlock_unlock(&life);
 		return;
 	}
+	if (!signal)
+		acks_first(hca);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_nsec += 500000000;
 	if (ts.tv_nsec >= 1000000000) {
@@ -830,7 +850,7 @@ static void goodbye(void)
 
 __attribute__((destructor)) static void ucma_at_exit(void)
 {
-	goodbye();
+	goodbye(false);
 }
 
 /* The helper thread (no signals reach it: base/thread.h): the goodbyes
@@ -841,7 +861,7 @@ static void *goodbye_main(void *arg)
 
 	(void)arg;
 	while (syscall(SYS_read, goodbye_pipe[0], &sig, 1) == 1) {
-		goodbye();
+		goodbye(true);
 		syscall(SYS_write, done_pipe[1], &sig, 1);
 	}
 	return NULL;
