@@ -288,8 +288,9 @@ static bool group_installed(struct sib_sm *sm, const struct sib_sa_mgroup *g, ui
  * A join or leave is answered once every member port has installed the
  * group's new port list (the SM programs them first: sm_mcast.c), so
  * that when a program hears it joined, every member can reach it and it
- * can reach every member; after SIB_SM_RETRIES timeouts it is answered
- * anyway.  Other answers go at once.
+ * can reach every member; after SIB_SA_MCAST_WAIT_NS it is answered
+ * anyway (a port that stays silent is dropped by the sweeps).  Other
+ * answers go at once.
  */
 static void answer(struct sib_sm *sm, const struct sib_mad_addr *a,
 		   const struct sib_endpoint *from, struct ib_sa_mad *m, uint8_t method,
@@ -330,7 +331,7 @@ static void answer(struct sib_sm *sm, const struct sib_mad_addr *a,
 	w->method = method;
 	w->rec = *rec;
 	w->gen = g->generation;
-	w->deadline_ns = sm->now_ns + SIB_SM_TIMEOUT_NS * (SIB_SM_RETRIES + 1);
+	w->deadline_ns = sm->now_ns + SIB_SA_MCAST_WAIT_NS;
 }
 
 void sib_sa_mcast_answer_waiting(struct sib_sm *sm)

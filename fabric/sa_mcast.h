@@ -33,7 +33,7 @@
  *   - a port the SM drops leaves every group (sib_sa_mcast_port_gone);
  *   - a join or leave is answered once every live member port has
  *     installed the group's new port list (sm_mcast.c programs them), or
- *     after SIB_SM_RETRIES + 1 timeouts: a program that hears it joined
+ *     after SIB_SA_MCAST_WAIT_NS: a program that hears it joined
  *     can send to every member at once, and be reached by them.
  */
 #ifndef SIB_FABRIC_SA_MCAST_H
@@ -74,8 +74,12 @@ struct sib_sa_mgroup {
 	uint64_t generation; /* changes with the member ports (sm_mcast.c programs them) */
 };
 
-/* A join or leave answered once the member ports installed its change. */
+/* A join or leave answered once the member ports installed its change;
+ * a port on a loaded machine may take long to, and the SM sends the list
+ * again every SIB_SM_TIMEOUT_NS meanwhile: within the SA client's retries
+ * (mgmt/sa_client.h), it waits up to 3 s. */
 #define SIB_SA_MCAST_WAITS_MAX 256
+#define SIB_SA_MCAST_WAIT_NS (3000ull * 1000000ull)
 struct sib_sa_mcast_wait {
 	struct sib_mad_addr a;
 	struct sib_endpoint from;

@@ -21,8 +21,15 @@ int sib_sa_mcast_join(struct sib_node *node, unsigned port_num, struct ib_mcmemb
 		return -EINVAL;
 	memcpy(q->PortGID.raw, port->GID[0], 16);
 	ib_mcmember_record_encode(q, rec);
-	rc = sib_sa_query(node, port_num, IB_MAD_METHOD_SET, IB_SA_ATTR_MCMEMBER_RECORD,
-			  comp_mask | IB_MCR_COMP_PORT_GID, rec, sizeof(rec), &ans);
+	/* The SA answers once every member port installed the change, which
+	 * on a loaded machine may take longer than one query's retries: a
+	 * join asked again is the same join (JoinState bits only add). */
+	for (int i = 0; i < SIB_SA_MCAST_ATTEMPTS; i++) {
+		rc = sib_sa_query(node, port_num, IB_MAD_METHOD_SET, IB_SA_ATTR_MCMEMBER_RECORD,
+				  comp_mask | IB_MCR_COMP_PORT_GID, rec, sizeof(rec), &ans);
+		if (rc != -ETIMEDOUT)
+			break;
+	}
 	if (rc)
 		return rc;
 	if (sa_status)
@@ -44,7 +51,8 @@ int sib_sa_mcast_leave(struct sib_node *node, unsigned port_num, const uint8_t m
 	uint8_t rec[IB_MCMEMBER_RECORD_BYTES];
 	struct ib_mcmember_record q;
 	struct sib_sa_answer ans;
-	int rc;
+	bool asked_before = false;
+	int rc = 0;
 
 	if (!port)
 		return -EINVAL;
@@ -58,11 +66,17 @@ int sib_sa_mcast_leave(struct sib_node *node, unsigned port_num, const uint8_t m
 				 comp, rec, sizeof(rec));
 		return 0;
 	}
-	rc = sib_sa_query(node, port_num, IB_MAD_METHOD_DELETE, IB_SA_ATTR_MCMEMBER_RECORD, comp,
-			  rec, sizeof(rec), &ans);
+	for (int i = 0; i < SIB_SA_MCAST_ATTEMPTS; i++) {
+		rc = sib_sa_query(node, port_num, IB_MAD_METHOD_DELETE, IB_SA_ATTR_MCMEMBER_RECORD,
+				  comp, rec, sizeof(rec), &ans);
+		if (rc != -ETIMEDOUT)
+			break;
+		asked_before = true;
+	}
 	if (rc)
 		return rc;
-	rc = ans.status ? -ENOENT : 0;
+	/* A leave asked again finds the membership gone: that was ours. */
+	rc = ans.status && !asked_before ? -ENOENT : 0;
 	sib_sa_answer_free(&ans);
 	return rc;
 }

@@ -8,11 +8,16 @@
 #ifndef SIB_MGMT_SA_MCMEMBER_H
 #define SIB_MGMT_SA_MCMEMBER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "wire/sa.h"
 
 struct sib_node;
+
+/* Queries a join or leave makes at most (each sa_query.h's retries): the
+ * SA waits up to 3 s for the member ports (fabric/sa_mcast.h). */
+#define SIB_SA_MCAST_ATTEMPTS 4
 
 /*
  * Joins (or creates) the group q names with the components comp_mask;
