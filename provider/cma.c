@@ -380,7 +380,15 @@ int cma_resolve_addr(struct ucma_ctx **ctxp, const struct sockaddr *src, socklen
 	}
 	sib_cm_unlock(sib_ucma.cm);
 
-	if (!af_ib) {
+	if (!af_ib && cma_ip16_multicast(dip)) {
+		/* A group's address (rdma_join_multicast follows): nobody to
+		 * find, the source is where the route to it leaves. */
+		if (src_any && cma_route_source(dip, sip)) {
+			memcpy(sip, dip, 16);
+			loopback_for(sip);
+		}
+		own_gid(gid);
+	} else if (!af_ib) {
 		bool local;
 
 		if (cma_ip16_any(dip))
