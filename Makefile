@@ -106,7 +106,7 @@ all: $(TARGETS) $(if $(TOOLS_SRC),tools/softib)
 # The Debian packages `make` needs, installed before the first compile when
 # missing (ibverbs-utils: ibv_devinfo, for the README's first command).
 DEB_BUILD_PKGS := gcc make pkg-config binutils \
-            $(if $(RDMA_CORE),,libibverbs-dev ibverbs-utils) \
+            $(if $(RDMA_CORE),,libibverbs-dev librdmacm-dev ibverbs-utils) \
             liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev zlib1g-dev
 # Everything the build, the tests and the benchmarks need, from Debian.
 # tools/deps.sh installs them with apt-get, or names what to install.
@@ -174,6 +174,11 @@ $(B)/bench/%: $(B)/obj/tests/bench/%.o $(CORE_LIB)
 $(B)/helpers/%: $(B)/obj/tests/helpers/%.o $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(CORE_LIB) -libverbs $(SYS_LIBS)
+
+# The multicast members talk through librdmacm (rdma_join_multicast).
+$(B)/helpers/mcast_members: $(B)/obj/tests/helpers/mcast_members.o $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(CORE_LIB) -lrdmacm -libverbs $(SYS_LIBS)
 
 $(B)/mpi/%: tests/mpi/%.c
 	@mkdir -p $(@D)

@@ -11,11 +11,13 @@
  * partition, or names that do not resolve, give no record.  Other
  * components are not checked (there is only one path to choose).
  *
- * ServiceRecords and RMPP transfers: sa_service.c and sa_rmpp.c.
+ * ServiceRecords and RMPP transfers: sa_service.c and sa_rmpp.c;
+ * MCMemberRecords: sa_mcast.c.
  */
 #include <string.h>
 
 #include "fabric/sa.h"
+#include "fabric/sa_mcast.h"
 #include "fabric/sm.h"
 #include "base/log.h"
 #include "wire/sa.h"
@@ -210,6 +212,9 @@ void sib_sa_serve(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8_t
 		break;
 	case IB_SA_ATTR_SERVICE_RECORD:
 		sib_sa_service_record(sm, a, from, &m, method);
+		return;
+	case IB_SA_ATTR_MCMEMBER_RECORD:
+		sib_sa_mcmember_record(sm, a, from, &m, method);
 		return;
 	default:
 		if (method == IB_MAD_METHOD_GET || method == IB_MAD_METHOD_GET_TABLE ||

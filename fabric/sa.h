@@ -40,7 +40,10 @@ struct sib_sa_transfer {
 	uint64_t deadline_ns;
 };
 
+struct sib_sa_mcast;
+
 struct sib_sa_state {
+	struct sib_sa_mcast *mcast; /* multicast groups (sa_mcast.h) */
 	struct sib_sa_service *services;
 	unsigned nservices, services_cap;
 	struct sib_sa_transfer *transfers;

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fabric/sa.h"
+#include "fabric/partitions.h"
+#include "fabric/sa_mcast.h"
+#include "mgmt/mcast_ports.h"
 #include "fabric/sm.h"
 #include "base/log.h"
 #include "wire/bitfield.h"
@@ -87,6 +91,7 @@ const char *sib_sm_state_str(uint8_t state)
 
 void sib_sm_fini(struct sib_sm *sm)
 {
+	sib_sa_mcast_free(sm);
 	sib_sa_state_free(sm);
 	free(sm->ports);
 	free(sm->memory);
@@ -363,6 +368,46 @@ static void set_port_info(struct sib_sm *sm, struct sib_sm_port *p, bool directe
 		 SIB_SM_RETRIES);
 }
 
+/* The port's P_Key table from the partitions (IBA 10.9.2: the SM sets
+ * the tables; partitions.h says which entries a port gets). */
+static struct sib_partitions dflt_partitions;
+
+static void default_partitions_init(void)
+{
+	sib_partitions_default(&dflt_partitions);
+}
+
+const struct sib_partitions *sib_sm_partitions(const struct sib_sm *sm)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	if (sm->partitions)
+		return sm->partitions;
+	pthread_once(&once, default_partitions_init);
+	return &dflt_partitions;
+}
+
+static void set_pkeys(struct sib_sm *sm, struct sib_sm_port *p, unsigned tries)
+{
+	struct ib_p_key_table pt;
+	uint16_t t[SIB_MAX_PKEYS];
+	uint8_t data[IB_SMP_DATA_BYTES];
+	char g[20];
+	unsigned n;
+
+	n = sib_partitions_table(sib_sm_partitions(sm), p->guid, t, SIB_MAX_PKEYS);
+	if (n > SIB_MAX_PKEYS)
+		sib_warn("softib-sm: port %s is in %u partitions, its P_Key table holds %d: the "
+			 "rest are left out",
+			 guid_str(p->guid, g), n, SIB_MAX_PKEYS);
+	memset(&pt, 0, sizeof(pt));
+	for (unsigned i = 0; i < SIB_MAX_PKEYS; i++)
+		pt.P_KeyTableBlock[i] = t[i];
+	memset(data, 0, sizeof(data));
+	ib_p_key_table_encode(&pt, data);
+	send_smp(sm, p, true, IB_MAD_METHOD_SET, IB_SMP_ATTR_P_KEY_TABLE, 0, data, tries);
+}
+
 static void configure(struct sib_sm *sm, struct sib_sm_port *p)
 {
 	p->state = SIB_SMP_GET_NODE_INFO;
@@ -385,6 +430,7 @@ static void drop_port(struct sib_sm *sm, struct sib_sm_port *p, const char *why)
 		}
 	}
 	sib_sa_port_gone(sm, p->guid);
+	sib_sa_mcast_port_gone(sm, p->guid);
 	port_free(sm, p);
 }
 
@@ -425,6 +471,17 @@ static void trap_rx(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8
 			 ib_mad_method_str(d.Method), ib_mad_attr_str(IB_MGMT_CLASS_SUBN_LID_ROUTED,
 								       d.AttributeID),
 			 d.LIDADDR, (unsigned long long)d.M_Key);
+		return;
+	}
+	if (n.TrapNumber == IB_TRAP_BAD_P_KEY) {
+		struct ib_notice_bad_key d;
+
+		ib_notice_bad_key_decode(&d, n.DataDetails);
+		sm->bad_p_key_traps++;
+		sib_warn("softib-sm: port %s (LID %u at %s) reports a bad P_Key: P_Key 0x%04x "
+			 "from LID %u QP 0x%06x to LID %u QP 0x%06x (trap 257)",
+			 p ? guid_str(p->guid, g) : "?", n.IssuerLID, sib_endpoint_str(from, e),
+			 d.Key & 0xffff, d.LID1, d.QP1, d.LID2, d.QP2);
 		return;
 	}
 	if (n.TrapNumber != IB_TRAP_LINK_STATE_CHANGE)
@@ -546,9 +603,16 @@ static void smp_resp_rx(struct sib_sm *sm, const uint8_t *in, const struct sib_e
 			port_free(sm, p);
 			return;
 		}
+		/* Its partitions first, then the state: a port is ACTIVE
+		 * with the P_Keys it will keep. */
+		p->was_active = pi.PortState == IB_PORT_STATE_ACTIVE;
+		p->state = SIB_SMP_SET_PKEYS;
+		set_pkeys(sm, p, SIB_SM_RETRIES);
+		break;
+	case SIB_SMP_SET_PKEYS:
 		/* IBA 7.2: INIT -> ARMED -> ACTIVE.  A port already ACTIVE
 		 * (its SM restarted) may only be told ACTIVE again. */
-		if (pi.PortState == IB_PORT_STATE_ACTIVE) {
+		if (p->was_active) {
 			p->state = SIB_SMP_SET_ACTIVE;
 			set_port_info(sm, p, true, IB_PORT_STATE_ACTIVE);
 		} else {
@@ -827,7 +891,10 @@ void sib_sm_rx(struct sib_sm *sm, const uint8_t *buf, size_t len, const struct s
 			sm->dropped++;
 		return;
 	}
-	if (mad[3] & IB_MAD_METHOD_RESP)
+	if ((mad[3] & IB_MAD_METHOD_RESP) && mad[1] == IB_MGMT_CLASS_SUBN_LID_ROUTED &&
+	    ib_bits_get(mad, 128, 16) == SIB_SMP_ATTR_MULTICAST_PORTS)
+		sib_sm_mcast_resp_rx(sm, mad, from); /* multicast programming, sm_mcast.c */
+	else if (mad[3] & IB_MAD_METHOD_RESP)
 		smp_resp_rx(sm, mad, from);
 	else if (mad[3] == IB_MAD_METHOD_TRAP && mad[1] == IB_MGMT_CLASS_SUBN_LID_ROUTED)
 		trap_rx(sm, &a, mad, from);
@@ -869,6 +936,9 @@ static void timeouts(struct sib_sm *sm)
 			send_smp(sm, p, true, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL,
 				 p->tries - 1);
 			break;
+		case SIB_SMP_SET_PKEYS:
+			set_pkeys(sm, p, p->tries - 1);
+			break;
 		case SIB_SMP_SET_ARMED: {
 			unsigned t = p->tries;
 
@@ -902,6 +972,15 @@ static void sweep(struct sib_sm *sm)
 	}
 }
 
+void sib_sm_reconfigure(struct sib_sm *sm)
+{
+	if (sm->state != IB_SM_STATE_MASTER)
+		return;
+	for (unsigned i = 0; i < sm->nports; i++)
+		if (sm->ports[i].state == SIB_SMP_ACTIVE)
+			configure(sm, &sm->ports[i]);
+}
+
 int sib_sm_step(struct sib_sm *sm, uint64_t now_ns)
 {
 	int n, total = 0;
@@ -917,6 +996,8 @@ int sib_sm_step(struct sib_sm *sm, uint64_t now_ns)
 	if (sm->state == IB_SM_STATE_DISCOVERING)
 		poll_peers(sm);
 	sib_sa_step(sm);
+	if (sm->state == IB_SM_STATE_MASTER)
+		sib_sm_mcast_program(sm);
 	if (now_ns >= sm->next_sweep_ns) {
 		if (sm->state == IB_SM_STATE_MASTER)
 			sweep(sm);
@@ -930,6 +1011,10 @@ int sib_sm_step(struct sib_sm *sm, uint64_t now_ns)
 uint64_t sib_sm_next_deadline(const struct sib_sm *sm)
 {
 	uint64_t d = sm->next_sweep_ns, sa = sib_sa_next_deadline(sm);
+	uint64_t mc = sib_sm_mcast_next_deadline(sm);
+
+	if (mc && mc < d)
+		d = mc;
 
 	for (unsigned i = 0; i < sm->npeers; i++)
 		if (sm->peers[i].deadline_ns && sm->peers[i].deadline_ns < d)

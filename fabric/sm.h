@@ -13,6 +13,7 @@
  * at a time, each retried SIB_SM_RETRIES times after SIB_SM_TIMEOUT_NS:
  *   DR SubnGet(NodeInfo)    -> port GUID
  *   DR SubnGet(PortInfo)    -> MTUCap, the port's LID; the LID is chosen
+ *   DR SubnSet(P_KeyTable)  the port's partitions (partitions.h)
  *   DR SubnSet(PortInfo)    LID, MasterSMLID, SubnetTimeOut, M_Key,
  *                           M_KeyProtectBits, M_KeyLeasePeriod, ARMED
  *   LID-routed SubnSet(PortInfo)  PortState ACTIVE
@@ -59,6 +60,7 @@
 #include "transport/port.h"
 
 struct sib_sa_state;
+struct sib_partitions;
 
 #define SIB_SM_TIMEOUT_NS (200ull * 1000000ull)
 #define SIB_SM_RETRIES 3
@@ -72,6 +74,7 @@ enum sib_sm_port_state {
 	SIB_SMP_FREE = 0,
 	SIB_SMP_GET_NODE_INFO,
 	SIB_SMP_GET_PORT_INFO,
+	SIB_SMP_SET_PKEYS, /* SubnSet(P_KeyTable): its partitions (partitions.h) */
 	SIB_SMP_SET_ARMED,
 	SIB_SMP_SET_ACTIVE,
 	SIB_SMP_ACTIVE,
@@ -93,6 +96,7 @@ struct sib_sm_port {
 	unsigned missed; /* sweeps in a row without an answer */
 	bool challenged; /* its GUID was claimed elsewhere: one miss drops it */
 	uint16_t joined_lid; /* the LID its "joined" line said */
+	bool was_active;     /* ACTIVE when the SM found it (its SM restarted) */
 };
 
 /* Another SM address of the subnet (SMInfo polling). */
@@ -145,6 +149,8 @@ struct sib_sm {
 	FILE *out; /* a line per port joined or left; NULL: silent */
 	uint64_t lid_changes; /* GUID -> LID bindings changed (the LID cache saves them) */
 	struct sib_sa_state *sa; /* ServiceRecords, RMPP transfers (fabric/sa.h) */
+	const struct sib_partitions *partitions; /* NULL: the default (partitions.h) */
+	uint64_t bad_p_key_traps;		 /* trap 257 from ports */
 	/* counters */
 	uint64_t joins, leaves, sa_queries, dropped;
 	uint64_t resp_misrouted;  /* responses with an unknown TID or from the wrong endpoint */
@@ -171,6 +177,9 @@ const char *sib_sm_state_str(uint8_t state);
 /* Drains the link, then runs timeouts and the sweep due at now_ns.
  * Returns how many packets it handled. */
 int sib_sm_step(struct sib_sm *sm, uint64_t now_ns);
+/* Every ACTIVE port is configured again (its P_Key table too): after the
+ * partitions changed.  LIDs stay. */
+void sib_sm_reconfigure(struct sib_sm *sm);
 /* When sib_sm_step should run next at the latest (absolute ns). */
 uint64_t sib_sm_next_deadline(const struct sib_sm *sm);
 
@@ -187,6 +196,9 @@ struct sib_sm_port *sib_sm_port_by_guid(struct sib_sm *sm, uint64_t guid);
 /* The SA (fabric/sa.c): answers one QP1 request. */
 void sib_sa_serve(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8_t *mad,
 		  const struct sib_endpoint *from);
+
+/* The partitions in force: the file's, or the default (partitions.h). */
+const struct sib_partitions *sib_sm_partitions(const struct sib_sm *sm);
 
 /* The port's GID[0]: fe80::<port GUID>. */
 void sib_sm_port_gid(const struct sib_sm_port *p, uint8_t gid[16]);

@@ -17,16 +17,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fabric/partitions.h"
 #include "fabric/sm.h"
 #include "base/log.h"
 #include "base/rundir.h"
 #include "wire/smp.h"
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, reload_signal;
 
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+}
+
+/* SIGHUP: read the partitions file again (as OpenSM does). */
+static void on_hup(int sig)
+{
+	reload_signal = sig;
 }
 
 static void usage(FILE *f)
@@ -35,7 +42,7 @@ static void usage(FILE *f)
 		"usage: softib-sm [--listen ADDR:PORT] [--daemon] [--idle-exit SECONDS]\n"
 		"                 [--sweep SECONDS] [--log FILE] [--key-file FILE]\n"
 		"                 [--protect-bits 0-3] [--lease SECONDS] [--priority 0-15]\n"
-		"                 [--lid-cache FILE] [--show-keys]\n"
+		"                 [--lid-cache FILE] [--partitions FILE] [--show-keys]\n"
 		"  --listen ADDR:PORT  where ports reach the SM (default the first of\n"
 		"                      $SOFTIB_SM, else %s); the others are its peers\n"
 		"  --daemon            detach (own session, standard streams to /dev/null or\n"
@@ -51,6 +58,8 @@ static void usage(FILE *f)
 		"  --priority N        SMInfo:Priority against other SMs (default 0)\n"
 		"  --lid-cache FILE    where GUID -> LID bindings are kept across restarts\n"
 		"                      (default: beside the key file, .lids for .keys)\n"
+		"  --partitions FILE   the partitions, in OpenSM's partitions.conf syntax\n"
+		"                      (default $SOFTIB_PARTITIONS; none: 0x7fff, every port full)\n"
 		"  --show-keys         print the key file's path and keys, and exit\n"
 		"See softib-sm(8).\n",
 		SIB_SM_DEFAULT);
@@ -342,6 +351,35 @@ static int parse_uint(const char *opt, const char *v, unsigned max, unsigned *ou
 	return 0;
 }
 
+/* The partitions file (partitions.h); NULL after saying why. */
+static struct sib_partitions *load_partitions(const char *path)
+{
+	struct sib_partitions *ps = calloc(1, sizeof(*ps));
+	char err[256], *text = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "re");
+	int rc;
+
+	if (!ps || !f) {
+		fprintf(stderr, "softib-sm: partitions file %s: %s\n", path,
+			strerror(ps ? errno : ENOMEM));
+		free(ps);
+		if (f)
+			fclose(f);
+		return NULL;
+	}
+	rc = (int)getdelim(&text, &len, 0, f); /* the whole file */
+	fclose(f);
+	rc = sib_partitions_parse(rc < 0 ? "" : text, ps, err, sizeof(err));
+	free(text);
+	if (rc) {
+		fprintf(stderr, "softib-sm: partitions file %s: %s\n", path, err);
+		free(ps);
+		return NULL;
+	}
+	return ps;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -356,6 +394,7 @@ int main(int argc, char **argv)
 		{ "priority", required_argument, NULL, 'P' },
 		{ "lid-cache", required_argument, NULL, 'c' },
 		{ "show-keys", no_argument, NULL, 'K' },
+		{ "partitions", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -363,6 +402,8 @@ int main(int argc, char **argv)
 	const char *listen = NULL;
 	const char *log_file = getenv("SOFTIB_LOG_FILE");
 	const char *key_file = NULL, *lid_cache = NULL;
+	const char *parts_file = getenv("SOFTIB_PARTITIONS");
+	struct sib_partitions *parts = NULL;
 	char key_path[SIB_RUN_DIR_MAX + 128], cache_path[SIB_RUN_DIR_MAX + 136];
 	double idle_exit = -1, sweep_s = 2;
 	bool daemon_mode = false, show_keys = false, keys_created = false, listed = false;
@@ -374,7 +415,7 @@ int main(int argc, char **argv)
 	uint64_t guid = 0, idle_since, sm_key, m_key, lids_saved = 0;
 	int c, rc, ready = -1;
 
-	while ((c = getopt_long(argc, argv, "l:di:s:L:k:p:e:P:c:Kh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:di:s:L:k:p:e:P:c:KhT:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			listen = optarg;
@@ -412,6 +453,9 @@ int main(int argc, char **argv)
 		case 'K':
 			show_keys = true;
 			break;
+		case 'T':
+			parts_file = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -423,6 +467,11 @@ int main(int argc, char **argv)
 	if (optind < argc || sweep_s <= 0) {
 		usage(stderr);
 		return 2;
+	}
+	if (parts_file && *parts_file) {
+		parts = load_partitions(parts_file);
+		if (!parts)
+			return 2;
 	}
 	/* The subnet's SM addresses: SOFTIB_SM, the first being its name. */
 	nlist = sm_list(sm_env, list, SIB_SM_MAX_PEERS + 1);
@@ -517,6 +566,7 @@ int main(int argc, char **argv)
 	sm.protect_bits = (uint8_t)protect_bits;
 	sm.lease_period = (uint16_t)lease;
 	sm.priority = (uint8_t)priority;
+	sm.partitions = parts;
 	/* The other SM addresses of SOFTIB_SM are peers when we are one of
 	 * them (an SM listening elsewhere is of another subnet). */
 	for (unsigned i = 0; i < nlist && listed; i++)
@@ -534,12 +584,30 @@ int main(int argc, char **argv)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_hup);
 	signal(SIGPIPE, SIG_IGN);
 	idle_since = sib_link_now_ns();
 	while (!stop_signal) {
 		uint64_t now = sib_link_now_ns(), next;
 		struct pollfd pfd;
 		int timeout;
+
+		if (reload_signal) {
+			reload_signal = 0;
+			if (parts_file && *parts_file) {
+				struct sib_partitions *np = load_partitions(parts_file);
+
+				if (np) {
+					sm.partitions = np;
+					free(parts);
+					parts = np;
+					printf("softib-sm: partitions read again from %s\n",
+					       parts_file);
+					fflush(stdout);
+					sib_sm_reconfigure(&sm);
+				}
+			}
+		}
 
 		sib_sm_step(&sm, now);
 		if (sm.lid_changes != lids_saved) {
@@ -576,6 +644,7 @@ int main(int argc, char **argv)
 	if (lid_cache)
 		lid_cache_save(&sm, lid_cache);
 	sib_sm_fini(&sm);
+	free(parts);
 	sib_link_close(link);
 	return 0;
 }

@@ -10,6 +10,8 @@
 
 #include "base/log.h"
 #include "hca/hca.h"
+#include "mgmt/mad_packet.h"
+#include "mgmt/port_up.h"
 #include "mgmt/sa_client.h"
 #include "transport/engine.h"
 
@@ -54,6 +56,26 @@ static int engine_lookup(void *arg, uint16_t lid, bool refresh, struct sib_endpo
 	return sib_sa_lookup_lid(&hca->node, 1, lid, refresh, out);
 }
 
+/* A packet dropped for its P_Key: trap 257 to the SM (IBA 10.9.4). */
+static void engine_bad_pkey(void *arg, const struct ib_packet *pkt)
+{
+	struct sib_hca *hca = arg;
+	struct ib_notice_bad_key d;
+
+	memset(&d, 0, sizeof(d));
+	d.LID1 = pkt->lrh.SLID;
+	d.LID2 = pkt->lrh.DLID;
+	d.Key = pkt->bth.P_Key;
+	d.SL = pkt->lrh.SL;
+	d.QP1 = (pkt->headers & IB_HDRBIT(IB_HDR_DETH)) ? pkt->deth.SrcQP : 0;
+	d.QP2 = pkt->bth.DestQP;
+	if (pkt->has_grh) {
+		memcpy(d.GID1, pkt->grh.SGID.raw, 16);
+		memcpy(d.GID2, pkt->grh.DGID.raw, 16);
+	}
+	sib_port_trap_bad_p_key(&hca->node, 1, &d);
+}
+
 /* The progress thread's rx_data hook: the packet goes to the HCA's engine. */
 static void data_path_rx(struct sib_hca *hca, const struct ib_packet *pkt,
 			 const struct sib_endpoint *from)
@@ -76,6 +98,8 @@ int sib_hca_engine_init(struct sib_hca *hca)
 		.lookup_arg = hca,
 		.arm = engine_arm,
 		.arm_arg = hca,
+		.bad_pkey = engine_bad_pkey,
+		.bad_pkey_arg = hca,
 	};
 	int err = sib_engine_create(&ei, &hca->engine);
 

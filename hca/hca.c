@@ -18,6 +18,7 @@
 #include "mgmt/sa_client.h"
 #include "mgmt/sma.h"
 #include "transport/engine.h"
+#include "transport/mcast.h"
 #include "transport/numtab.h"
 
 static pthread_mutex_t hca_global_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -182,6 +183,8 @@ static void node_counters(struct sib_node *node, unsigned port_num, struct sib_n
 	out->rcv_bytes = st.link.rx_bytes;
 	out->xmit_pkts = st.link.tx_packets;
 	out->rcv_pkts = st.link.rx_packets;
+	out->mcast_xmit_pkts = st.engine.tx_mcast;
+	out->mcast_rcv_pkts = st.engine.rx_mcast;
 	for (int i = 1; i < IB_PKT_ERR_COUNT; i++)
 		out->rcv_errors += st.link.pkt_err[i];
 	out->rcv_errors += st.link.drop[SIB_LINK_DROP_RX_TRUNCATED] +
@@ -195,12 +198,24 @@ static void node_counters(struct sib_node *node, unsigned port_num, struct sib_n
 	out->vl15_dropped = st.smp_refused + st.rx_smp_unclaimed;
 }
 
+/* The SM programmed an MLID's receiving ports: the data path fans out to them. */
+static int node_mcast_ports(struct sib_node *node, unsigned port_num, uint16_t mlid,
+			    const struct sib_endpoint *eps, unsigned n)
+{
+	struct sib_hca *hca = hca_of(node);
+
+	if (port_num != 1 || !hca->engine)
+		return EAGAIN; /* not installed: the SM sends it again */
+	return sib_engine_mcast_set_ports(hca->engine, mlid, eps, n);
+}
+
 static const struct sib_node_ops hca_node_ops = {
 	.port_event = node_port_event,
 	.threaded = node_threaded,
 	.poll = node_poll,
 	.on_thread = node_on_thread,
 	.counters = node_counters,
+	.mcast_ports = node_mcast_ports,
 };
 
 struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)

@@ -11,6 +11,7 @@
 #include "base/thread.h"
 #include "base/rundir.h"
 #include "hca/hca.h"
+#include "transport/mcast.h"
 #include "hca/stats_channel.h"
 
 int sib_stats_socket_path(int pid, char *buf, size_t len)
@@ -62,7 +63,7 @@ static const char *state_name(enum sib_port_state s)
 #define ENGINE_COUNTERS(X)                                                                         \
 	X(rx_no_qp) X(rx_bad_transport) X(rx_bad_state) X(P_KeyViolations) X(Q_KeyViolations)    \
 	X(rx_bad_source) X(rx_wrong_endpoint) X(rx_unknown_source) X(rx_ud_no_wqe)                 \
-	X(rx_uc_dropped) X(rx_duplicates) X(tx_seq_naks) X(tx_rnr_naks) X(retransmits) X(timeouts)
+	X(rx_bad_mcast) X(tx_mcast) X(rx_mcast) X(rx_uc_dropped) X(rx_duplicates) X(tx_seq_naks) X(tx_rnr_naks) X(retransmits) X(timeouts)
 
 size_t sib_hca_stats_text(struct sib_hca *hca, char *buf, size_t len)
 {
@@ -88,8 +89,29 @@ size_t sib_hca_stats_text(struct sib_hca *hca, char *buf, size_t len)
 			sib_endpoint_str(&pm->sm_ep, e);
 		put(&t, "port%u.m_key_protect_bits %u\n", p, pm->M_KeyProtectBits);
 		put(&t, "port%u.port_guid 0x%016llx\n", p, (unsigned long long)port->port_guid);
+		/* The P_Key table as the SM set it: index:value, non-empty only. */
+		put(&t, "port%u.pkeys", p);
+		for (unsigned i = 0; i < SIB_MAX_PKEYS; i++)
+			if (port->P_Key[i])
+				put(&t, " %u:0x%04x", i, port->P_Key[i]);
+		put(&t, "\n");
 		pthread_mutex_unlock(&hca->node.lock);
 		put(&t, "port%u.sm %s\n", p, heard ? e : "none");
+		if (p == 1 && hca->engine) {
+			/* The multicast groups this port's QPs are attached to. */
+			struct sib_mcast_group_info gi[32];
+			unsigned n = sib_engine_mcast_groups(hca->engine, gi, 32);
+
+			put(&t, "port%u.mcast_groups %u\n", p, n);
+			for (unsigned i = 0; i < n && i < 32; i++) {
+				const uint8_t *m = gi[i].MGID;
+
+				put(&t, "port%u.mcast ", p);
+				for (int k = 0; k < 16; k += 2)
+					put(&t, "%s%02x%02x", k ? ":" : "", m[k], m[k + 1]);
+				put(&t, " 0x%04x %u %u\n", gi[i].MLID, gi[i].nqp, gi[i].ports);
+			}
+		}
 		if (pm->link)
 			put(&t, "port%u.endpoint %s\n", p, sib_endpoint_str(&pm->link->local, e));
 		if (sib_hca_port_stats(hca, p, &st))

@@ -140,6 +140,31 @@ void ib_notice_bad_m_key_decode(struct ib_notice_bad_m_key *d, const uint8_t det
 	memcpy(d->DRNoticeReturnPath, details + 21, sizeof(d->DRNoticeReturnPath));
 }
 
+void ib_notice_bad_key_encode(const struct ib_notice_bad_key *d, uint8_t details[54])
+{
+	memset(details, 0, 54);
+	ib_bits_put(details, 16, 16, d->LID1);
+	ib_bits_put(details, 32, 16, d->LID2);
+	ib_bits_put(details, 48, 32, d->Key);
+	ib_bits_put(details, 80, 4, d->SL);
+	ib_bits_put(details, 88, 24, d->QP1);
+	ib_bits_put(details, 120, 24, d->QP2);
+	memcpy(details + 18, d->GID1, 16);
+	memcpy(details + 34, d->GID2, 16);
+}
+
+void ib_notice_bad_key_decode(struct ib_notice_bad_key *d, const uint8_t details[54])
+{
+	d->LID1 = (uint16_t)ib_bits_get(details, 16, 16);
+	d->LID2 = (uint16_t)ib_bits_get(details, 32, 16);
+	d->Key = (uint32_t)ib_bits_get(details, 48, 32);
+	d->SL = (uint8_t)ib_bits_get(details, 80, 4);
+	d->QP1 = (uint32_t)ib_bits_get(details, 88, 24);
+	d->QP2 = (uint32_t)ib_bits_get(details, 120, 24);
+	memcpy(d->GID1, details + 18, 16);
+	memcpy(d->GID2, details + 34, 16);
+}
+
 void sib_endpoint_record_encode(const struct sib_endpoint_record *r, uint8_t *p)
 {
 	memset(p, 0, SIB_ENDPOINT_RECORD_BYTES);

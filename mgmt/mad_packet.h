@@ -95,7 +95,26 @@ enum {
 	IB_TRAP_LINK_STATE_CHANGE = 128,
 	/* Trap 256, "bad M_Key" (IBA 14.2.4, Table 147). */
 	IB_TRAP_BAD_M_KEY = 256,
+	/* Trap 257, "bad P_Key" (IBA 14.2.5.1 Table 147, 10.9.4). */
+	IB_TRAP_BAD_P_KEY = 257,
 };
+
+/*
+ * DataDetails of traps 257 and 258 (bad P_Key, bad Q_Key; IBA 14.2.5.1),
+ * as OpenSM and Wireshark lay them out: 2-3 LID1 (the packet's SLID), 4-5
+ * LID2 (its DLID), 6-9 Key (the P_Key in the low 16 bits), 10 SL (bits
+ * 7-4), 11-13 QP1 (the source QP), 15-17 QP2 (the destination QP), 18-33
+ * GID1, 34-49 GID2 (the GRH's SGID and DGID, when it had one).
+ */
+struct ib_notice_bad_key {
+	uint16_t LID1, LID2;
+	uint32_t Key;
+	uint8_t SL;
+	uint32_t QP1, QP2;
+	uint8_t GID1[16], GID2[16];
+};
+void ib_notice_bad_key_encode(const struct ib_notice_bad_key *d, uint8_t details[54]);
+void ib_notice_bad_key_decode(struct ib_notice_bad_key *d, const uint8_t details[54]);
 
 /*
  * DataDetails of trap 256 (IBA 14.2.5.1), byte offsets into DataDetails:

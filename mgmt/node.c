@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "mgmt/mad_agent.h"
+#include "mgmt/mcast_ports.h"
 #include "mgmt/node.h"
 
 int sib_node_init(struct sib_node *node, uint64_t node_guid, struct sib_timers *timers,
@@ -31,6 +32,7 @@ int sib_node_init(struct sib_node *node, uint64_t node_guid, struct sib_timers *
 void sib_node_fini(struct sib_node *node)
 {
 	sib_mad_agents_clear(node);
+	sib_sma_mcast_ports_fini(node);
 	sib_sa_client_fini(&node->sa);
 	pthread_cond_destroy(&node->port_cond);
 	pthread_mutex_destroy(&node->lock);

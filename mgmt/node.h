@@ -34,6 +34,7 @@
 struct sib_node;
 struct sib_mad_agent_reg;
 struct sib_cm;
+struct sib_mcast_stages;
 
 /* How many SM addresses SOFTIB_SM may list (a master and its standbys). */
 #define SIB_SM_MAX_ADDRS 4
@@ -76,13 +77,16 @@ struct sib_port_mgmt {
 	uint64_t mkey_lease_end_ns; /* a violation started the lease; 0: not running */
 	uint64_t mkey_warn_ns;	   /* the last violation that was logged at warn */
 	uint64_t mkey_trap_ns;	   /* the last trap 256 sent */
+	uint64_t pkey_trap_ns;	   /* the last trap 257 sent */
 	uint64_t smp_refused;	   /* SMPs the SMA discarded (bad M_Key, Set from a stranger) */
+	struct sib_mcast_stages *mcast_stages; /* SoftibMulticastPorts (mcast_ports.c) */
 };
 
 /* What a port has counted, for PortInfo's violation counters and PerfMgt
  * (IBA 14.2.5.6, 16.1.3.5); the owner fills it from its link and data path. */
 struct sib_node_counters {
 	uint64_t xmit_bytes, rcv_bytes, xmit_pkts, rcv_pkts;
+	uint64_t mcast_xmit_pkts, mcast_rcv_pkts; /* of those, multicast */
 	uint64_t rcv_errors;	   /* malformed or corrupted packets dropped */
 	uint64_t xmit_discards;	   /* packets the link could not send */
 	uint64_t P_KeyViolations, Q_KeyViolations;
@@ -103,6 +107,10 @@ struct sib_node_ops {
 	bool (*on_thread)(struct sib_node *node);
 	/* The port's counters; NULL: all zero.  Called without the lock. */
 	void (*counters)(struct sib_node *node, unsigned port_num, struct sib_node_counters *out);
+	/* The SM programmed the ports that receive MLID mlid (mcast_ports.h):
+	 * n endpoints, 0 = none.  0 or an errno.  NULL: ignored. */
+	int (*mcast_ports)(struct sib_node *node, unsigned port_num, uint16_t mlid,
+			   const struct sib_endpoint *eps, unsigned n);
 };
 
 struct sib_node {

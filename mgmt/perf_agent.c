@@ -50,8 +50,8 @@ static uint16_t port_counters(const struct sib_node_counters *c, uint8_t port_se
 	return 0;
 }
 
-/* IBA 16.1.4.11: 64 bits; softib has no multicast, so every packet is
- * unicast. */
+/* IBA 16.1.4.11: 64 bits; the multicast packets are the data path's
+ * (a copy per member port sent), the rest unicast. */
 static uint16_t port_counters_ext(const struct sib_node_counters *c, uint8_t port_select,
 				  uint8_t *data)
 {
@@ -61,8 +61,12 @@ static uint16_t port_counters_ext(const struct sib_node_counters *c, uint8_t por
 		.PortRcvData = c->rcv_bytes / 4,
 		.PortXmitPkts = c->xmit_pkts,
 		.PortRcvPkts = c->rcv_pkts,
-		.PortUnicastXmitPkts = c->xmit_pkts,
-		.PortUnicastRcvPkts = c->rcv_pkts,
+		.PortUnicastXmitPkts = c->xmit_pkts - (c->mcast_xmit_pkts < c->xmit_pkts
+							      ? c->mcast_xmit_pkts : c->xmit_pkts),
+		.PortUnicastRcvPkts = c->rcv_pkts - (c->mcast_rcv_pkts < c->rcv_pkts
+							     ? c->mcast_rcv_pkts : c->rcv_pkts),
+		.PortMulticastXmitPkts = c->mcast_xmit_pkts,
+		.PortMulticastRcvPkts = c->mcast_rcv_pkts,
 	};
 
 	ib_port_counters_ext_encode(&x, data);

@@ -173,6 +173,30 @@ void sib_port_trap_bad_m_key(struct sib_node *node, unsigned port_num,
 	send_notice(node, port_num, &n, sib_mad_new_tid(), &dst, 1);
 }
 
+void sib_port_trap_bad_p_key(struct sib_node *node, unsigned port_num,
+			     const struct ib_notice_bad_key *d)
+{
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
+	uint64_t now = sib_link_now_ns();
+	struct sib_endpoint dst;
+	struct ib_notice n;
+	bool send;
+
+	pthread_mutex_lock(&node->lock);
+	dst = pm->sm_ep;
+	send = pm->sm_heard && (!pm->pkey_trap_ns || now - pm->pkey_trap_ns >= 1000000000ull);
+	if (send)
+		pm->pkey_trap_ns = now;
+	pthread_mutex_unlock(&node->lock);
+	if (!send)
+		return; /* nobody to tell, or told within the second */
+	memset(&n, 0, sizeof(n));
+	n.Type = IB_NOTICE_TYPE_SECURITY;
+	n.TrapNumber = IB_TRAP_BAD_P_KEY;
+	ib_notice_bad_key_encode(d, n.DataDetails);
+	send_notice(node, port_num, &n, sib_mad_new_tid(), &dst, 1);
+}
+
 /* SubnGet(SMInfo) to every configured SM address (or the verified one):
  * the answers say which is MASTER (sib_port_sminfo_resp). */
 static void send_sminfo_queries(struct sib_node *node, unsigned port_num, bool all)

@@ -66,6 +66,11 @@ bool sib_port_sminfo_resp(struct sib_node *node, unsigned port_num, const uint8_
 /* Trap 256, bad M_Key, to the verified SM (none: not sent). */
 void sib_port_trap_bad_m_key(struct sib_node *node, unsigned port_num,
 			     const struct ib_notice_bad_m_key *d);
+/* Trap 257 (IBA 10.9.4: a port that drops a packet for its P_Key tells
+ * the SM), at most one a second, to the verified SM only. */
+struct ib_notice_bad_key;
+void sib_port_trap_bad_p_key(struct sib_node *node, unsigned port_num,
+			     const struct ib_notice_bad_key *d);
 
 /* Sends the first trap and arms the resend timer. */
 void sib_port_up_start(struct sib_node *node, unsigned port_num);

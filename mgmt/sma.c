@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "mgmt/mad_agent.h"
+#include "mgmt/mcast_ports.h"
 #include "mgmt/node.h"
 #include "base/log.h"
 #include "mgmt/port_up.h"
@@ -231,14 +232,29 @@ static uint16_t sma_attr(struct sib_node *node, unsigned port_num, uint8_t metho
 	case IB_SMP_ATTR_P_KEY_TABLE: {
 		struct ib_p_key_table pt;
 
-		/* PartitionCap 1: one fixed entry, the default partition. */
-		if (set)
-			return IB_MAD_STATUS_UNSUP_METHOD_ATTR;
+		/* PartitionCap SIB_MAX_PKEYS (<= 32): one block, block 0.  The
+		 * SM programs the partitions (IBA 14.2.5.7, 10.9.2); a Set gets
+		 * here only with the M_Key, from the port's SM (admit). */
 		if ((mod & 0xffff) != 0)
 			return IB_MAD_STATUS_INVALID_FIELD;
+		pthread_mutex_lock(&node->lock);
+		if (set) {
+			bool changed = false;
+
+			ib_p_key_table_decode(&pt, in);
+			for (unsigned i = 0; i < SIB_MAX_PKEYS; i++) {
+				changed |= port->P_Key[i] != pt.P_KeyTableBlock[i];
+				port->P_Key[i] = pt.P_KeyTableBlock[i];
+			}
+			/* Programs hear of it (IBV_EVENT_PKEY_CHANGE), as from
+			 * the kernel when an SM changes the table. */
+			if (changed && node->ops && node->ops->port_event)
+				node->ops->port_event(node, port_num, SIB_EV_PKEY_CHANGE);
+		}
 		memset(&pt, 0, sizeof(pt));
 		for (unsigned i = 0; i < SIB_MAX_PKEYS; i++)
 			pt.P_KeyTableBlock[i] = port->P_Key[i];
+		pthread_mutex_unlock(&node->lock);
 		ib_p_key_table_encode(&pt, out);
 		return 0;
 	}
@@ -254,6 +270,8 @@ static uint16_t sma_attr(struct sib_node *node, unsigned port_num, uint8_t metho
 		ib_sm_info_encode(&si, out);
 		return 0;
 	}
+	case SIB_SMP_ATTR_MULTICAST_PORTS:
+		return sib_sma_mcast_ports(node, port_num, set, mod, in, out);
 	default:
 		return IB_MAD_STATUS_UNSUP_METHOD_ATTR;
 	}

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include <infiniband/verbs.h>
 
@@ -379,7 +380,15 @@ int cma_resolve_addr(struct ucma_ctx **ctxp, const struct sockaddr *src, socklen
 	}
 	sib_cm_unlock(sib_ucma.cm);
 
-	if (!af_ib) {
+	if (!af_ib && cma_ip16_multicast(dip)) {
+		/* A group's address (rdma_join_multicast follows): nobody to
+		 * find, the source is where the route to it leaves. */
+		if (src_any && cma_route_source(dip, sip)) {
+			memcpy(sip, dip, 16);
+			loopback_for(sip);
+		}
+		own_gid(gid);
+	} else if (!af_ib) {
 		bool local;
 
 		if (cma_ip16_any(dip))
@@ -523,23 +532,38 @@ int cma_resolve_route(struct ucma_ctx **ctxp)
 }
 
 /*
- * A route resolved before its listener registered leads to some port of
- * the host, which would answer REJ 8.  The kernel's REQ finds the
- * listener as it arrives; here CONNECT looks once more, so that a server
- * that listens between the client's route and its connect (qperf 0.4.11
- * tells its client the port before it listens) is found.  Lock dropped
- * meanwhile, as in cma_resolve_route.
+ * The kernel's REQ finds the listener as it arrives; here CONNECT asks the
+ * SA again for the newest listener record that covers the address,
+ * whatever the route found.  A route resolved before its listener
+ * registered leads to some port of the host, which would answer REJ 8
+ * (qperf 0.4.11 tells its client the port before it listens); a route
+ * resolved while a dead process's record was still the newest leads to a
+ * port nobody answers for (pyverbs' rdma_cm test processes _exit, and the
+ * next test's client may resolve before its server registers).
+ *
+ * A UD connect keeps looking while the host has no listener for the port,
+ * for as long as a listener's record lingers (CMA_LISTEN_LINGER_NS): a
+ * REQ that finds none is held by the host under a delayed MRA, but SIDR
+ * has no MRA (IBA 12.11), so the requester waits instead.  perftest -R -c
+ * UD needs it: its server creates its UD listener only after the sync
+ * that starts its client's connect.  Lock dropped meanwhile, as in
+ * cma_resolve_route.
  */
-static void find_listener_late(struct ucma_ctx **ctxp)
+#define CMA_LISTENER_LOOK_NS 20000000ull /* between two looks */
+
+static void find_listener_late(struct ucma_ctx **ctxp, bool wait)
 {
 	struct ucma_ctx *ctx = *ctxp;
 	uint32_t handle = ctx->handle;
 	uint64_t gen = ctx->generation;
 	uint64_t sid = sid_of(ctx, &ctx->dst);
+	uint64_t until = sib_link_now_ns() + (wait ? CMA_LISTEN_LINGER_NS : 0);
+	const struct timespec pause = { 0, CMA_LISTENER_LOOK_NS };
 	uint8_t dip[16], key[16], gid[16];
 	struct ib_path_record path;
 	struct sib_endpoint peer;
 	uint8_t tclass = ctx->tos;
+	unsigned looks = 1;
 	int rc;
 
 	cma_ip16((struct sockaddr *)&ctx->dst, dip);
@@ -547,9 +571,22 @@ static void find_listener_late(struct ucma_ctx **ctxp)
 		loopback_for(dip);
 	memcpy(key, ctx->host_key, 16);
 	sib_cm_unlock(sib_ucma.cm);
-	rc = cma_find_listener(sib_ucma.hca, sid, key, dip, gid);
-	sib_dbg("rdma_cm: connect: listener for ServiceID 0x%016llx: %s", (unsigned long long)sid,
-		rc ? strerror(-rc) : "found");
+	/* ENOENT: no listener registered; ENETDOWN: no SA, so only this
+	 * process's own listeners count. */
+	while ((rc = cma_find_listener(sib_ucma.hca, sid, key, dip, gid)) == -ENOENT ||
+	       rc == -ENETDOWN) {
+		bool mine;
+
+		sib_cm_lock(sib_ucma.cm);
+		mine = own_listener(sid);
+		sib_cm_unlock(sib_ucma.cm);
+		if (mine || sib_link_now_ns() >= until)
+			break; /* a listener of ours: the route leads here already */
+		nanosleep(&pause, NULL);
+		looks++;
+	}
+	sib_dbg("rdma_cm: connect: listener for ServiceID 0x%016llx: %s (%u look%s)",
+		(unsigned long long)sid, rc ? strerror(-rc) : "found", looks, looks == 1 ? "" : "s");
 	if (!rc && memcmp(gid, ctx->dgid, 16))
 		rc = sib_sa_path_record(&sib_ucma.hca->node, 1, ctx->sgid, gid, sid, tclass, &path);
 	if (!rc && memcmp(gid, ctx->dgid, 16))
@@ -1274,8 +1311,8 @@ int cma_connect(struct ucma_ctx **ctxp, const struct rdma_ucm_conn_param *p)
 		sib_dbg("rdma_cm: connect on id %u: the route is not resolved", ctx->handle);
 		return -EINVAL;
 	}
-	if (!ctx->to_listener) {
-		find_listener_late(ctxp);
+	if (ctx->dst.ss_family != SIB_AF_IB) { /* AF_IB names the port itself */
+		find_listener_late(ctxp, is_ud(ctx));
 		ctx = *ctxp;
 		if (!ctx)
 			return 0;

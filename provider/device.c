@@ -108,6 +108,9 @@ static void fill_device_attr(struct softib_context *sctx, struct ibv_device_attr
 	a->max_srq_wr = SIB_MAX_SRQ_WR;
 	a->max_srq_sge = SIB_MAX_SRQ_SGE;
 	a->max_pkeys = SIB_MAX_PKEYS;
+	a->max_mcast_grp = SIB_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = SIB_MAX_MCAST_QP_ATTACH;
+	a->max_total_mcast_qp_attach = SIB_MAX_TOTAL_MCAST_QP_ATTACH;
 	a->local_ca_ack_delay = SIB_LOCAL_CA_ACK_DELAY;
 	a->phys_port_cnt = SIB_NUM_PORTS;
 }

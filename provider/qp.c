@@ -10,6 +10,7 @@
 
 #include "provider/queues.h"
 #include "transport/caps.h"
+#include "transport/mcast.h"
 #include "hca/hca.h"
 #include "base/log.h"
 
@@ -150,6 +151,8 @@ static struct ibv_qp *create_common(struct ibv_context *ctx, struct ibv_qp_init_
 			.max_inline_data = a->cap.max_inline_data,
 		},
 		.sq_sig_all = a->sq_sig_all != 0,
+		.block_self_mcast_lb = (a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+				       (a->create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB),
 		.send_cq = t != SIB_QPT_XRC_RECV && a->send_cq ? to_scq(a->send_cq)->cq : NULL,
 		.recv_cq = (t == SIB_QPT_RC || t == SIB_QPT_UC || t == SIB_QPT_UD) && a->recv_cq
 				   ? to_scq(a->recv_cq)->cq
@@ -252,10 +255,18 @@ static struct ibv_qp *softib_create_qp_ex(struct ibv_context *ctx, struct ibv_qp
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags) {
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    (a->create_flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)) {
 		softib_probe_refused("create_qp_ex: create_flags 0x%x are not supported",
-				     a->create_flags);
+				     a->create_flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB);
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* Only a UD QP joins multicast groups (transport/mcast.h). */
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    (a->create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB) && a->qp_type != IBV_QPT_UD) {
+		sib_warn("create_qp_ex: IBV_QP_CREATE_BLOCK_SELF_MCAST_LB is for UD QPs only");
+		errno = EINVAL;
 		return NULL;
 	}
 	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
@@ -407,7 +418,15 @@ static int softib_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr
 static int softib_destroy_qp(struct ibv_qp *qp)
 {
 	struct softib_qp *sqp = to_sqp(qp);
+	unsigned groups = sib_qp_mcast_groups(sqp->qp);
 
+	/* As the kernel's uverbs: a QP leaves its groups before it goes. */
+	if (groups) {
+		sib_warn("destroy_qp on QP 0x%06x: still attached to %u multicast group(s), "
+			 "ibv_detach_mcast first",
+			 qp->qp_num, groups);
+		return EBUSY;
+	}
 	if (sqp->send_ops_flags)
 		softib_qp_ex_fini(sqp);
 	sib_qp_destroy(sqp->qp);

@@ -147,6 +147,7 @@ struct ucma_ctx {
 struct ucma_event {
 	struct ucma_ctx *ctx;	/* whose (a CONNECT_REQUEST: the listener's) */
 	struct ucma_ctx *child; /* CONNECT_REQUEST: the new id */
+	unsigned *mc_reported;	/* a multicast join's: counts it when taken (cma_mcast.c) */
 	struct rdma_ucm_event_resp resp;
 	struct ucma_event *next;
 };
@@ -180,6 +181,11 @@ void sib_ucma_close(int fd);
 /* Queues an event on ctx's file (dropped for a child nobody accepted). */
 void ucma_queue_event(struct ucma_ctx *ctx, struct ucma_ctx *child, uint32_t event, int32_t status,
 		      const struct rdma_ucm_conn_param *conn, const struct rdma_ucm_ud_param *ud);
+/* A multicast event: uid and id are the join's, reported counts it taken. */
+void ucma_queue_mc_event(struct ucma_ctx *ctx, uint64_t uid, uint32_t id, uint32_t event,
+			 int32_t status, const struct rdma_ucm_ud_param *ud, unsigned *reported);
+/* Drops the queued events that count into reported (a join being left). */
+void ucma_drop_mc_events(struct ucma_file *f, unsigned *reported);
 struct ucma_ctx *ucma_ctx_new(struct ucma_file *file, uint16_t ps, uint8_t qp_type, uint64_t uid);
 /* The ctx of this handle still alive with this generation, or NULL. */
 struct ucma_ctx *ucma_ctx_find(uint32_t handle, uint64_t generation);
@@ -210,6 +216,11 @@ int cma_set_option(struct ucma_ctx **ctxp, uint32_t level, uint32_t optname, con
  * CM's state asks); its SA listener record is updated after the lock is
  * dropped (cma_services_sync). */
 void cma_teardown(struct ucma_ctx *ctx);
+/* cma_mcast.c: JOIN_MCAST / LEAVE_MCAST; an id's joins leave with it. */
+int cma_mcast_join(struct ucma_ctx **ctxp, uint64_t uid, const struct sockaddr *addr,
+		   uint16_t join_flags, uint32_t *id_out);
+int cma_mcast_leave(struct ucma_file *file, uint32_t id, uint32_t *events_reported);
+void cma_mcast_ctx_gone(struct ucma_ctx *ctx);
 /* Brings the SA's listener records up to date; call without the lock. */
 void cma_services_sync(void);
 /* At exit: rejects held REQs and asks the SA to drop every listener
@@ -228,6 +239,8 @@ uint16_t cma_port_of(const struct sockaddr *sa);
  * other families. */
 bool cma_ip16(const struct sockaddr *sa, uint8_t ip[16]);
 bool cma_ip16_any(const uint8_t ip[16]);
+/* IPv4 224.0.0.0/4 (as ::ffff:a.b.c.d) or IPv6 ff00::/8 (cma_mcast.c). */
+bool cma_ip16_multicast(const uint8_t ip[16]);
 bool cma_ip16_loopback(const uint8_t ip[16]);
 /* Is ip one of this host's (network namespace's) addresses? */
 bool cma_ip16_local(const uint8_t ip[16]);

@@ -84,7 +84,7 @@ static inline bool softib_context_is_ours(const struct ibv_context *ctx)
 }
 
 /* One op table per provider source file (see the comment at the top). */
-#define SIB_OPS_AREAS(X) X(device) X(pd) X(ah) X(mr) X(mw) X(cq) X(qp) X(srq) X(xrcd) X(post)
+#define SIB_OPS_AREAS(X) X(device) X(pd) X(ah) X(mr) X(mw) X(cq) X(qp) X(srq) X(xrcd) X(post) X(mcast)
 #define SIB_DECLARE_OPS(area)                                                                   \
 	extern const struct verbs_context_ops softib_##area##_ops __attribute__((weak));
 SIB_OPS_AREAS(SIB_DECLARE_OPS)

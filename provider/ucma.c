@@ -44,6 +44,7 @@
 #include "provider/rdma_cm.h"
 
 #include "provider/fs_view.h"
+#include "transport/engine.h"
 
 struct ucma sib_ucma;
 
@@ -139,6 +140,7 @@ void ucma_ctx_free(struct ucma_ctx *ctx)
 	struct ucma_file *f = ctx->file;
 	struct ucma_event *prev = NULL, *e;
 
+	cma_mcast_ctx_gone(ctx); /* its joins leave (the kernel's too) */
 	/* Its queued events go; so do the ids its unreported
 	 * CONNECT_REQUESTs would have given the program. */
 	for (e = f ? f->head : NULL; e;) {
@@ -193,6 +195,46 @@ void ucma_queue_event(struct ucma_ctx *ctx, struct ucma_ctx *child, uint32_t eve
 	else if (ud)
 		e->resp.param.ud = *ud;
 	event_append(ctx->file, e);
+}
+
+void ucma_queue_mc_event(struct ucma_ctx *ctx, uint64_t uid, uint32_t id, uint32_t event,
+			 int32_t status, const struct rdma_ucm_ud_param *ud, unsigned *reported)
+{
+	struct ucma_event *e;
+
+	if (sib_ucma.exiting || !ctx->file)
+		return;
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		sib_warn("rdma_cm: out of memory: event %u of id %u lost", event, ctx->handle);
+		return;
+	}
+	e->ctx = ctx;
+	e->mc_reported = reported;
+	e->resp.uid = uid;
+	e->resp.id = id;
+	e->resp.event = event;
+	e->resp.status = (uint32_t)status;
+	if (ud)
+		e->resp.param.ud = *ud;
+	event_append(ctx->file, e);
+}
+
+void ucma_drop_mc_events(struct ucma_file *f, unsigned *reported)
+{
+	struct ucma_event *prev = NULL, *e = f->head;
+
+	while (e) {
+		struct ucma_event *next = e->next;
+
+		if (e->mc_reported == reported) {
+			event_unlink(f, prev, e);
+			free(e);
+		} else {
+			prev = e;
+		}
+		e = next;
+	}
 }
 
 /* ---------------------------------------------------------------- commands */
@@ -497,20 +539,59 @@ static int cmd_set_option(const struct cmd *c)
 			      cmd.optlen);
 }
 
-static void warn_multicast(void)
+/* JOIN_IP_MCAST (an IP address) and JOIN_MCAST (any address, flags). */
+static int cmd_join_common(const struct cmd *c, uint64_t response, uint64_t uid, uint32_t id,
+			   const struct sockaddr *addr, uint16_t flags)
 {
-	static bool said;
+	struct rdma_ucm_create_id_resp resp;
+	struct ucma_ctx *ctx = CTX_OR_EINVAL(c, id);
+	int rc;
 
-	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
-		sib_warn("rdma_join_multicast: softib0 has no multicast yet (IB multicast groups "
-			 "come with softib's multicast support); refused with ENOSYS");
+	if (c->out_len < sizeof(resp))
+		return -ENOSPC;
+	rc = cma_mcast_join(&ctx, uid, addr, flags, &resp.id);
+	if (rc)
+		return rc;
+	return respond(c, response, &resp, sizeof(resp));
+}
+
+static int cmd_join_ip(const struct cmd *c)
+{
+	struct rdma_ucm_join_ip_mcast cmd;
+
+	cmd_in(c, &cmd, sizeof(cmd));
+	return cmd_join_common(c, cmd.response, cmd.uid, cmd.id, (struct sockaddr *)&cmd.addr,
+			       RDMA_MC_JOIN_FLAG_FULLMEMBER);
 }
 
 static int cmd_join(const struct cmd *c)
 {
-	(void)c;
-	warn_multicast();
-	return -ENOSYS;
+	struct rdma_ucm_join_mcast cmd;
+
+	cmd_in(c, &cmd, sizeof(cmd));
+	/* The kernel's order: room for the answer, then the address size. */
+	if (c->out_len < sizeof(struct rdma_ucm_create_id_resp))
+		return -ENOSPC;
+	if (!cma_addr_len((struct sockaddr *)&cmd.addr) ||
+	    cmd.addr_size != cma_addr_len((struct sockaddr *)&cmd.addr))
+		return -EINVAL;
+	return cmd_join_common(c, cmd.response, cmd.uid, cmd.id, (struct sockaddr *)&cmd.addr,
+			       cmd.join_flags);
+}
+
+static int cmd_leave(const struct cmd *c)
+{
+	struct rdma_ucm_destroy_id cmd;
+	struct rdma_ucm_destroy_id_resp resp = { 0 };
+	int rc;
+
+	cmd_in(c, &cmd, sizeof(cmd));
+	if (c->out_len < sizeof(resp))
+		return -ENOSPC;
+	rc = cma_mcast_leave(c->file, cmd.id, &resp.events_reported);
+	if (rc)
+		return rc;
+	return respond(c, cmd.response, &resp, sizeof(resp));
 }
 
 static int cmd_migrate_id(const struct cmd *c)
@@ -597,6 +678,8 @@ static int cmd_get_event(struct cmd *c, int fd)
 		return rc;
 	event_unlink(c->file, NULL, e);
 	e->ctx->events_reported++;
+	if (e->mc_reported)
+		(*e->mc_reported)++; /* a join's: LEAVE_MCAST reports it too */
 	if (e->child) {
 		/* The program has the new id now. */
 		if (e->ctx->pending)
@@ -626,8 +709,8 @@ static const cmd_fn commands[] = {
 	[RDMA_USER_CM_CMD_GET_OPTION] = NULL, /* the kernel has none either */
 	[RDMA_USER_CM_CMD_SET_OPTION] = cmd_set_option,
 	[RDMA_USER_CM_CMD_NOTIFY] = cmd_notify,
-	[RDMA_USER_CM_CMD_JOIN_IP_MCAST] = cmd_join,
-	[RDMA_USER_CM_CMD_LEAVE_MCAST] = NULL,
+	[RDMA_USER_CM_CMD_JOIN_IP_MCAST] = cmd_join_ip,
+	[RDMA_USER_CM_CMD_LEAVE_MCAST] = cmd_leave,
 	[RDMA_USER_CM_CMD_MIGRATE_ID] = cmd_migrate_id,
 	[RDMA_USER_CM_CMD_QUERY] = cmd_query,
 	[RDMA_USER_CM_CMD_BIND] = cmd_bind,
@@ -651,6 +734,20 @@ static bool registers_addrs(uint32_t cmd)
 	return cmd == RDMA_USER_CM_CMD_BIND_IP || cmd == RDMA_USER_CM_CMD_BIND;
 }
 
+/*
+ * A MAD a command or the exit sends (DREQ, REJ, DREP) leaves after the ACKs
+ * the data path owes (transport/engine.h, owed ACKs): hardware acknowledges
+ * what it accepted before its consumer can say goodbye, and a peer whose
+ * last SEND is still unacknowledged when the DREQ comes sees it flushed
+ * (libfabric's verbs;ofi_rxm fails fi_pingpong's final exchange so).
+ * Not at a signal's goodbye: the thread it interrupted may hold a QP lock.
+ */
+static void acks_first(struct sib_hca *hca)
+{
+	if (hca && hca->engine)
+		sib_engine_flush(hca->engine);
+}
+
 ssize_t sib_ucma_write(int fd, const void *buf, size_t len)
 {
 	struct rdma_ucm_cmd_hdr hdr;
@@ -668,10 +765,7 @@ ssize_t sib_ucma_write(int fd, const void *buf, size_t len)
 		return -1;
 	}
 	if (!commands[hdr.cmd] && hdr.cmd != RDMA_USER_CM_CMD_GET_EVENT) {
-		if (hdr.cmd == RDMA_USER_CM_CMD_LEAVE_MCAST)
-			errno = EINVAL; /* nothing was joined */
-		else
-			errno = ENOSYS;
+		errno = ENOSYS;
 		return -1;
 	}
 	c.in = (const uint8_t *)buf + sizeof(hdr);
@@ -683,6 +777,7 @@ ssize_t sib_ucma_write(int fd, const void *buf, size_t len)
 		errno = EBADF;
 		return -1;
 	}
+	acks_first(sib_ucma.hca);
 	sib_cm_lock(sib_ucma.cm);
 	c.file = file_of(fd);
 	if (!c.file)
@@ -712,8 +807,10 @@ static int goodbye_pipe[2] = { -1, -1 }; /* the signal's number, to the helper *
 static int done_pipe[2] = { -1, -1 };	 /* a byte back once the goodbyes are out */
 
 /* What destroying every id sends, and the SA records withdrawn; nothing
- * is freed (the process is on its way out). */
-static void goodbye(void)
+ * is freed (the process is on its way out).  signal: called by a signal's
+ * helper while the interrupted thread may hold any lock, so the owed ACKs,
+ * which take QP locks, stay owed. */
+static void goodbye(bool signal)
 {
 	struct timespec ts;
 	struct sib_hca *hca;
@@ -725,6 +822,8 @@ static void goodbye(void)
 		pthread_rwlock_unlock(&life);
 		return;
 	}
+	if (!signal)
+		acks_first(hca);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_nsec += 500000000;
 	if (ts.tv_nsec >= 1000000000) {
@@ -751,7 +850,7 @@ static void goodbye(void)
 
 __attribute__((destructor)) static void ucma_at_exit(void)
 {
-	goodbye();
+	goodbye(false);
 }
 
 /* The helper thread (no signals reach it: base/thread.h): the goodbyes
@@ -762,7 +861,7 @@ static void *goodbye_main(void *arg)
 
 	(void)arg;
 	while (syscall(SYS_read, goodbye_pipe[0], &sig, 1) == 1) {
-		goodbye();
+		goodbye(true);
 		syscall(SYS_write, done_pipe[1], &sig, 1);
 	}
 	return NULL;

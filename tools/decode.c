@@ -18,6 +18,9 @@
 #include "wire/mad.h"
 #include "wire/crc.h"
 #include "wire/packet.h"
+#include "wire/smp.h"
+#include "mgmt/mad_packet.h"
+#include "mgmt/mcast_ports.h"
 
 #define MAX_FILE_BYTES (1ull << 32) /* far beyond any capture we write */
 
@@ -291,6 +294,44 @@ static void print_mad_layout(enum ib_mad_layout layout, const uint8_t *w, size_t
 	print_desc_fields(desc, st);
 }
 
+/* SMP attributes whose layout lives in mgmt/ (they carry endpoints, or
+ * trap details): the vendor SoftibMulticastPorts and the Notice of traps
+ * 257 and 258.  data: the 64 bytes of SMP Data. */
+static void print_smp_extras(const struct ib_mad_hdr *h, const uint8_t *data)
+{
+	char e[SIB_ENDPOINT_STRLEN];
+
+	if (h->AttributeID == SIB_SMP_ATTR_MULTICAST_PORTS) {
+		struct sib_mcast_ports b;
+
+		sib_mcast_ports_decode(&b, data);
+		printf("      %-12s MLID=0x%04x Block=%u Generation=%u NumPorts=%u Installed=%u",
+		       "SoftibMulticastPorts", h->AttributeModifier & 0xffff,
+		       h->AttributeModifier >> 16, b.Generation, b.NumPorts, b.Installed);
+		for (int i = 0; i < SIB_MCAST_PORTS_PER_BLOCK; i++)
+			if (b.ep[i].family)
+				printf(" Port=%s", sib_endpoint_str(&b.ep[i], e));
+		printf("\n");
+	} else if (h->AttributeID == IB_SMP_ATTR_NOTICE) {
+		struct ib_notice n;
+
+		ib_notice_decode(&n, data);
+		printf("      %-12s IsGeneric=%u Type=%u ProducerType=%u TrapNumber=%u IssuerLID=0x%04x "
+		       "NoticeCount=%u\n",
+		       "Notice", n.IsGeneric, n.Type, n.ProducerType, n.TrapNumber, n.IssuerLID,
+		       n.NoticeCount);
+		if (n.TrapNumber == IB_TRAP_BAD_P_KEY || n.TrapNumber == 258) {
+			struct ib_notice_bad_key d;
+
+			ib_notice_bad_key_decode(&d, n.DataDetails);
+			printf("      %-12s LID1=0x%04x LID2=0x%04x Key=0x%08x SL=%u QP1=0x%06x "
+			       "QP2=0x%06x\n",
+			       n.TrapNumber == IB_TRAP_BAD_P_KEY ? "BadP_Key" : "BadQ_Key", d.LID1,
+			       d.LID2, d.Key, d.SL, d.QP1, d.QP2);
+		}
+	}
+}
+
 /* The MAD header and, for an attribute wire/ knows (CM messages, SA
  * records, SMP attributes), its fields by name. */
 static void print_mad_fields(const struct ib_packet *p)
@@ -305,6 +346,8 @@ static void print_mad_fields(const struct ib_packet *p)
 	ib_mad_hdr_decode(&h, p->payload);
 	if (ib_mad_attr_layout(h.MgmtClass, h.AttributeID, &layout, &off) && off < p->payload_len)
 		print_mad_layout(layout, p->payload + off, p->payload_len - off);
+	else if (h.MgmtClass == IB_MGMT_CLASS_SUBN_LID_ROUTED && p->payload_len >= IB_MAD_BYTES)
+		print_smp_extras(&h, p->payload + IB_SMP_DATA_OFFSET);
 }
 
 static void print_verbose(const struct ib_packet *p, const struct ib_pcap_record *rec)

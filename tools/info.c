@@ -93,6 +93,30 @@ static const char *kv_str(const char *text, const char *name, char *out, size_t 
 	return out;
 }
 
+/* The P_Key table ("port1.pkeys 0:0xffff 1:0x8011") and the multicast
+ * groups ("port1.mcast MGID MLID QPs ports"), one line each. */
+static void print_tables(const char *text, const char *pre)
+{
+	char key[64], v[256];
+
+	snprintf(key, sizeof(key), "%spkeys", pre);
+	kv_str(text, key, v, sizeof(v));
+	printf("  %-15s %s\n", "P_Key table", *v ? v : "(empty)");
+	snprintf(key, sizeof(key), "%smcast_groups", pre);
+	printf("  %-15s %llu\n", "mcast groups", kv_num(text, key));
+	snprintf(key, sizeof(key), "%smcast ", pre);
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		char mgid[48];
+		unsigned mlid, nqp, ports;
+
+		if (strncmp(l, key, strlen(key)) ||
+		    sscanf(l + strlen(key), "%47s %x %u %u", mgid, &mlid, &nqp, &ports) != 4)
+			continue;
+		printf("  %-15s %s MLID 0x%04x, %u QPs attached, %u member ports\n", "  group",
+		       mgid, mlid, nqp, ports);
+	}
+}
+
 /* Counters that are drops, and the name `dropped` shows them by. */
 static const struct {
 	const char *key, *label;
@@ -106,6 +130,7 @@ static const struct {
 	{ "rx_wrong_endpoint", "wrong_endpoint" },
 	{ "rx_unknown_source", "unknown_source" },
 	{ "rx_ud_no_wqe", "ud_no_wqe" },
+	{ "rx_bad_mcast", "bad_mcast" },
 	{ "rx_uc_dropped", "uc_dropped" },
 	{ "rx_data_unclaimed", "no_receiver" },
 	{ "rx_mad_malformed", "bad_mad" },
@@ -172,6 +197,7 @@ static void print_counters(const char *text, unsigned p)
 	       K("cm_duplicates"), K("cm_stale"), K("cm_rx_malformed"), K("cm_rx_unmatched"));
 	printf("  %-15s protection level %llu, %llu violations\n", "M_Key",
 	       K("m_key_protect_bits"), K("M_KeyViolations"));
+	print_tables(text, pre);
 #undef K
 }
 

@@ -32,7 +32,15 @@
 #define SIB_MAX_QP_RD_ATOM 16       /* responder resources (max_dest_rd_atomic) */
 #define SIB_MAX_QP_INIT_RD_ATOM 16  /* initiator depth (max_rd_atomic) */
 #define SIB_MAX_XRCD (1 << 16)
-#define SIB_MAX_PKEYS 1             /* the P_Key table: index 0 = 0xffff, full member default */
+/* Multicast (transport/mcast.h): groups a port's QPs attach to, QPs per
+ * group, attachments in all.  The tables are searched linearly, so they
+ * are kept to sizes where that costs nothing next to a packet. */
+#define SIB_MAX_MCAST_GRP 1024
+#define SIB_MAX_MCAST_QP_ATTACH 64
+#define SIB_MAX_TOTAL_MCAST_QP_ATTACH 8192
+/* The P_Key table (PortInfo / NodeInfo:PartitionCap): index 0 = 0xffff, full
+ * member of the default partition, until the SM Sets it (softib-sm -P). */
+#define SIB_MAX_PKEYS 16
 /* GID[0] = fe80::<port GUID>; 1..7 are alias GUID slots (GUIDCap, IBA
  * 14.2.5.5) that no SM fills here, so they stay empty, as on hardware whose
  * table is larger than what is in use (pyverbs probes an empty index). */

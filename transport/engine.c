@@ -10,6 +10,7 @@
 
 #include "transport/engine.h"
 #include "base/log.h"
+#include "transport/mcast.h"
 #include "transport/numtab.h"
 #include "transport/qp_impl.h"
 #include "transport/src_park.h"
@@ -28,6 +29,8 @@ struct sib_engine {
 	void *clock_arg;
 	sib_arm_fn arm;
 	void *arm_arg;
+	sib_bad_pkey_fn bad_pkey;
+	void *bad_pkey_arg;
 	uint64_t armed; /* deadline the owner was last asked for; 0 none */
 	/* Held for reading while rx or tick uses a QP, for writing while one
 	 * leaves: a QP is never freed under a packet that found it. */
@@ -41,6 +44,7 @@ struct sib_engine {
 	uint32_t rc_busy;   /* RC QPs with requests in flight */
 	uint32_t acks_owed; /* QPs with resp.ack_owed set */
 	struct sib_park park; /* UD datagrams waiting for their source (src_park.h) */
+	struct sib_mcast *mcast; /* groups and member ports (mcast.h) */
 	struct sib_engine_counters ctrs;
 };
 
@@ -59,6 +63,11 @@ int sib_engine_create(const struct sib_engine_init *in, struct sib_engine **out)
 	eng = calloc(1, sizeof(*eng));
 	if (!eng)
 		return ENOMEM;
+	eng->mcast = sib_mcast_new();
+	if (!eng->mcast) {
+		free(eng);
+		return ENOMEM;
+	}
 	eng->link = in->link;
 	eng->memreg = in->memreg;
 	eng->qpns = in->qpns;
@@ -72,6 +81,8 @@ int sib_engine_create(const struct sib_engine_init *in, struct sib_engine **out)
 	eng->clock_arg = in->clock_arg;
 	eng->arm = in->arm;
 	eng->arm_arg = in->arm_arg;
+	eng->bad_pkey = in->bad_pkey;
+	eng->bad_pkey_arg = in->bad_pkey_arg;
 	pthread_rwlock_init(&eng->qps_lock, NULL);
 	sib_park_init(&eng->park);
 	*out = eng;
@@ -85,6 +96,7 @@ void sib_engine_destroy(struct sib_engine *eng)
 	if (eng->qps)
 		sib_warn("engine destroyed with QPs still attached");
 	sib_park_fini(&eng->park);
+	sib_mcast_free(eng->mcast);
 	pthread_rwlock_destroy(&eng->qps_lock);
 	free(eng);
 }
@@ -92,6 +104,17 @@ void sib_engine_destroy(struct sib_engine *eng)
 int sib_engine_lookup(struct sib_engine *eng, uint16_t lid, bool refresh, struct sib_endpoint *out)
 {
 	return eng->lookup ? eng->lookup(eng->lookup_arg, lid, refresh, out) : -ENOENT;
+}
+
+void sib_engine_report_bad_pkey(struct sib_engine *eng, const struct ib_packet *pkt)
+{
+	if (eng->bad_pkey)
+		eng->bad_pkey(eng->bad_pkey_arg, pkt);
+}
+
+struct sib_mcast *sib_engine_mcast(struct sib_engine *eng)
+{
+	return eng->mcast;
 }
 
 struct sib_park *sib_engine_park(struct sib_engine *eng)
@@ -268,6 +291,9 @@ void sib_engine_qp_detach(struct sib_engine *eng, struct sib_qp *qp)
 		qp->req.busy = false;
 		sib_engine_rc_busy_add(eng, -1);
 	}
+	/* Out of its multicast groups, so a stale number is never delivered to. */
+	if (qp->type == SIB_QPT_UD)
+		sib_mcast_detach_all(eng->mcast, qp->qp_num);
 	/* Unreachable for rx from here on (qp.c frees the number after us). */
 	sib_numtab_free(qp->qpns, qp->qp_num);
 	pthread_rwlock_unlock(&eng->qps_lock);
@@ -275,6 +301,12 @@ void sib_engine_qp_detach(struct sib_engine *eng, struct sib_qp *qp)
 
 int sib_engine_resolve(struct sib_engine *eng, const struct sib_av *av, struct sib_endpoint *out)
 {
+	/* A multicast goes to the MLID's member ports, found at send time
+	 * (mcast.h): nothing to ask the subnet. */
+	if (sib_lid_is_multicast(av->DLID)) {
+		memset(out, 0, sizeof(*out));
+		return 0;
+	}
 	if (!eng->resolve)
 		return -ENOSYS;
 	return eng->resolve(eng->resolve_arg, av->DLID, av->is_global ? av->DGID : NULL, out);

@@ -61,6 +61,9 @@ typedef int (*sib_lookup_fn)(void *arg, uint16_t lid, bool refresh, struct sib_e
 typedef uint64_t (*sib_clock_fn)(void *arg);
 /* Asks the owner to call sib_engine_tick at engine time `when` (or soon after). */
 typedef void (*sib_arm_fn)(void *arg, uint64_t when);
+/* A packet was dropped for its P_Key (the owner tells the SM: trap 257,
+ * IBA 10.9.4).  Called on the receive path; must not block. */
+typedef void (*sib_bad_pkey_fn)(void *arg, const struct ib_packet *pkt);
 
 struct sib_engine_init {
 	struct sib_link *link;
@@ -76,6 +79,8 @@ struct sib_engine_init {
 	void *clock_arg;
 	sib_arm_fn arm; /* NULL: the owner polls sib_engine_next_deadline */
 	void *arm_arg;
+	sib_bad_pkey_fn bad_pkey; /* NULL: nobody to tell */
+	void *bad_pkey_arg;
 };
 
 /* Why the receive checks dropped a packet (IBA 9.6), and other events. */
@@ -89,6 +94,9 @@ struct sib_engine_counters {
 	uint64_t rx_wrong_endpoint; /* the UDP sender is not where the source lives */
 	uint64_t rx_unknown_source; /* where the source lives is not known yet */
 	uint64_t rx_ud_no_wqe;	    /* UD datagram with no receive WQE: dropped */
+	uint64_t rx_bad_mcast;	    /* multicast with no QP attached, or DLID/DestQP disagree */
+	uint64_t tx_mcast;	    /* multicast packets sent (a copy per member port) */
+	uint64_t rx_mcast;	    /* multicast packets received */
 	uint64_t rx_uc_dropped;	    /* UC packets dropped after a sequence error */
 	uint64_t rx_duplicates;	    /* RC duplicate requests answered */
 	uint64_t tx_seq_naks;	    /* PSN sequence error NAKs sent */

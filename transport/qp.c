@@ -144,6 +144,7 @@ int sib_qp_create(struct sib_qp_init *in, struct sib_qp **out, char *why, size_t
 	qp->attr.port_num = 1;
 	qp->attr.path_mtu = SIB_MTU_1024;
 	qp->sq_sig_all = in->sq_sig_all;
+	qp->block_self_mcast_lb = in->block_self_mcast_lb;
 	qp->send_cq = in->send_cq;
 	qp->recv_cq = in->recv_cq;
 	qp->srq = in->srq;

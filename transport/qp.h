@@ -40,6 +40,7 @@ struct sib_qp_init {
 	enum sib_qp_type type;
 	struct sib_qp_cap cap; /* in: requested; out: granted */
 	bool sq_sig_all;
+	bool block_self_mcast_lb; /* UD: IBV_QP_CREATE_BLOCK_SELF_MCAST_LB (mcast.h) */
 	struct sib_cq *send_cq; /* not for XRC_RECV */
 	struct sib_cq *recv_cq; /* not for XRC_SEND / XRC_RECV */
 	struct sib_srq *srq;    /* optional; receives come from it */
@@ -67,7 +68,8 @@ const struct sib_qp_cap *sib_qp_caps(const struct sib_qp *qp);
 /*
  * Modify QP: the mask check, the value check, then apply.  Entering ERR
  * flushes; RESET empties the queues; RTS->SQD with en_sqd_async_notify
- * raises SQ_DRAINED once nothing is in flight.  0 or EINVAL.
+ * raises SQ_DRAINED once nothing is in flight.  0, EINVAL, or EPERM for a
+ * controlled Q_Key (IBA 10.2.5).
  */
 int sib_qp_modify(struct sib_qp *qp, const struct sib_qp_attr *attr, uint32_t mask,
 		  const struct sib_qp_limits *lim, char *why, size_t why_len);

@@ -135,6 +135,8 @@ struct sib_qp {
 	uint64_t src_until;
 	struct sib_req req;
 	struct sib_resp resp;
+	/* IBV_QP_CREATE_BLOCK_SELF_MCAST_LB: no copy of its own multicasts (mcast.h). */
+	bool block_self_mcast_lb;
 };
 
 /* qp.c: with the lock held. */
@@ -176,6 +178,26 @@ void sib_rc_resp_send_owed(struct sib_qp *qp);
 /* Under sib_engine_rx_lock: the QP numbered qpn, or NULL. */
 struct sib_qp *sib_engine_rx_find(struct sib_engine *eng, uint32_t qpn);
 void sib_engine_rx_unlock(struct sib_engine *eng);
+
+/* engine.c: a P_Key violation goes to the owner (trap 257). */
+void sib_engine_report_bad_pkey(struct sib_engine *eng, const struct ib_packet *pkt);
+
+/* mcast.c: the engine's multicast tables (mcast.h). */
+struct sib_mcast;
+struct sib_mcast *sib_mcast_new(void);
+void sib_mcast_free(struct sib_mcast *mc);
+struct sib_mcast *sib_engine_mcast(struct sib_engine *eng);
+/* A QP leaves every group it is attached to (it is being destroyed). */
+void sib_mcast_detach_all(struct sib_mcast *mc, uint32_t qpn);
+/* Calls fn once per port a multicast to mlid goes to (this port's own
+ * endpoint when one of its QPs is attached); returns how many. */
+typedef void (*sib_mcast_dest_fn)(void *arg, const struct sib_endpoint *dst);
+unsigned sib_mcast_for_each_dest(struct sib_engine *eng, uint16_t mlid, sib_mcast_dest_fn fn,
+				 void *arg);
+/* The QPs (numbers, up to max, each once) attached to the group a
+ * multicast packet is for: by MGID when mgid is not NULL, else by MLID. */
+unsigned sib_mcast_qpns(struct sib_engine *eng, const uint8_t *mgid, uint16_t mlid, uint32_t *out,
+			unsigned max);
 
 /* packet_build.c: building and sending packets. */
 unsigned sib_qp_mtu(const struct sib_qp *qp);

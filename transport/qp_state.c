@@ -374,6 +374,17 @@ int sib_qp_attr_check(enum sib_qp_type t, enum sib_qp_state cur, const struct si
 	if ((m & SIB_QP_PATH_MIG_STATE) &&
 	    range(a->path_mig_state, SIB_MIG_ARMED, "path_mig_state", why, why_len))
 		return EINVAL;
+	/* IBA 3.5.3 / 10.2.5: a Q_Key with the high bit set is a controlled
+	 * Q_Key, which a consumer may not give its QP; Linux refuses it to
+	 * unprivileged processes with EPERM (uverbs modify_qp, "RDMA/uverbs:
+	 * Restrict usage of privileged QKEYs"), and a softib process is one. */
+	if ((m & SIB_QP_QKEY) && (a->qkey & 0x80000000u)) {
+		snprintf(why, why_len,
+			 "qkey 0x%08x is a controlled Q_Key (high bit set, IBA 10.2.5): not for "
+			 "an unprivileged QP",
+			 a->qkey);
+		return EPERM;
+	}
 	if ((m & SIB_QP_PKEY_INDEX) && a->pkey_index >= lim->pkey_tbl_len) {
 		snprintf(why, why_len, "pkey_index %u is beyond the P_Key table (%u entries)",
 			 a->pkey_index, lim->pkey_tbl_len);

@@ -8,6 +8,7 @@
 #include <errno.h>
 
 #include "base/log.h"
+#include "transport/mcast.h"
 #include "transport/numtab.h"
 #include "transport/qp_impl.h"
 #include "transport/src_park.h"
@@ -163,6 +164,7 @@ static enum rx_verdict checks_pass(struct sib_engine *eng, struct sib_qp *qp,
 	}
 	if (!pkey_matches(pkt->bth.P_Key, qp_pkey(qp))) {
 		sib_engine_count(eng, &c->P_KeyViolations);
+		sib_engine_report_bad_pkey(eng, pkt);
 		sib_dbg("rx QP 0x%06x: P_Key 0x%04x does not match the QP's 0x%04x (IBA 9.6.1.1), "
 			"dropped",
 			qp->qp_num, pkt->bth.P_Key, qp_pkey(qp));
@@ -190,6 +192,89 @@ static enum rx_verdict checks_pass(struct sib_engine *eng, struct sib_qp *qp,
 	return source_ok(eng, qp, pkt, from, may_park);
 }
 
+/*
+ * The source check of a multicast datagram, once for all its QPs: the UDP
+ * sender must be where its SLID lives (as source_ok does for a UD QP).
+ */
+static enum rx_verdict mcast_source_ok(struct sib_engine *eng, const struct ib_packet *pkt,
+				       const struct sib_endpoint *from, bool may_park)
+{
+	struct sib_engine_counters *c = sib_engine_ctrs(eng);
+	struct sib_endpoint ep;
+	int rc;
+
+	if (!from)
+		return RX_PASS;
+	/* Looped back from this port's own link (mcast.h). */
+	if (pkt->lrh.SLID == sib_engine_port(eng)->LID &&
+	    sib_endpoint_equal(from, &sib_engine_link(eng)->local))
+		return RX_PASS;
+	rc = sib_engine_lookup(eng, pkt->lrh.SLID, false, &ep);
+	if (!rc && sib_endpoint_equal(&ep, from))
+		return RX_PASS;
+	if (!rc) {
+		sib_engine_lookup(eng, pkt->lrh.SLID, true, &ep);
+		sib_engine_count(eng, &c->rx_wrong_endpoint);
+		return RX_DROP;
+	}
+	if (rc == -EAGAIN && may_park) {
+		uint64_t now = sib_engine_now(eng);
+
+		if (sib_park_add(sib_engine_park(eng), pkt, from, now)) {
+			sib_engine_want_tick(eng, now + SIB_PARK_RECHECK_NS);
+			return RX_PARKED;
+		}
+	}
+	sib_engine_count(eng, &c->rx_unknown_source);
+	return RX_DROP;
+}
+
+/* Each attached QP of the group gets its copy through its own checks
+ * (mcast.h); a QP that blocks self loopback skips what it sent itself. */
+static void mcast_rx(struct sib_engine *eng, const struct ib_packet *pkt,
+		     const struct sib_endpoint *from, bool may_park)
+{
+	struct sib_engine_counters *c = sib_engine_ctrs(eng);
+	uint32_t qpns[SIB_MAX_MCAST_QP_ATTACH];
+	bool self = pkt->lrh.SLID == sib_engine_port(eng)->LID;
+	unsigned n;
+
+	if (!sib_lid_is_multicast(pkt->lrh.DLID) || pkt->bth.DestQP != SIB_MCAST_QPN) {
+		sib_engine_count(eng, &c->rx_bad_mcast);
+		sib_dbg("rx: DLID 0x%04x with DestQP 0x%06x: a multicast needs both a multicast "
+			"DLID and QP 0xFFFFFF (IBA 9.6.1.1), dropped",
+			pkt->lrh.DLID, pkt->bth.DestQP);
+		return;
+	}
+	sib_engine_count(eng, &c->rx_mcast);
+	n = sib_mcast_qpns(eng, pkt->has_grh ? pkt->grh.DGID.raw : NULL, pkt->lrh.DLID, qpns,
+			   SIB_MAX_MCAST_QP_ATTACH);
+	if (!n) {
+		sib_engine_count(eng, &c->rx_bad_mcast);
+		sib_trace("rx: multicast to MLID 0x%04x: no QP attached here, dropped",
+			  pkt->lrh.DLID);
+		return;
+	}
+	if (mcast_source_ok(eng, pkt, from, may_park) != RX_PASS)
+		return;
+	sib_engine_rx_lock(eng);
+	for (unsigned i = 0; i < n; i++) {
+		struct sib_qp *qp = sib_engine_rx_find(eng, qpns[i]);
+
+		if (!qp || qp->eng != eng)
+			continue;
+		pthread_mutex_lock(&qp->lock);
+		if (self && qp->block_self_mcast_lb && pkt->deth.SrcQP == qp->qp_num) {
+			pthread_mutex_unlock(&qp->lock);
+			continue;
+		}
+		if (checks_pass(eng, qp, pkt, NULL, false) == RX_PASS)
+			sib_ud_resp_rx(qp, pkt);
+		pthread_mutex_unlock(&qp->lock);
+	}
+	sib_engine_rx_unlock(eng);
+}
+
 static void rx(struct sib_engine *eng, const struct ib_packet *pkt,
 	       const struct sib_endpoint *from, bool may_park)
 {
@@ -198,6 +283,10 @@ static void rx(struct sib_engine *eng, const struct ib_packet *pkt,
 
 	if (!pkt->op)
 		return;
+	if (pkt->bth.DestQP == SIB_MCAST_QPN || sib_lid_is_multicast(pkt->lrh.DLID)) {
+		mcast_rx(eng, pkt, from, may_park);
+		return;
+	}
 	sib_engine_rx_lock(eng);
 	qp = sib_engine_rx_find(eng, pkt->bth.DestQP);
 	if (!qp || qp->eng != eng) {

@@ -10,8 +10,48 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "transport/mcast.h"
 #include "transport/qp_impl.h"
 #include "transport/req_common.h"
+
+/* One sealed multicast packet, copied to each member port (mcast.h). */
+struct mc_tx {
+	struct sib_qp *qp;
+	struct sib_link *link;
+	const uint8_t *pkt;
+	size_t len;
+};
+
+static void mc_tx_copy(void *arg, const struct sib_endpoint *dst)
+{
+	struct mc_tx *t = arg;
+	size_t cap;
+	uint8_t *b = sib_link_tx_alloc(t->link, &cap);
+
+	if (!b) { /* every buffer queued: hand them to the kernel, try once more */
+		sib_link_flush(t->link);
+		b = sib_link_tx_alloc(t->link, &cap);
+	}
+	if (!b) {
+		sib_dbg("multicast: no send buffer for one member port, that copy is lost");
+		return; /* unreliable datagram: a lost copy is a lost packet */
+	}
+	memcpy(b, t->pkt, t->len);
+	sib_link_tx_commit(t->link, b, t->len, dst);
+	sib_engine_count(t->qp->eng, &sib_engine_ctrs(t->qp->eng)->tx_mcast);
+}
+
+/* A switch would fan the packet out to the MLID's ports; softib's sender
+ * does, from the one packet it built (IBA 10.5.2.x). */
+static void ud_commit_mcast(struct sib_qp *qp, uint8_t *buf, size_t hdr_len, uint32_t n,
+			    uint16_t mlid)
+{
+	struct mc_tx t = { .qp = qp, .link = sib_engine_link(qp->eng), .pkt = buf };
+
+	t.len = ib_packet_seal(buf, hdr_len, n);
+	sib_mcast_for_each_dest(qp->eng, mlid, mc_tx_copy, &t);
+	sib_link_tx_abort(t.link, buf);
+}
 
 static int ud_send_one(struct sib_qp *qp, const struct sib_send_wqe *w)
 {
@@ -48,7 +88,10 @@ static int ud_send_one(struct sib_qp *qp, const struct sib_send_wqe *w)
 			return SIB_WC_LOC_PROT_ERR;
 		}
 	}
-	sib_tx_commit(qp, buf, hdr_len, n, &w->ud.dest);
+	if (sib_lid_is_multicast(w->ud.av.DLID))
+		ud_commit_mcast(qp, buf, hdr_len, n, w->ud.av.DLID);
+	else
+		sib_tx_commit(qp, buf, hdr_len, n, &w->ud.dest);
 	qp->req.psn = psn_add(qp->req.psn, 1);
 	return 0;
 }

@@ -96,6 +96,10 @@ void sib_wq_put_send(struct sib_wq *wq, const struct sib_send_wqe *wqe, const st
 	w->inline_len = 0;
 	if (wqe->send_flags & SIB_SEND_INLINE) {
 		for (uint32_t i = 0; i < wqe->num_sge; i++) {
+			/* An empty SGE may have address 0 (UCX's zero-length
+			 * inline sends), which memcpy may not be given. */
+			if (!sge[i].length)
+				continue;
 			memcpy(w->inline_data + w->inline_len, (const void *)(uintptr_t)sge[i].addr,
 			       sge[i].length);
 			w->inline_len += sge[i].length;

@@ -144,6 +144,7 @@ static const struct attr_entry smp_attrs[] = {
 	{IB_SMP_ATTR_SM_INFO, IB_MAD_LAYOUT_SM_INFO, "SMInfo"},
 	{IB_SMP_ATTR_VENDOR_DIAG, -1, "VendorDiag"},
 	{IB_SMP_ATTR_LED_INFO, -1, "LedInfo"},
+	{0xff20, -1, "SoftibMulticastPorts"}, /* vendor: mgmt/mcast_ports.h */
 };
 
 static const struct attr_entry sa_attrs[] = {

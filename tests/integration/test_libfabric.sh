@@ -100,6 +100,7 @@ ALL="64 256 1k 4k 64k 1m"
 pingpong rxd.rdm.msg "$ALL" -p "verbs;ofi_rxd" -e rdm -m msg
 pingpong rxd.rdm.tagged "$ALL" -p "verbs;ofi_rxd" -e rdm -m tagged
 # Through the RDMA CM (/dev/infiniband/rdma_cm).
+sib_expect "$(sib_out info)" 'provider: verbs;ofi_rxm$' "fi_info -p verbs" || failed+=("fi_info:ofi_rxm")
 pingpong rxm.rdm.msg "$ALL" -p "verbs;ofi_rxm" -e rdm -m msg
 pingpong rxm.rdm.tagged "$ALL" -p "verbs;ofi_rxm" -e rdm -m tagged
 pingpong verbs.msg "$ALL" -p verbs -e msg

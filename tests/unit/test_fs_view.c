@@ -121,7 +121,7 @@ static void bad_paths_get_the_errors_sysfs_gives(void **state)
 	assert_int_equal(resolve("/sys/class/infiniband/softib0/ports/01"), SIB_FS_ERR);
 	assert_int_equal(resolve("/sys/class/infiniband/softib0/ports/1/gids/8"), SIB_FS_ERR);
 	assert_int_equal(resolve("/sys/class/infiniband/softib0/ports/1/gids/-1"), SIB_FS_ERR);
-	assert_int_equal(resolve("/sys/class/infiniband/softib0/ports/1/pkeys/1"), SIB_FS_ERR);
+	assert_int_equal(resolve("/sys/class/infiniband/softib0/ports/1/pkeys/16"), SIB_FS_ERR);
 	memset(longname, 'a', sizeof(longname));
 	memcpy(longname, "/sys/class/infiniband/softib0/", 30);
 	longname[sizeof(longname) - 1] = 0;
@@ -194,7 +194,8 @@ static void directories_list_what_the_kernel_lists(void **state)
 			    "lid sm_lid sm_sl lid_mask_count state phys_state rate cap_mask "
 			    "link_layer gids pkeys");
 	assert_string_equal(list("/sys/class/infiniband/softib0/ports/1/gids"), "0 1 2 3 4 5 6 7");
-	assert_string_equal(list("/sys/class/infiniband/softib0/ports/1/pkeys"), "0");
+	assert_string_equal(list("/sys/class/infiniband/softib0/ports/1/pkeys"),
+			    "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15");
 	assert_string_equal(list("/sys/class/infiniband/softib0/device"),
 			    "numa_node local_cpus net");
 	assert_string_equal(list("/sys/class/infiniband_verbs"), "abi_version");

@@ -354,6 +354,13 @@ static void attribute_values_out_of_range_are_rejected(void **state)
 			       SIB_QPS_INIT, why),
 			 0);
 
+	/* IBA 10.2.5: a controlled Q_Key (high bit) is not a consumer's to set. */
+	a.qkey = 0x80010000u;
+	assert_int_equal(check(&a, IBV_QP_QKEY, SIB_QPS_INIT, why), EPERM);
+	assert_non_null(strstr(why, "controlled Q_Key"));
+	a.qkey = 0x7fffffffu;
+	assert_int_equal(check(&a, IBV_QP_QKEY, SIB_QPS_INIT, why), 0);
+
 	a.path_mtu = SIB_MTU_4096;
 	assert_int_equal(check(&a, IBV_QP_PATH_MTU, SIB_QPS_INIT, why), EINVAL);
 	assert_string_equal(why, "path_mtu 4096 exceeds the port's active MTU 1024");

@@ -23,7 +23,10 @@
 
 #include "fabric/sa.c"
 #include "fabric/sa_rmpp.c"
+#include "fabric/sa_mcast.c"
+#include "fabric/sm_mcast.c"
 #include "fabric/sa_service.c"
+#include "fabric/partitions.c"
 #include "fabric/sm.c"
 #include "hca/hca.h"
 #include "mgmt/port_up.h"

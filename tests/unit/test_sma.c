@@ -138,7 +138,7 @@ static void port_info_reports_init_port_with_link_up(void **state)
 
 struct recorder {
 	struct sib_event_sink sink;
-	int active, lid_change;
+	int active, lid_change, pkey_change;
 };
 
 static void record(struct sib_event_sink *sink, enum sib_event ev, void *obj, unsigned port)
@@ -149,6 +149,7 @@ static void record(struct sib_event_sink *sink, enum sib_event ev, void *obj, un
 	(void)port;
 	r->active += ev == SIB_EV_PORT_ACTIVE;
 	r->lid_change += ev == SIB_EV_LID_CHANGE;
+	r->pkey_change += ev == SIB_EV_PKEY_CHANGE;
 }
 
 static uint16_t set_port(struct sib_hca *hca, uint16_t lid, uint16_t sm_lid, uint8_t state,
@@ -888,6 +889,44 @@ static void progress_thread_runs_timers_while_the_caller_sleeps(void **state)
 	assert_false(f->hca->progress.running);
 }
 
+/* IBA 14.2.5.7: the SM programs the P_Key table; only with the M_Key. */
+static void the_p_key_table_is_set_by_the_sm_and_only_with_the_m_key(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t data[IB_SMP_DATA_BYTES], pk[IB_SMP_DATA_BYTES];
+	struct ib_p_key_table pt;
+	struct ib_smp r;
+
+	port_info_keys(data, KEY, 1, 0, 7);
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data, NULL, &r));
+	memset(&pt, 0, sizeof(pt));
+	pt.P_KeyTableBlock[0] = 0xffff;
+	pt.P_KeyTableBlock[1] = 0x8001;
+	pt.P_KeyTableBlock[2] = 0x0002;
+	ib_p_key_table_encode(&pt, pk);
+	/* Without the key: discarded, the table unchanged. */
+	assert_false(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_P_KEY_TABLE, KEY + 1, pk, NULL,
+			       &r));
+	assert_int_equal(f->hca->node.ports[0].P_Key[1], 0);
+	struct recorder rec = { .sink.deliver = record };
+	struct sib_hca_listener l;
+
+	sib_hca_listen(f->hca, &l, &rec.sink);
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_P_KEY_TABLE, KEY, pk, NULL, &r));
+	assert_int_equal(r.hdr.Status, 0);
+	assert_int_equal(rec.pkey_change, 1); /* IBV_EVENT_PKEY_CHANGE */
+	/* The same table again changes nothing: no event. */
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_P_KEY_TABLE, KEY, pk, NULL, &r));
+	assert_int_equal(rec.pkey_change, 1);
+	sib_hca_unlisten(f->hca, &l);
+	assert_int_equal(f->hca->node.ports[0].P_Key[1], 0x8001);
+	assert_int_equal(f->hca->node.ports[0].P_Key[2], 0x0002);
+	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_P_KEY_TABLE, KEY, NULL, NULL, &r));
+	ib_p_key_table_decode(&pt, r.SMPData);
+	assert_int_equal(pt.P_KeyTableBlock[2], 0x0002);
+	assert_int_equal(pt.P_KeyTableBlock[SIB_MAX_PKEYS], 0); /* beyond PartitionCap */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -901,6 +940,7 @@ int main(void)
 		T(directed_route_smp_is_answered_on_the_return_path),
 		T(trap_goes_to_the_sm_and_smp_is_answered_over_the_link),
 		T(a_stranger_never_becomes_the_ports_sm),
+		T(the_p_key_table_is_set_by_the_sm_and_only_with_the_m_key),
 		T(m_key_and_protect_bits_are_stored_as_the_sm_sets_them),
 		T(a_wrong_m_key_is_refused_as_the_protection_level_says),
 		T(the_m_key_lease_runs_out_unless_the_sm_shows_the_key),
