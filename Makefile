@@ -206,7 +206,8 @@ layers:
 
 check: layers unit integration
 
-# Longer fault-injection runs than make test: 1 GiB per seed, ten seeds.
+# Longer fault-injection runs than make test (1 GiB per seed, ten seeds), then
+# the long verified RC transfer (SOAK_LONG_RUNS x SOAK_LONG_SECONDS, README).
 soak: $(TARGETS) tools/softib
 	@export B=$$(realpath $(B)) SOFTIB_TOP=$$PWD SOFTIB_SOAK=1; export SOFTIB=$$B/softib; \
 	export SOFTIB_SM=$${SOFTIB_SM:-127.0.0.1:$$((30000 + RANDOM % 20000))}; \

@@ -421,6 +421,7 @@ int sib_hca_port_stats(struct sib_hca *hca, unsigned port_num, struct sib_port_s
 	out->rx_mad_malformed = __atomic_load_n(&hca->progress.rx_mad_malformed, __ATOMIC_RELAXED);
 	out->rx_gsi_unclaimed = __atomic_load_n(&hca->progress.rx_gsi_unclaimed, __ATOMIC_RELAXED);
 	out->rx_smp_unclaimed = __atomic_load_n(&hca->progress.rx_smp_unclaimed, __ATOMIC_RELAXED);
+	out->drains_beside = __atomic_load_n(&hca->progress.drains_beside, __ATOMIC_RELAXED);
 	if (hca->node.cm) {
 		sib_cm_lock(hca->node.cm);
 		out->cm = hca->node.cm->counters;

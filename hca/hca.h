@@ -111,6 +111,9 @@ struct sib_port_stats {
 	uint64_t rx_mad_malformed;     /* QP0/QP1 packets that were no MAD */
 	uint64_t rx_gsi_unclaimed;     /* QP1 MADs no agent here serves */
 	uint64_t rx_smp_unclaimed;     /* QP0 MADs of a class no agent serves */
+	uint64_t drains_beside;	       /* application drains that lost the CPU holding
+					* the links, which the progress thread
+					* drained beside (progress.h, the drain rule) */
 	uint64_t smp_refused;	       /* SMPs the SMA discarded (M_Key, strangers' Sets) */
 	uint64_t M_KeyViolations;      /* PortInfo:M_KeyViolations */
 	uint64_t sa_sent, sa_hits, sa_timeouts; /* the SA client */

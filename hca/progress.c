@@ -143,8 +143,9 @@ static int drain_links(struct sib_hca *hca, enum drain_mode mode, unsigned *plac
 		 * so the peer's window keeps moving. */
 		while ((n = sib_link_poll(link, DRAIN_BATCH, rx_cb, &c)) > 0) {
 			total += n;
-			if (n < DRAIN_BATCH || total >= DRAIN_MAX)
-				break;
+			if (n < DRAIN_BATCH || total >= DRAIN_MAX ||
+			    __atomic_load_n(&pg->beside, __ATOMIC_RELAXED))
+				break; /* ... or the thread took over (drain_beside) */
 			flush_port(hca, i, mode != DRAIN_HOLD);
 		}
 		if (!defer || !total)
@@ -187,13 +188,15 @@ static bool tx_deferred(struct sib_progress *pg, uint64_t now)
 /*
  * The thread is about to sleep for ns (UINT64_MAX: no timeout): it
  * publishes when it will look again, then caps the sleep at the burst
- * bound if a burst is queued.  Both sequentially consistent, like the
- * burst's side (sib_progress_post: tx_deferred_ns, then wake_by_ns), so a
- * burst is either seen here or sees the long sleep and kicks it.
+ * bound if a burst is queued, and at the end of an application's lease
+ * (the leftovers rule).  Both sequentially consistent, like the other
+ * side (sib_progress_post, lease_renew: their time, then wake_by_ns, in
+ * wake_by), so the one is either seen here or sees the long sleep and
+ * kicks it.
  */
 static uint64_t sleep_publish(struct sib_progress *pg, uint64_t now, uint64_t ns)
 {
-	uint64_t held = __atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED);
+	uint64_t held = __atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED), busy;
 
 	/* Held ACKs leave by their bound (hold_update). */
 	if (held) {
@@ -208,7 +211,24 @@ static uint64_t sleep_publish(struct sib_progress *pg, uint64_t now, uint64_t ns
 		ns = SIB_PROGRESS_DEFER_NS;
 		__atomic_store_n(&pg->wake_by_ns, now + ns, __ATOMIC_SEQ_CST);
 	}
+	busy = __atomic_load_n(&pg->busy_until_ns, __ATOMIC_SEQ_CST);
+	if (busy > now && ns > busy - now) {
+		ns = busy - now;
+		__atomic_store_n(&pg->wake_by_ns, now + ns, __ATOMIC_SEQ_CST);
+	}
 	return ns;
+}
+
+/* Kicks the thread once if it sleeps past `by` (sleep_publish). */
+static void wake_by(struct sib_progress *pg, uint64_t by)
+{
+	uint64_t wake = __atomic_load_n(&pg->wake_by_ns, __ATOMIC_SEQ_CST), one = 1;
+
+	if (wake > by && pg->kick_fd >= 0 &&
+	    __atomic_compare_exchange_n(&pg->wake_by_ns, &wake, 0, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_RELAXED) &&
+	    write(pg->kick_fd, &one, sizeof(one)) < 0)
+		sib_dbg("progress kick: %s", strerror(errno));
 }
 
 void sib_progress_post(struct sib_hca *hca, struct sib_qp *qp)
@@ -224,47 +244,67 @@ void sib_progress_post(struct sib_hca *hca, struct sib_qp *qp)
 	 * transmits at once. */
 	if (now - prev < SIB_PROGRESS_BURST_NS &&
 	    __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED) > now) {
-		uint64_t wake, one = 1;
-
 		__atomic_store_n(&pg->tx_deferred_ns, now, __ATOMIC_SEQ_CST);
 		sib_qp_kick_queued(qp);
 		/* The thread went to sleep before this burst, for longer than
 		 * the bound (sleep_publish): wake it once, so that it sleeps
 		 * to the bound. */
-		wake = __atomic_load_n(&pg->wake_by_ns, __ATOMIC_SEQ_CST);
-		if (wake > now + SIB_PROGRESS_DEFER_NS && pg->kick_fd >= 0 &&
-		    __atomic_compare_exchange_n(&pg->wake_by_ns, &wake, 0, false, __ATOMIC_ACQ_REL,
-						__ATOMIC_RELAXED) &&
-		    write(pg->kick_fd, &one, sizeof(one)) < 0)
-			sib_dbg("progress kick: %s", strerror(errno));
+		wake_by(pg, now + SIB_PROGRESS_DEFER_NS);
 		return;
 	}
 	sib_qp_kick(qp);
 }
 
 /* The caller polls: renewed only when a good part of the lease has passed,
- * one shared store per few hundred microseconds, not one per poll. */
-static void lease_renew(struct sib_progress *pg)
+ * one shared store per few hundred microseconds, not one per poll.
+ * Returns the time it read. */
+static uint64_t lease_renew(struct sib_progress *pg)
 {
 	uint64_t now = sib_link_now_ns(), until = now + SIB_PROGRESS_LEASE_NS;
+	uint64_t busy = __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED);
 
 	__atomic_store_n(&pg->last_drain_ns, now, __ATOMIC_RELAXED);
-	if (until > __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED) +
-			    SIB_PROGRESS_LEASE_NS / 4)
-		__atomic_store_n(&pg->busy_until_ns, until, __ATOMIC_RELAXED);
+	if (until > busy + SIB_PROGRESS_LEASE_NS / 4) {
+		__atomic_store_n(&pg->busy_until_ns, until, __ATOMIC_SEQ_CST);
+		/* A lease begins: a thread asleep past its end is woken,
+		 * so that it looks in by then (the leftovers rule). */
+		if (busy <= now)
+			wake_by(pg, until);
+	}
+	return now;
+}
+
+/*
+ * An application drain's claim on the links, under drain_lock: the time
+ * it took them, unless the thread is draining beside a stuck drainer.
+ * Stamp, then look (both sequentially consistent), as drain_beside sets
+ * beside, then looks: one of the two sees the other, so a fresh drain
+ * and the thread never drain together.
+ */
+static bool drain_claim(struct sib_progress *pg, uint64_t now)
+{
+	__atomic_store_n(&pg->drain_since_ns, now, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&pg->beside, __ATOMIC_SEQ_CST))
+		return true;
+	__atomic_store_n(&pg->drain_since_ns, 0, __ATOMIC_RELAXED);
+	return false;
 }
 
 int sib_progress_drain(struct sib_hca *hca, bool lease)
 {
 	struct sib_progress *pg = &hca->progress;
+	uint64_t now = lease ? lease_renew(pg) : sib_link_now_ns();
 	int n;
 
-	if (lease)
-		lease_renew(pg);
 	if (pthread_mutex_trylock(&pg->drain_lock))
 		return 0;
+	if (!drain_claim(pg, now)) {
+		pthread_mutex_unlock(&pg->drain_lock);
+		return 0;
+	}
 	/* Without a lease nothing may wait for this caller's next call. */
 	n = drain_links(hca, lease ? DRAIN_DEFER : DRAIN_FLUSH, NULL);
+	__atomic_store_n(&pg->drain_since_ns, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&pg->drain_lock);
 	return n;
 }
@@ -338,9 +378,59 @@ static void hold_update(struct sib_hca *hca, bool held)
 	}
 }
 
+/*
+ * The drain rule (progress.h): drain_lock's holder, an application drain,
+ * has had the links for SIB_LINK_STUCK_NS, so it lost the CPU in the
+ * middle of its drain.  Takes every port's datagrams beside it (the links
+ * give a second poller buffers of its own) and sends all that is owed and
+ * queued, as a pass without an application does.  Returns the number of
+ * packets, or -1 when the holder is not stuck (or has just left).
+ */
+static int drain_beside(struct sib_hca *hca, unsigned *placing)
+{
+	struct sib_progress *pg = &hca->progress;
+	uint64_t since = __atomic_load_n(&pg->drain_since_ns, __ATOMIC_SEQ_CST);
+	int total = 0;
+
+	if (!since || sib_link_now_ns() < since + SIB_LINK_STUCK_NS)
+		return -1;
+	__atomic_store_n(&pg->beside, true, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&pg->drain_since_ns, __ATOMIC_SEQ_CST) != since) {
+		/* It left, and a fresh drain may have begun (drain_claim). */
+		__atomic_store_n(&pg->beside, false, __ATOMIC_RELEASE);
+		return -1;
+	}
+	if (since != pg->beside_of) { /* a new stuck drain: counted once */
+		pg->beside_of = since;
+		__atomic_fetch_add(&pg->drains_beside, 1, __ATOMIC_RELAXED);
+		sib_dbg("progress: an application thread has held the links for over %llu us (it "
+			"lost the CPU in the middle of a drain); draining beside it",
+			SIB_LINK_STUCK_NS / 1000);
+	}
+	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
+		struct sib_link *link = hca->node.mgmt[i].link;
+		struct rx_ctx c = { hca, i + 1, 0 };
+		int n;
+
+		if (!link)
+			continue;
+		while ((n = sib_link_poll(link, DRAIN_BATCH, rx_cb, &c)) > 0) {
+			total += n;
+			if (n < DRAIN_BATCH || total >= DRAIN_MAX)
+				break;
+			flush_port(hca, i, true);
+		}
+		flush_port(hca, i, true);
+		*placing += c.placing;
+	}
+	__atomic_store_n(&pg->beside, false, __ATOMIC_RELEASE);
+	return total;
+}
+
 /* The thread's sib_progress_poll: an application thread draining now
- * holds the links (and a lease, so the thread sleeps next).  *placing:
- * how many of the packets were more than plain ACKs (progress_rx). */
+ * holds the links (and a lease, so the thread sleeps next), unless it
+ * has held them too long (drain_beside).  *placing: how many of the
+ * packets were more than plain ACKs (progress_rx). */
 static int thread_pass(struct sib_hca *hca, bool *busy, int *packets, unsigned *placing)
 {
 	struct sib_progress *pg = &hca->progress;
@@ -348,7 +438,14 @@ static int thread_pass(struct sib_hca *hca, bool *busy, int *packets, unsigned *
 	*packets = 0;
 	*placing = 0;
 	*busy = pthread_mutex_trylock(&pg->drain_lock) != 0;
-	if (!*busy) {
+	if (*busy) {
+		int n = drain_beside(hca, placing);
+
+		if (n >= 0) {
+			*packets = n;
+			*busy = false; /* the links are the thread's for this pass */
+		}
+	} else {
 		bool hold = hold_acks(pg);
 
 		/* Nothing owed before this pass: the application's post took

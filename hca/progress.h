@@ -48,6 +48,10 @@ struct sib_progress {
 	sib_rx_data_fn rx_data;
 	/* Application threads polling (sib_progress_drain): */
 	pthread_mutex_t drain_lock;  /* one drainer at a time; others skip */
+	uint64_t drain_since_ns;     /* an application drain holds it since then (0: none) */
+	bool beside;		     /* the thread drains beside a stuck drainer: others stay out */
+	uint64_t drains_beside;	     /* stuck drains it took over from (softib info) */
+	uint64_t beside_of;	     /* the drain_since_ns of the last one (the thread's own) */
 	uint64_t busy_until_ns;	     /* someone drains until about then */
 	uint64_t last_drain_ns;	     /* when an application thread last drained */
 	uint64_t last_post_ns;	     /* ... last posted a send */
@@ -85,12 +89,13 @@ int sib_progress_poll(struct sib_hca *hca);
  * since the poller does its work; timers stay with it.  Never waits for
  * another drainer.  What the last batch of a leased drain made the HCA
  * send (ACKs, mostly) stays queued until the caller's next post, drain or
- * drain_end, a QP change, or the progress thread's next pass: the
- * completions reach the caller first, and a post right after sends ACK
- * and request in one system call.  The ACKs the thread's own pass owes
- * while such a caller polls and posts are held for its next post too
- * (progress.c, thread_pass), and its drains leave them held until they
- * take packets themselves.  Without lease (the CQ is armed: the caller is
+ * drain_end, a QP change, or the progress thread's next pass, which
+ * comes within a lease (the leftovers rule, below): the completions reach
+ * the caller first, and a post right after sends ACK and request in one
+ * system call.  The ACKs the thread's own pass owes while such a caller
+ * polls and posts are held for its next post too (progress.c,
+ * thread_pass), and its drains leave them held until they take packets
+ * themselves.  Without lease (the CQ is armed: the caller is
  * about to sleep) everything leaves at once.
  * Returns the number of packets handled.
  */
@@ -113,6 +118,33 @@ void sib_progress_flush(struct sib_hca *hca);
  * progress thread takes the links back at once. */
 void sib_progress_drain_end(struct sib_hca *hca);
 #define SIB_PROGRESS_LEASE_NS 1000000ull
+/*
+ * The leftovers rule: the progress thread never sleeps past the end of an
+ * application's lease, so what a leased drain leaves owed or queued
+ * leaves within a lease of the caller's last poll even if it never calls
+ * again.  A thread asleep on the links with no timeout when a lease
+ * begins is kicked once (lease_renew); before, the caller took the
+ * datagram that would have woken it, and an application that then
+ * stopped calling (it had its completion, and waited on memory or on its
+ * peer) left the ACK owed for good: its peer had to time out and resend.
+ */
+
+/*
+ * The drain rule: a drainer holds the links for at most SIB_LINK_STUCK_NS;
+ * the progress thread that finds them held longer drains them beside it.
+ * An application thread that polls an empty CQ drains the links under
+ * drain_lock, and it spends most of its time there, in recvmmsg; the
+ * scheduler takes the CPU from it there as often as anywhere, and on a
+ * loaded two-core machine gave it back 650 ms later, while the progress
+ * thread woke 2000 times, found the drain lock taken and went back to
+ * sleep: the peer's requests and ACKs waited unread in the socket until
+ * its retry_cnt ran out (RETRY_EXC_ERR on a clean connection).  Beside
+ * such a drainer the thread polls with buffers of its own (link.h) and
+ * sends everything at once, as a pass without an application does; the
+ * drainer's own batch is handled when it runs again, after the thread's
+ * (a reorder the transport recovers from).  New drains stay out while the
+ * thread is beside (sib_progress_drain).
+ */
 /* A packet other than a plain ACK that the thread finds waiting when the
  * application has not drained for this long means it waits on something
  * else (memory, in ib_write_lat): the thread then watches the links. */

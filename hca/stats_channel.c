@@ -144,6 +144,7 @@ size_t sib_hca_stats_text(struct sib_hca *hca, char *buf, size_t len)
 		    (unsigned long long)st.sa_sent, p, (unsigned long long)st.sa_hits, p,
 		    (unsigned long long)st.sa_timeouts);
 		put(&t, "port%u.sa_foreign %llu\n", p, (unsigned long long)st.sa_foreign);
+		put(&t, "port%u.drains_beside %llu\n", p, (unsigned long long)st.drains_beside);
 #define CM_LINE(name) put(&t, "port%u.cm_" #name " %llu\n", p, (unsigned long long)st.cm.name);
 		CM_LINE(rx) CM_LINE(tx) CM_LINE(retransmits) CM_LINE(timeouts)
 		CM_LINE(duplicates) CM_LINE(stale) CM_LINE(rx_malformed) CM_LINE(rx_unmatched)

@@ -60,12 +60,21 @@
  * Locking.  Application threads (posts) and the progress thread use one link
  * concurrently:
  *   - the send side (tx_alloc, tx_commit, tx_abort, flush) takes the link's
- *     send lock for a few instructions each; a buffer between tx_alloc and
- *     tx_commit belongs to the caller alone, and several may be outstanding
- *     per thread (up to SIB_LINK_TX_BUFS in all);
- *   - poll takes the link's receive lock for the whole call, so one thread
- *     polls at a time; rx() runs under it and may send (an ACK, a read
- *     response) but must not poll the same link;
+ *     send lock for a few instructions each, flush for as long as it takes
+ *     to hand the queue to the kernel, so that packets leave in commit
+ *     order; a buffer between tx_alloc and tx_commit belongs to the caller
+ *     alone, and several may be outstanding per thread (up to
+ *     SIB_LINK_TX_BUFS in all).  A flush that finds the sender's lock held
+ *     for SIB_LINK_STUCK_NS sends beside that sender (the socket link);
+ *   - poll takes the link's receive lock for the whole call; rx() runs
+ *     under it and may send (an ACK, a read response) but must not poll
+ *     the same link.  A second thread that polls meanwhile does not wait
+ *     for the first, which may have lost the CPU in the middle of its
+ *     poll: it takes datagrams beside it, with buffers of its own.  A
+ *     datagram then goes to one of the two, so their order between the
+ *     two is not kept; callers that need order poll one at a time
+ *     (hca/progress.h: the progress thread polls beside only a drainer
+ *     that has held the links past its bound);
  *   - wait_fd, wait_arm, counters and the fields of struct sib_link may be
  *     used from any thread;
  *   - sib_link_close only once nothing else uses the link.
@@ -81,6 +90,15 @@
 #include <sys/socket.h>
 
 #include "wire/packet.h"
+
+/*
+ * A thread that has held a link's receive or send side this long, where a
+ * poll or a send takes microseconds, has lost the CPU in the middle of
+ * one: the scheduler may leave it off for longer than a peer's whole
+ * retry budget (hundreds of milliseconds on a loaded machine), so no
+ * other thread waits for it longer than this (Locking, below).
+ */
+#define SIB_LINK_STUCK_NS 1000000ull
 
 /* The largest datagram a link carries: any IBA packet (IB_MAX_PACKET) with
  * room to spare.  Larger datagrams are dropped on receive (RX_TRUNCATED). */

@@ -10,14 +10,21 @@
  *   - receive: recvmmsg with UDP_GRO: a GSO burst from a peer arrives as
  *     one message of equal-sized segments (the kernel says the size), so
  *     one pass through the kernel's receive path carries up to 64 KiB;
- *   - the wait fd is the socket itself: readable while datagrams wait.
+ *   - the wait fd is the socket itself: readable while datagrams wait;
+ *   - two receive contexts, each with its own buffers and lock: a poll
+ *     that finds the first one taken (its poller lost the CPU in the
+ *     middle of a poll: hca/progress.h, the drain rule) uses the second
+ *     rather than wait for that thread to be scheduled again.
  * io_uring (the first version) ran receive work on the thread that armed
  * the receive, so only that thread could take datagrams and every burst
  * woke it; plain recvmmsg lets a thread polling an empty CQ drain the link
  * itself (DESIGN.md section 6) with one system call per batch.
  *
- * Packets leave in commit order: one thread sends at a time (send_lock),
- * and it takes the whole queue when it starts.
+ * Packets leave in commit order: one thread sends at a time (tx[0]),
+ * and it takes the whole queue when it starts.  A sender that has held
+ * tx[0] for SIB_LINK_STUCK_NS has lost the CPU in the middle of a send:
+ * the others no longer wait for it but send with tx[1], and its own batch
+ * leaves when it runs again, after theirs (link.h).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "link/socket.h"
@@ -41,8 +49,10 @@
 #endif
 
 /* Messages per recvmmsg, and the room for each (a datagram longer than
- * SIB_LINK_MAX_DGRAM is dropped as truncated). */
+ * SIB_LINK_MAX_DGRAM is dropped as truncated); the second receive context
+ * serves only while the first one's poller is off the CPU, with fewer. */
 #define RX_BATCH 32
+#define RX_BATCH_BESIDE 8
 #define RX_MSG_SIZE (64u << 10) /* a UDP_GRO message: at most one UDP length */
 /* A GSO message: at most this many bytes (the UDP length field, less the
  * IPv6 header) and segments (the kernel's UDP_MAX_SEGMENTS is 64 or more). */
@@ -85,23 +95,31 @@ struct udp_link {
 	struct tx_pkt queue[SIB_LINK_TX_BUFS];
 	unsigned queued;
 
-	pthread_mutex_t send_lock; /* the sender's scratch below */
-	struct tx_pkt sending[SIB_LINK_TX_BUFS];
-	struct mmsghdr mmsg[SIB_LINK_TX_BUFS];
-	unsigned first[SIB_LINK_TX_BUFS]; /* message i carries sending[first[i]..] */
-	struct iovec iov[SIB_LINK_TX_BUFS * IOV_PER_PKT];
-	unsigned piov[SIB_LINK_TX_BUFS + 1]; /* packet i's iovecs: [piov[i], piov[i+1]) */
-	struct sockaddr_storage names[SIB_LINK_TX_BUFS];
-	union tx_ctrl ctrl[SIB_LINK_TX_BUFS];
+	/* A sender's scratch: tx[0] for every flush, tx[1] only while the
+	 * holder of tx[0] has had it for SIB_LINK_STUCK_NS (tx_take). */
+	struct udp_tx {
+		pthread_mutex_t lock;
+		struct tx_pkt sending[SIB_LINK_TX_BUFS];
+		struct mmsghdr mmsg[SIB_LINK_TX_BUFS];
+		unsigned first[SIB_LINK_TX_BUFS]; /* message i carries sending[first[i]..] */
+		struct iovec iov[SIB_LINK_TX_BUFS * IOV_PER_PKT];
+		unsigned piov[SIB_LINK_TX_BUFS + 1]; /* packet i's iovecs: [piov[i], piov[i+1]) */
+		struct sockaddr_storage names[SIB_LINK_TX_BUFS];
+		union tx_ctrl ctrl[SIB_LINK_TX_BUFS];
+	} tx[2];
+	uint64_t send_since; /* when tx[0]'s holder took it (0: free) */
 	bool tx_err_logged;
 
-	pthread_mutex_t rx_lock; /* the receive buffers */
-	uint8_t *rx_mem;
-	struct mmsghdr rx_msgs[RX_BATCH];
-	struct iovec rx_iov[RX_BATCH];
-	struct sockaddr_storage rx_names[RX_BATCH];
-	union rx_ctrl rx_ctrl[RX_BATCH];
-	unsigned rx_used; /* messages the kernel may have written since the last reset */
+	struct udp_rx {
+		pthread_mutex_t lock; /* the receive buffers below */
+		unsigned batch;	      /* messages per recvmmsg: RX_BATCH or RX_BATCH_BESIDE */
+		uint8_t *mem;
+		struct mmsghdr msgs[RX_BATCH];
+		struct iovec iov[RX_BATCH];
+		struct sockaddr_storage names[RX_BATCH];
+		union rx_ctrl ctrl[RX_BATCH];
+		unsigned used; /* messages the kernel may have written since the last reset */
+	} rx[2];
 	bool rx_err_logged;
 };
 
@@ -130,24 +148,24 @@ static void tx_error(struct udp_link *u, int err, uint64_t packets)
 	}
 }
 
-/* Packet i's iovecs, from u->iov[v]: its buffer, or for a split packet
+/* Packet i's iovecs, from t->iov[v]: its buffer, or for a split packet
  * the header, the payload where it lies, and the trailer.  Returns the
  * next free iovec. */
-static unsigned tx_iovecs(struct udp_link *u, unsigned i, unsigned v)
+static unsigned tx_iovecs(struct udp_link *u, struct udp_tx *t, unsigned i, unsigned v)
 {
-	const struct tx_pkt *p = &u->sending[i];
+	const struct tx_pkt *p = &t->sending[i];
 	uint8_t *buf = slot_buf(u, p->slot);
 
-	u->piov[i] = v;
+	t->piov[i] = v;
 	if (!p->payload) {
-		u->iov[v++] = (struct iovec){ buf, p->len };
+		t->iov[v++] = (struct iovec){ buf, p->len };
 	} else {
-		u->iov[v++] = (struct iovec){ buf, p->hdr_len };
-		u->iov[v++] = (struct iovec){ (void *)p->payload, p->payload_len };
-		u->iov[v++] = (struct iovec){ buf + p->hdr_len,
+		t->iov[v++] = (struct iovec){ buf, p->hdr_len };
+		t->iov[v++] = (struct iovec){ (void *)p->payload, p->payload_len };
+		t->iov[v++] = (struct iovec){ buf + p->hdr_len,
 					      (size_t)p->len - p->hdr_len - p->payload_len };
 	}
-	u->piov[i + 1] = v;
+	t->piov[i + 1] = v;
 	return v;
 }
 
@@ -157,92 +175,92 @@ static unsigned tx_iovecs(struct udp_link *u, unsigned i, unsigned v)
  * message (the kernel cuts the concatenation of its iovecs at the segment
  * size).  Returns the number of messages.
  */
-static unsigned tx_build(struct udp_link *u, unsigned n)
+static unsigned tx_build(struct udp_link *u, struct udp_tx *t, unsigned n)
 {
 	unsigned m = 0, i = 0, v = 0;
 
-	u->piov[0] = 0;
+	t->piov[0] = 0;
 	while (i < n) {
-		struct tx_pkt *p = &u->sending[i];
-		struct mmsghdr *h = &u->mmsg[m];
-		socklen_t alen = sib_endpoint_to_sockaddr(&p->dst, u->af, &u->names[m]);
+		struct tx_pkt *p = &t->sending[i];
+		struct mmsghdr *h = &t->mmsg[m];
+		socklen_t alen = sib_endpoint_to_sockaddr(&p->dst, u->af, &t->names[m]);
 		unsigned j = i + 1, bytes = p->len, v0 = v;
 
 		if (!alen) {
 			sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_TX_NO_ROUTE], 1);
-			u->piov[i + 1] = v;
+			t->piov[i + 1] = v;
 			i++;
 			continue;
 		}
-		v = tx_iovecs(u, i, v);
+		v = tx_iovecs(u, t, i, v);
 		if (u->gso) {
 			/* the previous one's size is the segment size until one is shorter */
-			while (j < n && j - i < GSO_MAX_SEGS && u->sending[j - 1].len == p->len &&
-			       u->sending[j].len <= p->len &&
-			       bytes + u->sending[j].len <= GSO_MAX_BYTES &&
-			       sib_endpoint_equal(&u->sending[j].dst, &p->dst)) {
-				v = tx_iovecs(u, j, v);
-				bytes += u->sending[j].len;
+			while (j < n && j - i < GSO_MAX_SEGS && t->sending[j - 1].len == p->len &&
+			       t->sending[j].len <= p->len &&
+			       bytes + t->sending[j].len <= GSO_MAX_BYTES &&
+			       sib_endpoint_equal(&t->sending[j].dst, &p->dst)) {
+				v = tx_iovecs(u, t, j, v);
+				bytes += t->sending[j].len;
 				j++;
 			}
 		}
 		memset(h, 0, sizeof(*h));
-		h->msg_hdr.msg_name = &u->names[m];
+		h->msg_hdr.msg_name = &t->names[m];
 		h->msg_hdr.msg_namelen = alen;
-		h->msg_hdr.msg_iov = &u->iov[v0];
+		h->msg_hdr.msg_iov = &t->iov[v0];
 		h->msg_hdr.msg_iovlen = v - v0;
 		if (j - i > 1) {
-			struct cmsghdr *cm = &u->ctrl[m].align;
+			struct cmsghdr *cm = &t->ctrl[m].align;
 			uint16_t seg = p->len;
 
-			h->msg_hdr.msg_control = u->ctrl[m].buf;
-			h->msg_hdr.msg_controllen = sizeof(u->ctrl[m].buf);
+			h->msg_hdr.msg_control = t->ctrl[m].buf;
+			h->msg_hdr.msg_controllen = sizeof(t->ctrl[m].buf);
 			cm->cmsg_level = SOL_UDP;
 			cm->cmsg_type = UDP_SEGMENT;
 			cm->cmsg_len = CMSG_LEN(sizeof(seg));
 			memcpy(CMSG_DATA(cm), &seg, sizeof(seg));
 		}
-		u->first[m++] = i;
+		t->first[m++] = i;
 		i = j;
 	}
-	u->first[m] = n;
+	t->first[m] = n;
 	return m;
 }
 
 /* Sends message k's datagrams one by one (the kernel refused GSO). */
-static void tx_one_by_one(struct udp_link *u, unsigned k)
+static void tx_one_by_one(struct udp_link *u, struct udp_tx *t, unsigned k)
 {
-	struct msghdr mh = u->mmsg[k].msg_hdr;
+	struct msghdr mh = t->mmsg[k].msg_hdr;
 
 	mh.msg_control = NULL;
 	mh.msg_controllen = 0;
 	mh.msg_iovlen = 1;
-	for (unsigned i = u->first[k]; i < u->first[k + 1]; i++) {
-		mh.msg_iov = &u->iov[u->piov[i]];
-		mh.msg_iovlen = u->piov[i + 1] - u->piov[i];
+	for (unsigned i = t->first[k]; i < t->first[k + 1]; i++) {
+		mh.msg_iov = &t->iov[t->piov[i]];
+		mh.msg_iovlen = t->piov[i + 1] - t->piov[i];
 		if (sendmsg(u->fd, &mh, 0) < 0) {
 			tx_error(u, errno, 1);
 		} else {
 			sib_link_count(&u->link.counters.tx_packets, 1);
-			sib_link_count(&u->link.counters.tx_bytes, u->sending[i].len);
+			sib_link_count(&u->link.counters.tx_bytes, t->sending[i].len);
 		}
 	}
 }
 
-/* Hands messages [0, m) to the kernel.  Called with send_lock held. */
-static void tx_send(struct udp_link *u, unsigned m)
+/* Hands messages [0, m) of t to the kernel.  Called with t->lock held. */
+static void tx_send(struct udp_link *u, struct udp_tx *t, unsigned m)
 {
 	unsigned k = 0, waits = 0;
 
 	while (k < m) {
-		int r = sendmmsg(u->fd, &u->mmsg[k], m - k, 0);
+		int r = sendmmsg(u->fd, &t->mmsg[k], m - k, 0);
 
 		if (r > 0) {
 			for (unsigned i = k; i < k + (unsigned)r; i++) {
-				unsigned segs = u->first[i + 1] - u->first[i];
+				unsigned segs = t->first[i + 1] - t->first[i];
 
 				sib_link_count(&u->link.counters.tx_packets, segs);
-				sib_link_count(&u->link.counters.tx_bytes, u->mmsg[i].msg_len);
+				sib_link_count(&u->link.counters.tx_bytes, t->mmsg[i].msg_len);
 			}
 			k += (unsigned)r;
 			continue;
@@ -257,42 +275,77 @@ static void tx_send(struct udp_link *u, unsigned m)
 			poll(&pfd, 1, 1);
 			continue;
 		}
-		if (errno == EIO && u->first[k + 1] - u->first[k] > 1) {
+		if (errno == EIO && t->first[k + 1] - t->first[k] > 1) {
 			/* No GSO on this path (e.g. no checksum offload). */
 			sib_info("UDP GSO refused here (%s); sending one datagram per message",
 				 strerror(errno));
 			u->gso = false;
-			tx_one_by_one(u, k);
+			tx_one_by_one(u, t, k);
 		} else {
-			tx_error(u, errno, u->first[k + 1] - u->first[k]);
+			tx_error(u, errno, t->first[k + 1] - t->first[k]);
 		}
 		k++;
 	}
 }
 
-/* Sends everything queued, in commit order. */
+/*
+ * The first sender's scratch, locked; or, once its holder has had it for
+ * SIB_LINK_STUCK_NS (a send takes microseconds: that thread lost the CPU
+ * in the middle of one), the second, so that this thread's packets leave
+ * now rather than when the scheduler runs that one again (link.h).
+ */
+static struct udp_tx *tx_take(struct udp_link *u)
+{
+	uint64_t since;
+	struct timespec until;
+
+	if (pthread_mutex_trylock(&u->tx[0].lock)) {
+		since = __atomic_load_n(&u->send_since, __ATOMIC_RELAXED);
+		if (!since)
+			since = sib_link_now_ns();
+		since += SIB_LINK_STUCK_NS;
+		until.tv_sec = (time_t)(since / 1000000000ull);
+		until.tv_nsec = (long)(since % 1000000000ull);
+		if (pthread_mutex_clocklock(&u->tx[0].lock, CLOCK_MONOTONIC, &until)) {
+			pthread_mutex_lock(&u->tx[1].lock);
+			return &u->tx[1];
+		}
+	}
+	__atomic_store_n(&u->send_since, sib_link_now_ns(), __ATOMIC_RELAXED);
+	return &u->tx[0];
+}
+
+static void tx_give(struct udp_link *u, struct udp_tx *t)
+{
+	if (t == &u->tx[0])
+		__atomic_store_n(&u->send_since, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* Sends everything queued, in commit order (but for a stuck sender's
+ * packets, which leave when it runs again: tx_take). */
 static void tx_flush(struct udp_link *u)
 {
+	struct udp_tx *t = tx_take(u);
 	unsigned n;
 
-	pthread_mutex_lock(&u->send_lock);
 	pthread_mutex_lock(&u->q_lock);
 	n = u->queued;
-	memcpy(u->sending, u->queue, n * sizeof(u->queue[0]));
+	memcpy(t->sending, u->queue, n * sizeof(u->queue[0]));
 	u->queued = 0;
 	pthread_mutex_unlock(&u->q_lock);
 	if (n) {
-		tx_send(u, tx_build(u, n));
+		tx_send(u, t, tx_build(u, t, n));
 		/* The kernel has copied every payload (or dropped the packet). */
 		for (unsigned i = 0; i < n; i++)
-			if (u->sending[i].payload)
-				u->sending[i].hold.release(u->sending[i].hold.ctx);
+			if (t->sending[i].payload)
+				t->sending[i].hold.release(t->sending[i].hold.ctx);
 		pthread_mutex_lock(&u->q_lock);
 		for (unsigned i = 0; i < n; i++)
-			u->free_slots[u->nfree++] = u->sending[i].slot;
+			u->free_slots[u->nfree++] = t->sending[i].slot;
 		pthread_mutex_unlock(&u->q_lock);
 	}
-	pthread_mutex_unlock(&u->send_lock);
+	tx_give(u, t);
 }
 
 static uint8_t *udp_tx_alloc(struct sib_link *l, size_t *cap)
@@ -416,20 +469,25 @@ static unsigned rx_cmsgs(struct udp_link *u, struct msghdr *mh)
 		    cm->cmsg_len < CMSG_LEN(sizeof(drops)))
 			continue;
 		memcpy(&drops, CMSG_DATA(cm), sizeof(drops));
-		/* Only the receive side writes this counter, under rx_lock. */
-		if (drops > u->link.counters.drop[SIB_LINK_DROP_RX_QUEUE_FULL])
-			__atomic_store_n(&u->link.counters.drop[SIB_LINK_DROP_RX_QUEUE_FULL],
-					 (uint64_t)drops, __ATOMIC_RELAXED);
+		/* The kernel's running total; both receive contexts see it. */
+		uint64_t *c = &u->link.counters.drop[SIB_LINK_DROP_RX_QUEUE_FULL];
+		uint64_t old = __atomic_load_n(c, __ATOMIC_RELAXED);
+
+		while (drops > old && !__atomic_compare_exchange_n(c, &old, (uint64_t)drops, false,
+								   __ATOMIC_RELAXED,
+								   __ATOMIC_RELAXED))
+			;
 	}
 	return seg;
 }
 
 /* One received datagram: to rx, unless the link drops it (counted). */
-static unsigned rx_message(struct udp_link *u, unsigned k, sib_link_rx_fn rx, void *arg)
+static unsigned rx_message(struct udp_link *u, struct udp_rx *c, unsigned k, sib_link_rx_fn rx,
+			   void *arg)
 {
-	struct msghdr *mh = &u->rx_msgs[k].msg_hdr;
-	unsigned len = u->rx_msgs[k].msg_len, seg, n = 0;
-	const uint8_t *base = u->rx_iov[k].iov_base;
+	struct msghdr *mh = &c->msgs[k].msg_hdr;
+	unsigned len = c->msgs[k].msg_len, seg, n = 0;
+	const uint8_t *base = c->iov[k].iov_base;
 	struct sib_endpoint from;
 
 	if (sib_endpoint_from_sockaddr(mh->msg_name, mh->msg_namelen, &from)) {
@@ -460,34 +518,34 @@ static unsigned rx_message(struct udp_link *u, unsigned k, sib_link_rx_fn rx, vo
 
 /* The lengths and flags recvmmsg wrote back, set again for the next call;
  * only those of messages it may have touched. */
-static void rx_reset(struct udp_link *u)
+static void rx_reset(struct udp_rx *c)
 {
-	for (unsigned k = 0; k < u->rx_used; k++) {
-		struct msghdr *mh = &u->rx_msgs[k].msg_hdr;
+	for (unsigned k = 0; k < c->used; k++) {
+		struct msghdr *mh = &c->msgs[k].msg_hdr;
 
-		mh->msg_namelen = sizeof(u->rx_names[k]);
-		mh->msg_controllen = sizeof(u->rx_ctrl[k].buf);
+		mh->msg_namelen = sizeof(c->names[k]);
+		mh->msg_controllen = sizeof(c->ctrl[k].buf);
 		mh->msg_flags = 0;
 	}
-	u->rx_used = 0;
+	c->used = 0;
 }
 
 /* One recvmmsg of up to want messages; returns how many datagrams it took
  * (a UDP_GRO message carries several). */
-static unsigned rx_batch(struct udp_link *u, unsigned want, sib_link_rx_fn rx, void *arg,
-			 unsigned *msgs)
+static unsigned rx_batch(struct udp_link *u, struct udp_rx *c, unsigned want, sib_link_rx_fn rx,
+			 void *arg, unsigned *msgs)
 {
 	unsigned n = 0;
 	int got;
 
 	*msgs = 0;
-	rx_reset(u);
+	rx_reset(c);
 	/* The system call itself: libc's recvmmsg is a cancellation point,
 	 * two atomic operations around every empty poll of a spinning CQ. */
-	got = (int)syscall(SYS_recvmmsg, u->fd, u->rx_msgs, want, MSG_DONTWAIT, NULL);
+	got = (int)syscall(SYS_recvmmsg, u->fd, c->msgs, want, MSG_DONTWAIT, NULL);
 	/* The kernel writes back only the messages it filled; the one after
 	 * them is reset too, in case a failed receive touched it. */
-	u->rx_used = got < 0 ? 1 : (unsigned)got + ((unsigned)got < want);
+	c->used = got < 0 ? 1 : (unsigned)got + ((unsigned)got < want);
 	if (got < 0) {
 		int err = errno;
 
@@ -498,25 +556,37 @@ static unsigned rx_batch(struct udp_link *u, unsigned want, sib_link_rx_fn rx, v
 		return 0;
 	}
 	for (int k = 0; k < got; k++)
-		n += rx_message(u, (unsigned)k, rx, arg);
+		n += rx_message(u, c, (unsigned)k, rx, arg);
 	*msgs = (unsigned)got;
 	return n;
+}
+
+/* The first receive context, or the second while the first is taken;
+ * one of them locked (link.h: a poll never waits for another). */
+static struct udp_rx *rx_take(struct udp_link *u)
+{
+	if (!pthread_mutex_trylock(&u->rx[0].lock))
+		return &u->rx[0];
+	if (!pthread_mutex_trylock(&u->rx[1].lock))
+		return &u->rx[1];
+	pthread_mutex_lock(&u->rx[0].lock); /* a third poller: take turns */
+	return &u->rx[0];
 }
 
 static int udp_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *arg)
 {
 	struct udp_link *u = to_udp(l);
+	struct udp_rx *c = rx_take(u);
 	unsigned n = 0;
 
-	pthread_mutex_lock(&u->rx_lock);
 	while (n < max) {
-		unsigned want = max - n < RX_BATCH ? max - n : RX_BATCH, msgs;
+		unsigned want = max - n < c->batch ? max - n : c->batch, msgs;
 
-		n += rx_batch(u, want, rx, arg, &msgs);
+		n += rx_batch(u, c, want, rx, arg, &msgs);
 		if (msgs < want)
 			break;
 	}
-	pthread_mutex_unlock(&u->rx_lock);
+	pthread_mutex_unlock(&c->lock);
 	return (int)n;
 }
 
@@ -540,10 +610,13 @@ static void udp_close(struct sib_link *l)
 		close(u->fd);
 	}
 	free(u->tx_mem);
-	free(u->rx_mem);
+	free(u->rx[0].mem);
+	free(u->rx[1].mem);
 	pthread_mutex_destroy(&u->q_lock);
-	pthread_mutex_destroy(&u->send_lock);
-	pthread_mutex_destroy(&u->rx_lock);
+	pthread_mutex_destroy(&u->tx[0].lock);
+	pthread_mutex_destroy(&u->tx[1].lock);
+	pthread_mutex_destroy(&u->rx[0].lock);
+	pthread_mutex_destroy(&u->rx[1].lock);
 	free(u);
 }
 
@@ -562,21 +635,21 @@ static const struct sib_link_ops udp_ops = {
 
 /* ---------------------------------------------------------------- opening */
 
-/* The receive messages, each over its own part of rx_mem. */
-static void setup_rx(struct udp_link *u)
+/* A receive context's messages, each over its own part of its memory. */
+static void setup_rx(struct udp_rx *c)
 {
-	for (unsigned k = 0; k < RX_BATCH; k++) {
-		struct msghdr *mh = &u->rx_msgs[k].msg_hdr;
+	for (unsigned k = 0; k < c->batch; k++) {
+		struct msghdr *mh = &c->msgs[k].msg_hdr;
 
-		u->rx_iov[k].iov_base = u->rx_mem + (size_t)k * RX_MSG_SIZE;
-		u->rx_iov[k].iov_len = RX_MSG_SIZE;
-		mh->msg_name = &u->rx_names[k];
-		mh->msg_iov = &u->rx_iov[k];
+		c->iov[k].iov_base = c->mem + (size_t)k * RX_MSG_SIZE;
+		c->iov[k].iov_len = RX_MSG_SIZE;
+		mh->msg_name = &c->names[k];
+		mh->msg_iov = &c->iov[k];
 		mh->msg_iovlen = 1;
-		mh->msg_control = u->rx_ctrl[k].buf;
+		mh->msg_control = c->ctrl[k].buf;
 	}
-	u->rx_used = RX_BATCH;
-	rx_reset(u);
+	c->used = c->batch;
+	rx_reset(c);
 }
 
 int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **out)
@@ -591,11 +664,15 @@ int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **ou
 	u->link.ops = &udp_ops;
 	u->fd = -1;
 	pthread_mutex_init(&u->q_lock, NULL);
-	pthread_mutex_init(&u->send_lock, NULL);
-	pthread_mutex_init(&u->rx_lock, NULL);
+	pthread_mutex_init(&u->tx[0].lock, NULL);
+	pthread_mutex_init(&u->tx[1].lock, NULL);
+	for (unsigned i = 0; i < 2; i++) {
+		pthread_mutex_init(&u->rx[i].lock, NULL);
+		u->rx[i].batch = i ? RX_BATCH_BESIDE : RX_BATCH;
+		u->rx[i].mem = aligned_alloc(4096, (size_t)u->rx[i].batch * RX_MSG_SIZE);
+	}
 	u->tx_mem = aligned_alloc(4096, (size_t)SIB_LINK_TX_BUFS * SIB_LINK_MAX_DGRAM);
-	u->rx_mem = aligned_alloc(4096, (size_t)RX_BATCH * RX_MSG_SIZE);
-	if (!u->tx_mem || !u->rx_mem) {
+	if (!u->tx_mem || !u->rx[0].mem || !u->rx[1].mem) {
 		udp_close(&u->link);
 		return -ENOMEM;
 	}
@@ -603,7 +680,8 @@ int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **ou
 		u->free_slots[i] = (uint16_t)(SIB_LINK_TX_BUFS - 1 - i);
 	u->nfree = SIB_LINK_TX_BUFS;
 
-	setup_rx(u);
+	setup_rx(&u->rx[0]);
+	setup_rx(&u->rx[1]);
 	u->fd = sib_link_socket_open(addr, netdev, &u->link.local, &u->af);
 	if (u->fd < 0) {
 		int ret = u->fd;

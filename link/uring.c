@@ -18,6 +18,9 @@
  *     returning buffers to the buffer ring and re-arming the receive happen
  *     only under it, so two threads never both reap or both re-arm;
  *     rx_armed is written only under it (read without it by wait_arm);
+ *     a poll that finds it taken (its poller lost the CPU mid-poll)
+ *     reads datagrams straight from the socket beside the ring instead
+ *     of waiting (link.h);
  *   - tx_lock covers the send ring, the free list and the counts of queued
  *     and in-flight requests;
  *   - the eventfd needs no lock: wait_arm reads it (clearing it) and then
@@ -333,13 +336,45 @@ static bool rx_complete(struct uring_link *u, const struct io_uring_cqe *cqe, si
 	return true;
 }
 
+/* Another poller has the receive ring: datagrams straight from the
+ * socket, one recvmsg each (a rare path: that poller lost the CPU). */
+static int poll_beside(struct uring_link *u, unsigned max, sib_link_rx_fn rx, void *arg)
+{
+	uint8_t buf[SIB_LINK_MAX_DGRAM];
+	int n = 0;
+
+	while ((unsigned)n < max) {
+		struct sockaddr_storage ss;
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr mh = { .msg_name = &ss, .msg_namelen = sizeof(ss), .msg_iov = &iov,
+				     .msg_iovlen = 1 };
+		ssize_t len = recvmsg(u->fd, &mh, MSG_DONTWAIT);
+		struct sib_endpoint from;
+
+		if (len < 0)
+			break;
+		if (mh.msg_flags & MSG_TRUNC) {
+			sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_TRUNCATED], 1);
+		} else if (sib_endpoint_from_sockaddr((struct sockaddr *)&ss, mh.msg_namelen, &from)) {
+			sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_MALFORMED], 1);
+		} else {
+			sib_link_count(&u->link.counters.rx_packets, 1);
+			sib_link_count(&u->link.counters.rx_bytes, (uint64_t)len);
+			rx(arg, buf, (size_t)len, &from);
+		}
+		n++;
+	}
+	return n;
+}
+
 static int uring_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *arg)
 {
 	struct uring_link *u = to_uring(l);
 	struct io_uring_cqe *cqe;
 	int n = 0;
 
-	pthread_mutex_lock(&u->rx_lock);
+	if (pthread_mutex_trylock(&u->rx_lock))
+		return poll_beside(u, max, rx, arg);
 	while ((unsigned)n < max && io_uring_peek_cqe(&u->rx_ring, &cqe) == 0) {
 		struct io_uring_cqe c = *cqe;
 

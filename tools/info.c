@@ -185,6 +185,10 @@ static void print_counters(const char *text, unsigned p)
 		       "NAKs, %llu duplicates answered\n",
 		       "transport", K("retransmits"), K("timeouts"), K("tx_seq_naks"),
 		       K("tx_rnr_naks"), K("rx_duplicates"));
+	if (K("drains_beside"))
+		printf("  %-15s %llu polling threads lost the CPU holding the link; the progress "
+		       "thread took their datagrams\n",
+		       "progress", K("drains_beside"));
 	printf("  %-15s %llu queries, %llu cache hits, %llu timeouts, %llu foreign answers\n",
 	       "SA client", K("sa_sent"), K("sa_hits"), K("sa_timeouts"), K("sa_foreign"));
 	printf("  %-15s %llu MADs in, %llu out, %llu retransmitted, %llu timed out, "

@@ -24,8 +24,12 @@
  *   - every completion is SUCCESS, in order per QP.
  *
  * Usage: stress_rc [--bytes N] [--qps N] [--seed N] [--timeout T]
- *        [--watchdog SECONDS].  --bytes counts the payload both sides move
- *        together (SEND, WRITE and READ bytes).  Exit 0 when all checks pass.
+ *        [--seconds S] [--watchdog SECONDS].  --bytes counts the payload
+ *        both sides move together (SEND, WRITE and READ bytes) in one round.
+ *        --seconds keeps the same QPs connected and runs rounds (each with
+ *        its own ops, every check made again) until S seconds have passed:
+ *        a long-lived connection, as an application's is.  Exit 0 when all
+ *        checks pass.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -99,7 +103,9 @@ static struct {
 	uint64_t seed;
 	unsigned timeout;
 	unsigned watchdog;
+	unsigned seconds; /* 0: one round */
 } cfg = { .bytes = 64ull << 20, .nqp = 4, .seed = 1, .timeout = 14, .watchdog = 600 };
+static uint64_t round_no; /* rounds differ in their ops and data */
 
 static struct qstate qs[MAX_QPS];
 static struct setup me, peer;
@@ -108,10 +114,12 @@ static uint8_t *tgt, *ro;
 static struct atom_area *atom;
 static uint8_t *fadd_seen; /* one byte per FetchAdd result value */
 static uint64_t fadd_total, cpu_adds;
+static uint64_t recv_cursor[MAX_QPS]; /* the peer's next op that consumes a receive */
 
 static uint64_t data_key(int side, unsigned q, uint64_t k)
 {
-	return pat_mix(cfg.seed * 0x100000001b3ull ^ (uint64_t)side << 56 ^ (uint64_t)q << 48 ^ k);
+	return pat_mix((cfg.seed + round_no * 0x9e3779b97f4a7c15ull) * 0x100000001b3ull ^
+		       (uint64_t)side << 56 ^ (uint64_t)q << 48 ^ k);
 }
 
 static uint64_t ro_key(int side)
@@ -439,11 +447,10 @@ static void recv_done(const struct ibv_wc *wc)
 		pair_die("QP %u: receive %" PRIu64 " completed before receive %" PRIu64, q, m,
 			 s->recv_done);
 	/* The m-th op of the peer that consumes a receive. */
-	static uint64_t cursor[MAX_QPS];
 	const struct op *op = NULL;
 
-	while (cursor[q] < s->peers.n) {
-		const struct op *o = &s->peers.v[cursor[q]++];
+	while (recv_cursor[q] < s->peers.n) {
+		const struct op *o = &s->peers.v[recv_cursor[q]++];
 
 		if (o->type == OP_SEND || o->type == OP_SEND_IMM || o->type == OP_WRITE_IMM) {
 			op = o;
@@ -516,7 +523,8 @@ static void parse_args(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "bytes", required_argument, NULL, 'b' },   { "qps", required_argument, NULL, 'q' },
 		{ "seed", required_argument, NULL, 's' },    { "timeout", required_argument, NULL, 't' },
-		{ "watchdog", required_argument, NULL, 'w' }, { 0 },
+		{ "watchdog", required_argument, NULL, 'w' }, { "seconds", required_argument, NULL, 'S' },
+		{ 0 },
 	};
 	int c;
 
@@ -547,6 +555,9 @@ static void parse_args(int argc, char **argv)
 		case 'w':
 			cfg.watchdog = (unsigned)v;
 			break;
+		case 'S':
+			cfg.seconds = (unsigned)v;
+			break;
 		}
 	}
 	if (!cfg.nqp || cfg.nqp > MAX_QPS || cfg.timeout > 31) {
@@ -555,15 +566,124 @@ static void parse_args(int argc, char **argv)
 	}
 }
 
+/* A round's ops, data and counters; the atomics' targets start from 0. */
+static void round_setup(int side)
+{
+	fadd_total = 0;
+	cpu_adds = 0;
+	for (unsigned q = 0; q < cfg.nqp; q++) {
+		struct qstate *s = &qs[q];
+
+		free(s->mine.v);
+		free(s->peers.v);
+		gen_ops(side, q, &s->mine);
+		gen_ops(1 - side, q, &s->peers);
+		s->posted = s->completed = s->recv_posted = s->recv_done = 0;
+		recv_cursor[q] = 0;
+		fadd_total += s->mine.nfadd;
+	}
+	free(fadd_seen);
+	fadd_seen = calloc(fadd_total + 1, 1);
+	if (!fadd_seen)
+		pair_die("out of memory");
+	memset(atom, 0, sizeof(*atom));
+}
+
+/* Moves one round's ops; dies on any wrong completion or a stall. */
+static void round_run(struct ibv_comp_channel *ch, struct ibv_cq *scq, struct ibv_cq *rcq)
+{
+	uint64_t last_progress_t = pair_now_ns(), last_progress = 0;
+
+	while (!all_done()) {
+		for (unsigned q = 0; q < cfg.nqp; q++) {
+			post_recv(q);
+			post_ops(q);
+		}
+		/* The CPU's own atomic adds, racing the peer's FetchAdds. */
+		__atomic_fetch_add(&atom->counter, 1ull << 32, __ATOMIC_SEQ_CST);
+		cpu_adds++;
+		if (drain(scq, rcq))
+			continue;
+		if (ibv_req_notify_cq(scq, 0) || ibv_req_notify_cq(rcq, 0))
+			pair_die("req_notify_cq failed");
+		if (drain(scq, rcq))
+			continue; /* arrived before the CQs were armed */
+		pair_wait_cq(ch, 50);
+		if (progress_sum() != last_progress) {
+			last_progress = progress_sum();
+			last_progress_t = pair_now_ns();
+		} else if (pair_now_ns() - last_progress_t > 60ull * 1000000000) {
+			for (unsigned q = 0; q < cfg.nqp; q++)
+				pair_say("QP %u: ops %" PRIu64 "/%" PRIu64 " posted %" PRIu64
+					 ", receives %" PRIu64 "/%" PRIu64,
+					 q, qs[q].completed, qs[q].mine.n, qs[q].posted, qs[q].recv_done,
+					 qs[q].peers.nrecv);
+			pair_die("no progress for 60 s (round %" PRIu64 ")", round_no + 1);
+		}
+	}
+}
+
+/*
+ * After a round both sides are done, so the peer's atomics on our memory
+ * are over: each side checks what its own atomics did to the peer's.
+ * Returns 0 when all is right; adds the round's bytes and ops to *bytes
+ * and *ops.
+ */
+static int round_check(uint64_t *bytes, uint64_t *ops, uint64_t *fadds)
+{
+	struct final mine_final, peer_final;
+	uint64_t total_bytes = 0, total_ops = 0;
+	int rc = 0;
+
+	for (unsigned q = 0; q < cfg.nqp; q++) {
+		const struct ops *o = &qs[q].mine;
+
+		total_ops += o->n;
+		for (uint64_t k = 0; k < o->n; k++)
+			if (o->v[k].type != OP_FADD && o->v[k].type != OP_CAS)
+				total_bytes += o->v[k].len;
+	}
+	/* When the peer is done too, its atomics on our memory are over. */
+	pair_xchg(&total_ops, &peer_final.ops, sizeof(total_ops));
+	memset(&mine_final, 0, sizeof(mine_final));
+	mine_final.counter = __atomic_load_n(&atom->counter, __ATOMIC_SEQ_CST);
+	mine_final.cpu_adds = cpu_adds;
+	for (unsigned q = 0; q < cfg.nqp; q++)
+		mine_final.cas[q] = atom->cas[q];
+	mine_final.bytes = total_bytes;
+	mine_final.ops = total_ops;
+	pair_xchg(&mine_final, &peer_final, sizeof(mine_final));
+
+	for (uint64_t v = 0; v < fadd_total; v++)
+		if (!fadd_seen[v])
+			pair_die("FETCH_ADD never returned %" PRIu64 " (of %" PRIu64 ")", v, fadd_total);
+	if (peer_final.counter != (peer_final.cpu_adds << 32) + fadd_total) {
+		pair_say("the peer's counter is 0x%" PRIx64 ", expected %" PRIu64 " CPU adds << 32 + %" PRIu64
+			 " FetchAdds",
+			 peer_final.counter, peer_final.cpu_adds, fadd_total);
+		rc = 1;
+	}
+	for (unsigned q = 0; q < cfg.nqp; q++)
+		if (peer_final.cas[q] != qs[q].mine.cas_final) {
+			pair_say("QP %u: the peer's CmpSwap cell is %" PRIu64 ", expected %" PRIu64, q,
+				 peer_final.cas[q], qs[q].mine.cas_final);
+			rc = 1;
+		}
+	bytes[0] += total_bytes;
+	bytes[1] += peer_final.bytes;
+	*ops += total_ops;
+	*fadds += fadd_total;
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *ch;
 	struct ibv_cq *scq, *rcq;
-	struct final mine_final, peer_final;
-	uint64_t t0, last_progress_t, last_progress = 0, total_bytes = 0, total_ops = 0;
-	int side, rc = 0;
+	uint64_t t0, bytes[2] = { 0, 0 }, total_ops = 0, total_fadds = 0, total_cpu_adds = 0;
+	int side, rc = 0, go;
 
 	parse_args(argc, argv);
 	side = pair_start("stress_rc", cfg.watchdog);
@@ -619,87 +739,35 @@ int main(int argc, char **argv)
 		qs[q].rbuf = rbuf + (size_t)q * NRECV * MAXLEN;
 		me.qpn[q] = qs[q].qp->qp_num;
 		me.psn[q] = (uint32_t)(pat_mix(cfg.seed ^ (uint64_t)side << 8 ^ q) & 0xffffff);
-		gen_ops(side, q, &qs[q].mine);
-		gen_ops(1 - side, q, &qs[q].peers);
-		fadd_total += qs[q].mine.nfadd;
 	}
-	fadd_seen = calloc(fadd_total + 1, 1);
-	if (!fadd_seen)
-		pair_die("out of memory");
 	pair_xchg(&me, &peer, sizeof(me));
-	for (unsigned q = 0; q < cfg.nqp; q++) {
+	for (unsigned q = 0; q < cfg.nqp; q++)
 		connect_qp(qs[q].qp, me.psn[q], peer.qpn[q], peer.psn[q]);
-		post_recv(q);
-	}
-	/* Both sides' receives are posted before either sends. */
-	pair_xchg(&me.lid, &peer.lid, sizeof(me.lid));
 	if (ibv_req_notify_cq(scq, 0) || ibv_req_notify_cq(rcq, 0))
 		pair_die("req_notify_cq failed");
 
-	t0 = last_progress_t = pair_now_ns();
-	while (!all_done()) {
-		for (unsigned q = 0; q < cfg.nqp; q++) {
+	t0 = pair_now_ns();
+	do {
+		int peer_go = 0;
+
+		round_setup(side);
+		for (unsigned q = 0; q < cfg.nqp; q++)
 			post_recv(q);
-			post_ops(q);
-		}
-		/* The CPU's own atomic adds, racing the peer's FetchAdds. */
-		__atomic_fetch_add(&atom->counter, 1ull << 32, __ATOMIC_SEQ_CST);
-		cpu_adds++;
-		if (drain(scq, rcq))
-			continue;
-		if (ibv_req_notify_cq(scq, 0) || ibv_req_notify_cq(rcq, 0))
-			pair_die("req_notify_cq failed");
-		if (drain(scq, rcq))
-			continue; /* arrived before the CQs were armed */
-		pair_wait_cq(ch, 50);
-		if (progress_sum() != last_progress) {
-			last_progress = progress_sum();
-			last_progress_t = pair_now_ns();
-		} else if (pair_now_ns() - last_progress_t > 60ull * 1000000000) {
-			for (unsigned q = 0; q < cfg.nqp; q++)
-				pair_say("QP %u: ops %" PRIu64 "/%" PRIu64 " posted %" PRIu64
-					 ", receives %" PRIu64 "/%" PRIu64,
-					 q, qs[q].completed, qs[q].mine.n, qs[q].posted, qs[q].recv_done,
-					 qs[q].peers.nrecv);
-			pair_die("no progress for 60 s");
-		}
-	}
+		/* Both sides' receives are posted and their atomics' targets
+		 * reset before either sends. */
+		pair_xchg(&me.lid, &peer.lid, sizeof(me.lid));
+		round_run(ch, scq, rcq);
+		rc |= round_check(bytes, &total_ops, &total_fadds);
+		total_cpu_adds += cpu_adds;
+		round_no++;
+		/* Another round when neither side found an error and the
+		 * parent's clock says there is time (both compute the same). */
+		go = !rc && cfg.seconds &&
+		     (side == 1 || pair_now_ns() - t0 < (uint64_t)cfg.seconds * 1000000000ull);
+		pair_xchg(&go, &peer_go, sizeof(go));
+		go = go && peer_go;
+	} while (go);
 	double secs = (double)(pair_now_ns() - t0) / 1e9;
-
-	/* When the peer is done too, its atomics on our memory are over. */
-	for (unsigned q = 0; q < cfg.nqp; q++) {
-		const struct ops *o = &qs[q].mine;
-
-		total_ops += o->n;
-		for (uint64_t k = 0; k < o->n; k++)
-			if (o->v[k].type != OP_FADD && o->v[k].type != OP_CAS)
-				total_bytes += o->v[k].len;
-	}
-	pair_xchg(&total_ops, &peer_final.ops, sizeof(total_ops));
-	memset(&mine_final, 0, sizeof(mine_final));
-	mine_final.counter = __atomic_load_n(&atom->counter, __ATOMIC_SEQ_CST);
-	mine_final.cpu_adds = cpu_adds;
-	for (unsigned q = 0; q < cfg.nqp; q++)
-		mine_final.cas[q] = atom->cas[q];
-	mine_final.bytes = total_bytes;
-	mine_final.ops = total_ops;
-	pair_xchg(&mine_final, &peer_final, sizeof(mine_final));
-
-	for (uint64_t v = 0; v < fadd_total; v++)
-		if (!fadd_seen[v])
-			pair_die("FETCH_ADD never returned %" PRIu64 " (of %" PRIu64 ")", v, fadd_total);
-	if (peer_final.counter != (peer_final.cpu_adds << 32) + fadd_total) {
-		pair_say("the peer's counter is 0x%" PRIx64 ", expected %" PRIu64 " CPU adds << 32 + %" PRIu64
-			 " FetchAdds",
-			 peer_final.counter, peer_final.cpu_adds, fadd_total);
-		rc = 1;
-	}
-	for (unsigned q = 0; q < cfg.nqp; q++)
-		if (peer_final.cas[q] != qs[q].mine.cas_final) {
-			pair_say("QP %u: the peer's CmpSwap cell is %" PRIu64 ", expected %" PRIu64, q,
-				 peer_final.cas[q], qs[q].mine.cas_final);
-			rc = 1;
-		}
 
 	struct sib_port_stats st;
 
@@ -707,13 +775,13 @@ int main(int argc, char **argv)
 		uint64_t crc = st.link.pkt_err[IB_PKT_ERR_VCRC] + st.link.pkt_err[IB_PKT_ERR_ICRC];
 
 		pair_say("%.1f MiB in %" PRIu64 " ops (%" PRIu64 " FetchAdds, %" PRIu64
-			 " CPU adds) in %.2f s; injected drop=%" PRIu64 " dup=%" PRIu64
-			 " reorder=%" PRIu64 " corrupt=%" PRIu64 " delay=%" PRIu64
+			 " CPU adds) in %.2f s, %" PRIu64 " round%s on the same QPs; injected drop=%" PRIu64
+			 " dup=%" PRIu64 " reorder=%" PRIu64 " corrupt=%" PRIu64 " delay=%" PRIu64
 			 "; received CRC errors=%" PRIu64,
-			 (double)total_bytes / (1 << 20), total_ops, fadd_total, cpu_adds, secs,
-			 st.link.fault[SIB_FAULT_DROP], st.link.fault[SIB_FAULT_DUP],
-			 st.link.fault[SIB_FAULT_REORDER], st.link.fault[SIB_FAULT_CORRUPT],
-			 st.link.fault[SIB_FAULT_DELAY], crc);
+			 (double)bytes[0] / (1 << 20), total_ops, total_fadds, total_cpu_adds, secs,
+			 round_no, round_no == 1 ? "" : "s", st.link.fault[SIB_FAULT_DROP],
+			 st.link.fault[SIB_FAULT_DUP], st.link.fault[SIB_FAULT_REORDER],
+			 st.link.fault[SIB_FAULT_CORRUPT], st.link.fault[SIB_FAULT_DELAY], crc);
 		pair_say("link: sent %" PRIu64 " packets, received %" PRIu64 "; dropped: rx queue full %" PRIu64
 			 ", no tx buffer %" PRIu64,
 			 st.link.tx_packets, st.link.rx_packets,
@@ -735,7 +803,6 @@ int main(int argc, char **argv)
 	ibv_close_device(ctx);
 	if (!rc)
 		pair_say("OK: %.1f MiB verified (both sides together %.1f MiB)",
-			 (double)total_bytes / (1 << 20),
-			 (double)(total_bytes + peer_final.bytes) / (1 << 20));
+			 (double)bytes[0] / (1 << 20), (double)(bytes[0] + bytes[1]) / (1 << 20));
 	return pair_finish(rc);
 }

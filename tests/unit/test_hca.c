@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /* hca/hca and transport/port: GUIDs, GIDs, LIDs, the per-process HCA
- * lifetime and port events; the polling lease of hca/progress, and
- * the ACKs its thread holds for a posting application; the counters
- * socket (hca/stats_channel). */
+ * lifetime and port events; the polling lease of hca/progress, the ACKs
+ * its thread holds for a posting application, what an application's
+ * drain leaves for the thread, and the drain rule (the thread drains
+ * beside an application drain that lost the CPU); the counters socket
+ * (hca/stats_channel). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -492,6 +494,194 @@ static void thread_holds_acks_for_the_next_post(void **state)
 	sib_hca_put(h);
 }
 
+/*
+ * An application thread's drain that lost the CPU in the middle: it holds
+ * drain_lock, and has held it since `since` (what sib_progress_drain
+ * leaves behind when the scheduler takes the CPU from it there).
+ */
+static struct sib_hca *stuck_hca; /* whose drain_lock this test holds */
+
+static void drain_stuck_since(struct sib_hca *h, uint64_t since)
+{
+	pthread_mutex_lock(&h->progress.drain_lock);
+	__atomic_store_n(&h->progress.drain_since_ns, since, __ATOMIC_SEQ_CST);
+	stuck_hca = h;
+}
+
+static void drain_unstuck(struct sib_hca *h)
+{
+	__atomic_store_n(&h->progress.drain_since_ns, 0, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&h->progress.drain_lock);
+	stuck_hca = NULL;
+}
+
+/* A failed assertion leaves the lock held: the next test must not hang. */
+static int drain_teardown(void **state)
+{
+	(void)state;
+	if (stuck_hca)
+		drain_unstuck(stuck_hca);
+	return 0;
+}
+
+/* Polls cq, and nothing else (the application is stuck, or has stopped
+ * calling), for up to ms milliseconds. */
+static bool cqe_within(struct sib_cq *cq, struct sib_cqe *c, unsigned ms)
+{
+	for (unsigned i = 0; i < ms * 10; i++) {
+		if (sib_cq_poll(cq, c, 1) == 1)
+			return true;
+		usleep(100);
+	}
+	return false;
+}
+
+/*
+ * progress.h, the drain rule: while an application drain that has held
+ * the links for SIB_LINK_STUCK_NS stays off the CPU, the progress thread
+ * takes the peer's packets and answers them (here a SEND and its ACK,
+ * with no retransmit timer: nothing else would move them).  Without the
+ * rule the thread found the drain lock taken at every wake-up and slept
+ * again, and the peer ran out of retries (RETRY_EXC_ERR, issue 16).
+ */
+static void thread_drains_beside_a_drainer_that_lost_the_cpu(void **state)
+{
+	struct sib_hca *h = sib_hca_get();
+	struct sib_port_stats st;
+	uint64_t before;
+	struct hca_qp a, b;
+	struct sib_cqe c;
+	bool got = false;
+
+	(void)state;
+	assert_non_null(h);
+	assert_non_null(h->engine);
+	hca_qp_new(h, 0x52, &a);
+	hca_qp_new(h, 0x52, &b);
+	hca_qp_connect(h, &a, &b);
+	hca_qp_connect(h, &b, &a);
+	hca_qp_recv(&b);
+	sib_progress_drain_end(h);
+	before = __atomic_load_n(&h->progress.drains_beside, __ATOMIC_RELAXED);
+
+	drain_stuck_since(h, sib_link_now_ns() - 2 * SIB_LINK_STUCK_NS);
+	hca_qp_send(h, &a);
+	assert_true(cqe_within(b.rcq, &c, 10000));
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(c.byte_len, 8);
+	assert_true(cqe_within(a.scq, &c, 10000));
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_true(__atomic_load_n(&h->progress.drains_beside, __ATOMIC_RELAXED) > before);
+	/* ... and `softib info` shows it. */
+	assert_int_equal(sib_hca_port_stats(h, 1, &st), 0);
+	assert_true(st.drains_beside > before);
+	drain_unstuck(h);
+
+	/* Back on its CPU, the application drains as before. */
+	hca_qp_recv(&a);
+	hca_qp_send(h, &b);
+	for (unsigned i = 0; i < 100000 && !got; i++) {
+		sib_progress_drain(h, true);
+		got = sib_cq_poll(a.rcq, &c, 1) == 1;
+		usleep(100);
+	}
+	assert_true(got);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_true(cqe_within(b.scq, &c, 10000));
+	sib_progress_drain_end(h);
+	hca_qp_free(h, &a);
+	hca_qp_free(h, &b);
+	sib_hca_put(h);
+}
+
+/*
+ * ... and only then: a drain within its bound keeps the links to itself
+ * (the thread would otherwise take packets out of its order).  The drain
+ * here "began" far in the future, so it is within its bound whatever the
+ * scheduler does to this test; once it has been stuck for the bound, the
+ * thread serves the packet that waited.
+ */
+static void thread_leaves_the_links_to_a_drainer_within_its_bound(void **state)
+{
+	struct sib_hca *h = sib_hca_get();
+	struct hca_qp a, b;
+	struct sib_cqe c;
+
+	(void)state;
+	assert_non_null(h);
+	hca_qp_new(h, 0x53, &a);
+	hca_qp_new(h, 0x53, &b);
+	hca_qp_connect(h, &a, &b);
+	hca_qp_connect(h, &b, &a);
+	hca_qp_recv(&b);
+	sib_progress_drain_end(h);
+
+	drain_stuck_since(h, sib_link_now_ns() + 3600000000000ull);
+	hca_qp_send(h, &a);
+	assert_false(cqe_within(b.rcq, &c, 50));
+	__atomic_store_n(&h->progress.drain_since_ns, sib_link_now_ns() - 2 * SIB_LINK_STUCK_NS,
+			 __ATOMIC_SEQ_CST);
+	assert_true(cqe_within(b.rcq, &c, 10000));
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_true(cqe_within(a.scq, &c, 10000));
+	drain_unstuck(h);
+	hca_qp_free(h, &a);
+	hca_qp_free(h, &b);
+	sib_hca_put(h);
+}
+
+/*
+ * progress.h, the leftovers rule: the ACK an application's drain left
+ * owed leaves although the application never calls again (it got its
+ * completion: now it waits on memory, or on its peer).  The case that
+ * stranded it: the thread slept on the links with no timeout, and the
+ * application took the datagram that would have woken it.  Each round
+ * looks whether it found the thread so; with none, the test says it
+ * could not tell.
+ */
+static void what_a_drain_leaves_owed_leaves_without_another_call(void **state)
+{
+	struct sib_hca *h = sib_hca_get();
+	struct hca_qp a, b;
+	struct sib_cqe c;
+	unsigned hazards = 0;
+
+	(void)state;
+	assert_non_null(h);
+	hca_qp_new(h, 0x54, &a);
+	hca_qp_new(h, 0x54, &b);
+	hca_qp_connect(h, &a, &b);
+	hca_qp_connect(h, &b, &a);
+	for (int round = 0; round < 20; round++) {
+		bool got = false, asleep, owed;
+
+		hca_qp_recv(&a);
+		sib_progress_drain_end(h);
+		/* Let the thread settle into its sleep on the links. */
+		for (int i = 0; i < 1000 && __atomic_load_n(&h->progress.wake_by_ns,
+							     __ATOMIC_SEQ_CST) != UINT64_MAX; i++)
+			usleep(100);
+		hca_qp_send(h, &b);
+		asleep = __atomic_load_n(&h->progress.wake_by_ns, __ATOMIC_SEQ_CST) == UINT64_MAX;
+		for (unsigned i = 0; i < 100000 && !got; i++) {
+			sib_progress_drain(h, true);
+			owed = sib_engine_acks_owed(h->engine);
+			got = sib_cq_poll(a.rcq, &c, 1) == 1;
+		}
+		assert_true(got);
+		hazards += asleep && owed;
+		/* No further call: the ACK leaves by itself. */
+		assert_true(cqe_within(b.scq, &c, 10000));
+		assert_int_equal(c.status, SIB_WC_SUCCESS);
+	}
+	sib_progress_drain_end(h);
+	hca_qp_free(h, &a);
+	hca_qp_free(h, &b);
+	sib_hca_put(h);
+	if (!hazards)
+		skip(); /* the thread never slept untimed with an ACK left owed */
+}
+
 /* Another process reads this one's counters as text through its socket,
  * in softib's directory, only this user's; the socket leaves with the
  * HCA. */
@@ -546,6 +736,11 @@ int main(void)
 		cmocka_unit_test(pd_numbers_are_unique_and_nonzero),
 		cmocka_unit_test(polls_hold_the_lease_unless_the_poller_is_about_to_sleep),
 		cmocka_unit_test(thread_holds_acks_for_the_next_post),
+		cmocka_unit_test_teardown(thread_drains_beside_a_drainer_that_lost_the_cpu,
+					  drain_teardown),
+		cmocka_unit_test_teardown(thread_leaves_the_links_to_a_drainer_within_its_bound,
+					  drain_teardown),
+		cmocka_unit_test(what_a_drain_leaves_owed_leaves_without_another_call),
 		cmocka_unit_test(counters_are_read_through_the_process_socket),
 	};
 	char dir[] = "/tmp/softib-test-hca.XXXXXX";

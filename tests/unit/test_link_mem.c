@@ -8,7 +8,10 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "link/link.h"
 
@@ -198,6 +201,100 @@ static void bad_mtu_is_rejected(void **state)
 	sib_link_close(l);
 }
 
+/*
+ * link.h, Locking: a poller that lost the CPU in the middle of its poll
+ * (parked here in its rx callback) does not hold up another thread's
+ * poll, which takes the packets queued after it.  The main thread waits
+ * at most 10 s for the second poll, so that a regression fails rather
+ * than hangs.
+ */
+struct parked {
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	bool inside, release, done;
+	struct sib_link *link;
+	struct got g; /* the second poller's */
+};
+
+static bool parked_wait(struct parked *pk, bool *flag)
+{
+	struct timespec until;
+	bool v;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&pk->m);
+	while (!*flag && pthread_cond_timedwait(&pk->cv, &pk->m, &until) == 0)
+		;
+	v = *flag;
+	pthread_mutex_unlock(&pk->m);
+	return v;
+}
+
+static void parked_set(struct parked *pk, bool *flag)
+{
+	pthread_mutex_lock(&pk->m);
+	*flag = true;
+	pthread_cond_broadcast(&pk->cv);
+	pthread_mutex_unlock(&pk->m);
+}
+
+static void park_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
+{
+	struct parked *pk = arg;
+
+	(void)pkt;
+	(void)len;
+	(void)from;
+	parked_set(pk, &pk->inside);
+	pthread_mutex_lock(&pk->m);
+	while (!pk->release)
+		pthread_cond_wait(&pk->cv, &pk->m);
+	pthread_mutex_unlock(&pk->m);
+}
+
+static void *parked_poller(void *arg)
+{
+	struct parked *pk = arg;
+
+	sib_link_poll(pk->link, 1, park_rx, pk);
+	return NULL;
+}
+
+static void *second_poller(void *arg)
+{
+	struct parked *pk = arg;
+
+	for (unsigned i = 0; i < 10000 && !pk->g.n; i++)
+		if (sib_link_poll(pk->link, 8, collect, &pk->g) <= 0)
+			usleep(1000);
+	parked_set(pk, &pk->done);
+	return NULL;
+}
+
+static void a_poll_does_not_wait_for_a_poller_that_lost_the_cpu(void **state)
+{
+	struct pair *p = *state;
+	struct parked pk = { .link = p->b };
+	pthread_t t1, t2;
+	bool done;
+
+	pthread_mutex_init(&pk.m, NULL);
+	pthread_cond_init(&pk.cv, NULL);
+	send_seq(p->a, 1, 64, &p->b->local);
+	assert_int_equal(pthread_create(&t1, NULL, parked_poller, &pk), 0);
+	assert_true(parked_wait(&pk, &pk.inside));
+	send_seq(p->a, 2, 64, &p->b->local);
+	assert_int_equal(pthread_create(&t2, NULL, second_poller, &pk), 0);
+	done = parked_wait(&pk, &pk.done);
+	parked_set(&pk, &pk.release);
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	assert_true(done);
+	assert_int_equal(pk.g.n, 1);
+	assert_int_equal(pk.g.seq[0], 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -214,6 +311,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(aborted_buffers_are_reused, pair_setup,
 						pair_teardown),
 		cmocka_unit_test_setup_teardown(bad_mtu_is_rejected, pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(a_poll_does_not_wait_for_a_poller_that_lost_the_cpu,
+						pair_setup, pair_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
