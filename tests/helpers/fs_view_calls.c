@@ -301,7 +301,8 @@ static void directories_list_what_they_hold(void)
 	CHECK(names_are(IB "/ports/1", "cap_mask gids lid lid_mask_count link_layer phys_state "
 					"pkeys rate sm_lid sm_sl state"),
 	      "ports/1");
-	CHECK(names_are(IB "/ports/1/pkeys", "0"), "pkeys");
+	/* One entry per P_Key table slot (pkey_tbl_len 16), as the kernel lists them. */
+	CHECK(names_are(IB "/ports/1/pkeys", "0 1 10 11 12 13 14 15 2 3 4 5 6 7 8 9"), "pkeys");
 	CHECK(names_are(IB "/device/net", "lo"), "device/net (SOFTIB_ADDR is 127.0.0.1 here)");
 	CHECK(names_are("/sys/class/infiniband_verbs", "abi_version"), "infiniband_verbs");
 
