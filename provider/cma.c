@@ -541,13 +541,16 @@ int cma_resolve_route(struct ucma_ctx **ctxp)
  * port nobody answers for (pyverbs' rdma_cm test processes _exit, and the
  * next test's client may resolve before its server registers).
  *
- * A UD connect keeps looking while the host has no listener for the port,
- * for as long as a listener's record lingers (CMA_LISTEN_LINGER_NS): a
- * REQ that finds none is held by the host under a delayed MRA, but SIDR
- * has no MRA (IBA 12.11), so the requester waits instead.  perftest -R -c
- * UD needs it: its server creates its UD listener only after the sync
- * that starts its client's connect.  Lock dropped meanwhile, as in
- * cma_resolve_route.
+ * A connect keeps looking while the host has no listener for the port,
+ * for as long as a listener's record lingers (CMA_LISTEN_LINGER_NS): the
+ * window between a server's bind and its listen, which the kernel closes
+ * in microseconds, lasts an SA round trip here.  A REQ to a port that
+ * listened before is held by its host under a delayed MRA meanwhile, but
+ * one that never listened has no host to hold it, and SIDR has no MRA
+ * (IBA 12.11), so the requester waits instead.  perftest -R -c UD creates
+ * its UD listener only after the sync that starts its client's connect,
+ * and qperf 0.4.11 -cm1 tells its client the port before it listens.
+ * Lock dropped meanwhile, as in cma_resolve_route.
  */
 #define CMA_LISTENER_LOOK_NS 20000000ull /* between two looks */
 
@@ -1312,7 +1315,7 @@ int cma_connect(struct ucma_ctx **ctxp, const struct rdma_ucm_conn_param *p)
 		return -EINVAL;
 	}
 	if (ctx->dst.ss_family != SIB_AF_IB) { /* AF_IB names the port itself */
-		find_listener_late(ctxp, is_ud(ctx));
+		find_listener_late(ctxp, true);
 		ctx = *ctxp;
 		if (!ctx)
 			return 0;
