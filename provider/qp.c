@@ -5,8 +5,11 @@
  * context and its queues live in transport/qp.c.
  */
 #include <errno.h>
+#include <linux/capability.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "provider/queues.h"
 #include "transport/caps.h"
@@ -322,6 +325,18 @@ static bool sgid_empty(struct ibv_qp *qp, struct sib_port *port, const struct ib
 	return true;
 }
 
+/* Linux lets a process with CAP_NET_RAW give its QPs a controlled Q_Key
+ * (uverbs modify_qp); so does softib. */
+static bool may_use_controlled_qkeys(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &h, d))
+		return false;
+	return d[CAP_NET_RAW / 32].effective & (1u << (CAP_NET_RAW % 32));
+}
+
 static int softib_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct softib_context *sctx = to_sctx(qp->context);
@@ -331,6 +346,8 @@ static int softib_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int att
 		.pkey_tbl_len = SIB_MAX_PKEYS,
 		.gid_tbl_len = SIB_GID_TBL_LEN,
 		.phys_port_cnt = SIB_NUM_PORTS,
+		.privileged = attr && (attr_mask & IBV_QP_QKEY) && (attr->qkey & 0x80000000u) &&
+			      may_use_controlled_qkeys(),
 	};
 	struct sib_qp_attr s;
 	char why[160];

@@ -377,11 +377,11 @@ int sib_qp_attr_check(enum sib_qp_type t, enum sib_qp_state cur, const struct si
 	/* IBA 3.5.3 / 10.2.5: a Q_Key with the high bit set is a controlled
 	 * Q_Key, which a consumer may not give its QP; Linux refuses it to
 	 * unprivileged processes with EPERM (uverbs modify_qp, "RDMA/uverbs:
-	 * Restrict usage of privileged QKEYs"), and a softib process is one. */
-	if ((m & SIB_QP_QKEY) && (a->qkey & 0x80000000u)) {
+	 * Restrict usage of privileged QKEYs"): those without CAP_NET_RAW. */
+	if ((m & SIB_QP_QKEY) && (a->qkey & 0x80000000u) && !lim->privileged) {
 		snprintf(why, why_len,
 			 "qkey 0x%08x is a controlled Q_Key (high bit set, IBA 10.2.5): not for "
-			 "an unprivileged QP",
+			 "a QP of a process without CAP_NET_RAW",
 			 a->qkey);
 		return EPERM;
 	}

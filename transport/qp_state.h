@@ -128,6 +128,7 @@ struct sib_qp_limits {
 	uint16_t pkey_tbl_len;
 	uint16_t gid_tbl_len;
 	uint8_t phys_port_cnt;
+	bool privileged; /* may give a QP a controlled Q_Key (Linux: CAP_NET_RAW) */
 };
 
 const char *sib_qp_state_name(enum sib_qp_state s); /* "RESET", ... "?" */
