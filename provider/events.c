@@ -62,8 +62,10 @@ int softib_comp_channel_notify(struct ibv_comp_channel *ch, struct ibv_cq *cq)
 	do
 		n = write(fd, &rec, sizeof(rec));
 	while (n < 0 && errno == EINTR);
-	if (n == (ssize_t)sizeof(rec))
+	if (n == (ssize_t)sizeof(rec)) {
+		sib_progress_event_written(to_sctx(ch->context)->hca, ch->fd);
 		return 0;
+	}
 	sib_warn("completion event for CQ %p dropped: channel fd %d: %s", (void *)cq, ch->fd,
 		 n < 0 ? strerror(errno) : "short write");
 	return n < 0 ? errno : EIO;
