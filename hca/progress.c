@@ -378,12 +378,15 @@ void sib_progress_drain_end(struct sib_hca *hca)
 static __thread int wait_fd = -1;
 static __thread bool wait_fd_written;
 
-void sib_progress_event_written(struct sib_hca *hca, int fd)
+bool sib_progress_event_for_waiter(struct sib_hca *hca, int fd)
 {
-	if (fd >= 0 && fd == wait_fd)
+	if (fd >= 0 && fd == wait_fd && !wait_fd_written) {
 		wait_fd_written = true;
-	else if (sib_progress_on_thread(hca))
+		return true;
+	}
+	if (sib_progress_on_thread(hca))
 		sib_link_count(&hca->progress.wakes_event, 1);
+	return false;
 }
 
 /* Whether a signal that interrupted a wait would have restarted the read

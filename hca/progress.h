@@ -207,11 +207,12 @@ void sib_progress_drain_end(struct sib_hca *hca);
  * then reads as it would have).
  */
 int sib_progress_wait(struct sib_hca *hca, int fd);
-/* A completion event was written to the channel whose read end is fd
- * (provider/events.c): counts a wake-up unless the thread that will read
- * it wrote it, and tells a waiter draining on this thread that its event
- * came. */
-void sib_progress_event_written(struct sib_hca *hca, int fd);
+/* A completion event is due on the channel whose read end is fd
+ * (provider/events.c).  True when this thread waits on fd in
+ * sib_progress_wait and has no event yet: the caller hands it over
+ * directly and the wait ends.  Otherwise the caller writes it, and one
+ * the progress thread writes counts as a wake-up. */
+bool sib_progress_event_for_waiter(struct sib_hca *hca, int fd);
 
 /* True on the HCA's progress thread (waiting there would deadlock). */
 bool sib_progress_on_thread(struct sib_hca *hca);
