@@ -112,7 +112,8 @@ enum drain_mode {
 	 * DRAIN_HOLD), whichever comes first. */
 	DRAIN_DEFER,
 	/* The progress thread while an application that posts holds a
-	 * lease: owed ACKs stay owed (thread_pass), the rest leaves. */
+	 * lease (thread_pass), and a thread that waits for completion
+	 * events (the wake-up rule): owed ACKs stay owed, the rest leaves. */
 	DRAIN_HOLD,
 };
 
@@ -407,7 +408,9 @@ static bool signals_restart(void)
 }
 
 /* The waiter's drain: it has nothing else to do, so it waits for the
- * drain lock (a drain is short), and everything leaves at once. */
+ * drain lock (a drain is short).  What it owes but ACKs leaves at once;
+ * the ACKs wait for its post, at most the hold's bound (sib_progress_wait
+ * sends them then if it still waits). */
 static void waiter_drain(struct sib_hca *hca)
 {
 	struct sib_progress *pg = &hca->progress;
