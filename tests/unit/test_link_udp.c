@@ -432,8 +432,6 @@ static void gso_burst_arrives_whole_and_is_split_into_its_datagrams(void **state
 	unsigned first = 0;
 	const unsigned n = 40;
 
-	if (strcmp(p->b->ops->kind, "udp"))
-		skip(); /* UDP_GRO is the socket link's */
 	for (uint32_t seq = 0; seq < n; seq++) {
 		size_t cap;
 		uint8_t *buf = sib_link_tx_alloc(p->a, &cap);
@@ -890,8 +888,6 @@ static void a_poll_does_not_wait_for_a_poller_that_lost_the_cpu(void **state)
 	pthread_t t1, t2;
 	bool done;
 
-	if (strcmp(be->name, "socket"))
-		skip(); /* io_uring reaps into the arming thread's ring: see uring.c */
 	parked_init(&pk, p->b);
 	send_one(p->a, 0, &p->b->local);
 	sib_link_flush(p->a);
