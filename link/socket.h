@@ -44,8 +44,10 @@ struct sib_udp_io {
 	/* sendmmsg(fd, m, n, 0)'s contract: how many messages from the first
 	 * were sent (msg_len set), or -1 with errno for the first's failure. */
 	int (*sendmmsg)(void *ctx, int fd, struct mmsghdr *m, unsigned n);
-	/* recvmmsg(fd, m, n, MSG_DONTWAIT, NULL)'s contract, never blocking:
-	 * fewer than n means no more datagrams were waiting. */
+	/* recvmmsg(fd, m, n, MSG_DONTWAIT, NULL)'s contract, never blocking;
+	 * fewer than n may leave datagrams waiting (the io_uring link cannot
+	 * ask cheaply): the socket stays readable while they do, so a poller
+	 * that sleeps on it (link.h) misses none. */
 	int (*recvmmsg)(void *ctx, int fd, struct mmsghdr *m, unsigned n);
 };
 

@@ -11,7 +11,8 @@
  *     message, submitted and waited for in one io_uring_enter;
  *   - receive: a chain of RECVMSG requests, as long as the last poll
  *     found datagrams (one for an empty poll), in one io_uring_enter;
- *     the chain stops at the first that finds the socket empty.
+ *     the chain stops at the first that finds the socket empty
+ *     (ur_recvmmsg).
  * Every request carries MSG_DONTWAIT, so the kernel issues it inline on
  * the calling thread and fails it with -EAGAIN instead of arming a poll
  * (REQ_F_NOWAIT): no request is ever left pending in a ring, so no
@@ -44,6 +45,8 @@
  *     commits), one copy in all;
  *   - registered buffers: only the fixed-buffer SEND/RECV (not SENDMSG
  *     or RECVMSG with control messages, which GSO and GRO need) use them;
+ *   - a registered ring fd (IORING_REGISTER_RING_FDS): it registers the
+ *     ring in the calling thread's table only, and any thread uses these;
  *   - SQPOLL: a kernel thread spinning on the submission queue takes a
  *     core, of the two here.
  */
@@ -62,7 +65,7 @@
 
 struct ring {
 	struct io_uring ring;
-	unsigned hint; /* receive: datagrams the last call found (chain length) */
+	unsigned hint; /* receive: the next chain's length, at least 1 */
 };
 
 /*
@@ -149,33 +152,30 @@ static int ur_sendmmsg(void *ctx, int fd, struct mmsghdr *m, unsigned n)
 	return chain(ctx, true, m, n < RING_ENTRIES ? n : RING_ENTRIES);
 }
 
-/* Chains as long as the last call found datagrams, growing while each
- * finds all it asked for: an empty poll costs one request. */
+/*
+ * One chain as long as the last call found datagrams (a burst grows it
+ * fourfold, an empty socket shrinks it to one): the usual poll, empty or
+ * not, is one io_uring_enter of one request.  A chain that finds all it
+ * asked for returns without asking whether more wait (UDP does not say,
+ * IORING_CQE_F_SOCK_NONEMPTY; a longer chain whose end fails costs more
+ * than a second poll: each cancelled link is a completion of its own):
+ * the socket, the wait fd, stays readable while more wait (socket.h).
+ */
 static int ur_recvmmsg(void *ctx, int fd, struct mmsghdr *m, unsigned n)
 {
 	struct ring *r = ctx;
-	unsigned total = 0, want = r->hint ? r->hint : 1;
+	unsigned k = r->hint < n ? r->hint : n;
+	int got;
 
 	(void)fd;
-	if (n > RING_ENTRIES)
-		n = RING_ENTRIES;
-	while (total < n) {
-		unsigned k = want < n - total ? want : n - total;
-		int got = chain(r, false, m + total, k);
-
-		if (got < 0) {
-			if (total)
-				break;
-			r->hint = 1;
-			return -1;
-		}
-		total += (unsigned)got;
-		if ((unsigned)got < k)
-			break;
-		want = 4 * k;
-	}
-	r->hint = total ? total : 1;
-	return (int)total;
+	if (k > RING_ENTRIES)
+		k = RING_ENTRIES;
+	got = chain(r, false, m, k);
+	if (got < 0)
+		r->hint = 1;
+	else
+		r->hint = (unsigned)got == k ? 4 * k : got ? (unsigned)got : 1;
+	return got;
 }
 
 /* io_uring is missing here: notes which step failed in why and returns
@@ -202,6 +202,7 @@ static int ur_open(void **ctx, int fd, char *why, size_t why_len)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	r->hint = 1;
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_COOP_TASKRUN;
 	ret = io_uring_queue_init_params(RING_ENTRIES, &r->ring, &p);

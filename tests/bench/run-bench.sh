@@ -332,21 +332,37 @@ bench_ucx() {
 	[ -n "${R[ucx_bw]:-}" ] && [ -n "${R[ucx_lat]:-}" ]
 }
 
-# The two UDP link backends (SOFTIB_LINK, man softib(7)) side by side; the
-# faster one here is the default.
+# The two UDP link backends (SOFTIB_LINK, man softib(7)) side by side
+# (issue 21 item 3): BENCH_REPEAT rounds, each measuring the socket link
+# and then the io_uring link, the first to go taking turns; the ratios are
+# the medians of the rounds' ratios.  The io_uring link is the default
+# when it holds both targets (link/link.c).
 bench_backends() {
 	section "softib: ib_write_bw and ib_send_lat per link backend (SOFTIB_LINK)"
 	command -v ib_write_bw >/dev/null && command -v ib_send_lat >/dev/null || {
 		echo "  skipped: perftest not installed (Debian package perftest; make deps)"
 		return 1
 	}
-	for b in socket uring; do
-		SOFTIB_LINK=$b pt_run "write_bw_$b" bw ib_write_bw -s 65536 -D "$SECS"
-		SOFTIB_LINK=$b pt_run "send_lat_$b" lat ib_send_lat -s 8 -n "$ITERS"
-		if grep -q 'io_uring is unavailable' "$TMP/pt-cli.txt"; then
-			echo "  ($b: io_uring is unavailable here; those were the socket link)"
-		fi
+	local i b order
+	for ((i = 1; i <= REPEAT; i++)); do
+		order="socket uring"
+		[ $((i % 2)) = 0 ] && order="uring socket"
+		for b in $order; do
+			SOFTIB_LINK=$b pt_run "write_bw_$b""_r$i" bw ib_write_bw -s 65536 -D "$SECS"
+			SOFTIB_LINK=$b pt_run "send_lat_$b""_r$i" lat ib_send_lat -s 8 -n "$ITERS"
+			if grep -q 'io_uring is unavailable' "$TMP/pt-cli.txt"; then
+				echo "  ($b: io_uring is unavailable here; those were the socket link)"
+				R[uring_missing]=1
+			fi
+		done
 	done
+	for b in socket uring; do
+		median_of "write_bw_$b" MB/s
+		median_of "send_lat_$b" us
+	done
+	[ -n "${R[uring_missing]:-}" ] && return 0
+	ratio_of write_bw_uring write_bw_socket
+	ratio_of send_lat_uring send_lat_socket
 }
 
 # An idle softib process: device open, two RC QPs connected, no traffic.
@@ -444,6 +460,12 @@ table() {
 	local ub=${R[ucx_bw]:-} ul=${R[ucx_lat]:-} v6= v7=
 	local upb upl xub=${R[ucx_bw_x_peer_bw_u]:-} xul=${R[ucx_lat_x_peer_lat_u]:-}
 	upb=$(rounds_median peer_bw_u) upl=$(rounds_median peer_lat_u)
+	# the io_uring link against the socket link (issue 21 item 3); "link"
+	# is the socket link's figure there
+	local xwu=${R[write_bw_uring_x_write_bw_socket]:-} xsu=${R[send_lat_uring_x_send_lat_socket]:-}
+	local v8= v9=
+	[ -n "$xwu" ] && v8=$(verdict "$xwu >= 0.95")
+	[ -n "$xsu" ] && v9=$(verdict "$xsu <= 1.05")
 	[ -n "$xub" ] && v6=$(verdict "$xub >= 1.5")
 	[ -n "$xul" ] && v7=$(verdict "$xul <= 1")
 	# without rounds (BENCH_QUICK): the single ratios
@@ -459,7 +481,7 @@ table() {
 
 	section "Summary (MB/s = 10^6 B/s; us = median; ratio = softib / reference)"
 	printf '%-26s %10s %-5s %8s %8s %8s %8s  %-22s %s\n' "figure" "softib" "unit" "link" \
-		"x link" "peer" "x peer" "target (issue 6, 19)" "result"
+		"x link" "peer" "x peer" "target (issue 6,19,21)" "result"
 	row "link: raw UDP goodput" "$lb" "MB/s" - - 1 "" ""
 	row "link: UDP GSO to GRO" "${R[link_gro]:-}" "MB/s" - - 1 "" ""
 	row "link: UDP half RTT, $lv" "$ll" "us" - - 0 "" ""
@@ -481,10 +503,12 @@ table() {
 	row "ib_write_lat 8 B" "${R[write_lat]:-}" "us" "$ll" "$pl" 0 "" ""
 	row "ib_read_lat 8 B" "${R[read_lat]:-}" "us" "$ll" "$pl" 0 "" ""
 	row "ib_atomic_lat" "${R[atomic_lat]:-}" "us" "$ll" "$pl" 0 "" ""
-	for b in socket uring; do
-		row "ib_write_bw 64 KiB, $b" "${R[write_bw_$b]:-}" "MB/s" "$lb" "$pb" 1 "" ""
-		row "ib_send_lat 8 B, $b" "${R[send_lat_$b]:-}" "us" "$ll" "$pl" 0 "" ""
-	done
+	row "ib_write_bw 64K, socket" "${R[write_bw_socket]:-}" "MB/s" "$rlb" "$rpb" 1 "" ""
+	row "ib_write_bw 64K, uring" "${R[write_bw_uring]:-}" "MB/s" "${R[write_bw_socket]:-}" - 1 \
+		">=0.95 socket (21)" "$v8" "$xwu"
+	row "ib_send_lat 8 B, socket" "${R[send_lat_socket]:-}" "us" "$rll" "$rpl" 0 "" ""
+	row "ib_send_lat 8 B, uring" "${R[send_lat_uring]:-}" "us" "${R[send_lat_socket]:-}" - 0 \
+		"<=1.05 socket (21)" "$v9" "$xsu"
 	row "UCX rc_verbs put_bw 64K" "$ub" "MB/s" - "$upb" 1 ">=1.5 UCX tcp (19)" "$v6" "" "$xub"
 	row "UCX rc_verbs tag_lat 8" "$ul" "us" - "$upl" 0 "<=1 UCX tcp (19)" "$v7" "" "$xul"
 	row "idle process CPU" "${R[idle_cpu]:-}" "cores" - - 0 "< 0.01 core" "$v4"
