@@ -190,6 +190,38 @@ static int unavailable(char *why, size_t len, const char *what, int ret)
 	return -EOPNOTSUPP;
 }
 
+/*
+ * Everything here rests on a MSG_DONTWAIT request completing while it is
+ * submitted, with -EAGAIN when the socket is empty (REQ_F_NOWAIT): a
+ * kernel that armed a poll for it instead would leave chain_run waiting
+ * for a datagram.  Asks once on the new socket; a datagram taken by the
+ * question is lost, as on a wire before the port is up.  0, or -EINVAL
+ * after cancelling the armed request.
+ */
+static int nowait_check(struct ring *r)
+{
+	uint8_t byte;
+	struct iovec iov = { &byte, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+	struct io_uring_cqe *cqe;
+	int res[2];
+
+	io_uring_prep_recvmsg(sqe, 0, &mh, MSG_DONTWAIT);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data64(sqe, 0);
+	io_uring_submit(&r->ring);
+	if (io_uring_peek_cqe(&r->ring, &cqe) == 0) {
+		io_uring_cqe_seen(&r->ring, cqe);
+		return 0;
+	}
+	sqe = io_uring_get_sqe(&r->ring);
+	io_uring_prep_cancel64(sqe, 0, 0);
+	io_uring_sqe_set_data64(sqe, 1);
+	chain_run(r, 2, res); /* the receive's end and the cancel's: iov stays valid */
+	return -EINVAL;
+}
+
 static int ur_open(void **ctx, int fd, char *why, size_t why_len)
 {
 	struct io_uring_params p;
@@ -219,10 +251,14 @@ static int ur_open(void **ctx, int fd, char *why, size_t why_len)
 	      io_uring_opcode_supported(probe, IORING_OP_RECVMSG);
 	io_uring_free_probe(probe);
 	ret = ops ? io_uring_register_files(&r->ring, &fd, 1) : -EINVAL;
+	if (ret >= 0)
+		ret = nowait_check(r);
 	if (ret < 0) {
 		io_uring_queue_exit(&r->ring);
 		free(r);
-		return unavailable(why, why_len, "SENDMSG, RECVMSG and fixed files (kernel 5.6 or later)",
+		return unavailable(why, why_len,
+				   "SENDMSG, RECVMSG, fixed files and MSG_DONTWAIT requests "
+				   "that do not wait (an older kernel)",
 				   ret);
 	}
 	*ctx = r;

@@ -196,7 +196,9 @@ pt_run() {
 	wait "$cli" 2>/dev/null
 	wait "$srv" 2>/dev/null
 	local line
-	line=$(awk '/#bytes/ { getline; print; exit }' "$TMP/pt-cli.txt")
+	# the first figures after the header (a header printed twice, or a
+	# warning after it, is not a figure)
+	line=$(awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print; exit }' "$TMP/pt-cli.txt")
 	if [ -z "$line" ]; then
 		printf '  %-28s FAILED:\n' "$name"
 		tail -3 "$TMP/pt-cli.txt" | sed 's/^/    /'
@@ -365,6 +367,24 @@ bench_backends() {
 	ratio_of send_lat_uring send_lat_socket
 }
 
+# What one io_uring request costs against the system call it replaces
+# (uring_cost.c): why the io_uring link's ib_send_lat cannot come within
+# 1.05 x the socket link's, whose every hop is empty polls, one receive
+# and one send, each a system call there and a request here.
+bench_uring_cost() {
+	section "io_uring request against system call (thread CPU time, one datagram at a time)"
+	if [ ! -x "$B/bench/uring_cost" ]; then
+		echo "  skipped: $B/bench/uring_cost not built"
+		return 1
+	fi
+	"$B/bench/uring_cost" >"$TMP/uring_cost.txt" 2>&1
+	cat "$TMP/uring_cost.txt"
+	local k
+	for k in empty_poll_syscall empty_poll_uring echo_syscall echo_uring; do
+		R[$k]=$(sed -n "s/.*${k}_ns=\([0-9.]*\).*/\1/p" "$TMP/uring_cost.txt")
+	done
+}
+
 # An idle softib process: device open, two RC QPs connected, no traffic.
 bench_idle() {
 	section "softib: an idle process (device open, QPs connected, no traffic)"
@@ -509,6 +529,9 @@ table() {
 	row "ib_send_lat 8 B, socket" "${R[send_lat_socket]:-}" "us" "$rll" "$rpl" 0 "" ""
 	row "ib_send_lat 8 B, uring" "${R[send_lat_uring]:-}" "us" "${R[send_lat_socket]:-}" - 0 \
 		"<=1.05 socket (21)" "$v9" "$xsu"
+	row "empty poll, io_uring" "${R[empty_poll_uring]:-}" "ns" "${R[empty_poll_syscall]:-}" - 0 \
+		"" ""
+	row "64 B out and in, io_uring" "${R[echo_uring]:-}" "ns" "${R[echo_syscall]:-}" - 0 "" ""
 	row "UCX rc_verbs put_bw 64K" "$ub" "MB/s" - "$upb" 1 ">=1.5 UCX tcp (19)" "$v6" "" "$xub"
 	row "UCX rc_verbs tag_lat 8" "$ul" "us" - "$upl" 0 "<=1 UCX tcp (19)" "$v7" "" "$xul"
 	row "idle process CPU" "${R[idle_cpu]:-}" "cores" - - 0 "< 0.01 core" "$v4"
@@ -518,7 +541,7 @@ table() {
 }
 
 SECTIONS=(bench_crc bench_engine bench_udp_limit bench_peer bench_softib bench_ucx bench_backends
-	bench_idle)
+	bench_uring_cost bench_idle)
 # BENCH_SECTIONS="bench_softib ..." runs a subset (while working on one figure)
 [ -n "${BENCH_SECTIONS:-}" ] && read -r -a SECTIONS <<<"$BENCH_SECTIONS"
 
