@@ -12,6 +12,11 @@
 #   - UCX over softib0's rc_verbs (issue 19): ucp_put_bw 64 KiB and tag_lat
 #     8 B with UCX_TLS=rc_verbs,ud_verbs,self, each round right after the
 #     peer (UCX tcp) with the same pinning, as ratios to it;
+#   - the io_uring link against the socket link (issue 21 item 3):
+#     ib_write_bw 64 KiB and ib_send_lat 8 B with each SOFTIB_LINK, in
+#     rounds, and what one io_uring request costs against the system call
+#     it replaces (uring_cost.c); in the table the "link" column of the
+#     uring rows is the socket link's figure, or the system call's;
 # then prints one table: each softib figure, its ratio to the link and to
 # the peer, and the targets of issues 6 and 19 with pass/miss.  Figures move from
 # run to run on a shared 2-core machine; the ratios of one run are what to
