@@ -20,6 +20,10 @@
  * woke it; plain recvmmsg lets a thread polling an empty CQ drain the link
  * itself (DESIGN.md section 6) with one system call per batch.
  *
+ * The system calls themselves go through struct sib_udp_io (socket.h):
+ * plain sendmmsg/recvmmsg here, io_uring in uring.c (SOFTIB_LINK=uring),
+ * which keeps all of the above and changes only how the kernel is asked.
+ *
  * Packets leave in commit order: one thread sends at a time (tx[0]),
  * and it takes the whole queue when it starts.  A sender that has held
  * tx[0] for SIB_LINK_STUCK_NS has lost the CPU in the middle of a send:
@@ -84,6 +88,7 @@ union rx_ctrl {
 
 struct udp_link {
 	struct sib_link link;
+	const struct sib_udp_io *io;
 	int fd;
 	int af;
 	bool gso; /* UDP_SEGMENT works; cleared when the kernel refuses it */
@@ -106,6 +111,7 @@ struct udp_link {
 		unsigned piov[SIB_LINK_TX_BUFS + 1]; /* packet i's iovecs: [piov[i], piov[i+1]) */
 		struct sockaddr_storage names[SIB_LINK_TX_BUFS];
 		union tx_ctrl ctrl[SIB_LINK_TX_BUFS];
+		void *io; /* the I/O context (io_uring: a ring), used under lock */
 	} tx[2];
 	uint64_t send_since; /* when tx[0]'s holder took it (0: free) */
 	bool tx_err_logged;
@@ -119,6 +125,7 @@ struct udp_link {
 		struct sockaddr_storage names[RX_BATCH];
 		union rx_ctrl ctrl[RX_BATCH];
 		unsigned used; /* messages the kernel may have written since the last reset */
+		void *io;
 	} rx[2];
 	bool rx_err_logged;
 };
@@ -230,15 +237,15 @@ static unsigned tx_build(struct udp_link *u, struct udp_tx *t, unsigned n)
 /* Sends message k's datagrams one by one (the kernel refused GSO). */
 static void tx_one_by_one(struct udp_link *u, struct udp_tx *t, unsigned k)
 {
-	struct msghdr mh = t->mmsg[k].msg_hdr;
+	struct mmsghdr one = { .msg_hdr = t->mmsg[k].msg_hdr };
+	struct msghdr *mh = &one.msg_hdr;
 
-	mh.msg_control = NULL;
-	mh.msg_controllen = 0;
-	mh.msg_iovlen = 1;
+	mh->msg_control = NULL;
+	mh->msg_controllen = 0;
 	for (unsigned i = t->first[k]; i < t->first[k + 1]; i++) {
-		mh.msg_iov = &t->iov[t->piov[i]];
-		mh.msg_iovlen = t->piov[i + 1] - t->piov[i];
-		if (sendmsg(u->fd, &mh, 0) < 0) {
+		mh->msg_iov = &t->iov[t->piov[i]];
+		mh->msg_iovlen = t->piov[i + 1] - t->piov[i];
+		if (u->io->sendmmsg(t->io, u->fd, &one, 1) < 1) {
 			tx_error(u, errno, 1);
 		} else {
 			sib_link_count(&u->link.counters.tx_packets, 1);
@@ -253,7 +260,7 @@ static void tx_send(struct udp_link *u, struct udp_tx *t, unsigned m)
 	unsigned k = 0, waits = 0;
 
 	while (k < m) {
-		int r = sendmmsg(u->fd, &t->mmsg[k], m - k, 0);
+		int r = u->io->sendmmsg(t->io, u->fd, &t->mmsg[k], m - k);
 
 		if (r > 0) {
 			for (unsigned i = k; i < k + (unsigned)r; i++) {
@@ -540,9 +547,7 @@ static unsigned rx_batch(struct udp_link *u, struct udp_rx *c, unsigned want, si
 
 	*msgs = 0;
 	rx_reset(c);
-	/* The system call itself: libc's recvmmsg is a cancellation point,
-	 * two atomic operations around every empty poll of a spinning CQ. */
-	got = (int)syscall(SYS_recvmmsg, u->fd, c->msgs, want, MSG_DONTWAIT, NULL);
+	got = u->io->recvmmsg(c->io, u->fd, c->msgs, want);
 	/* The kernel writes back only the messages it filled; the one after
 	 * them is reset too, in case a failed receive touched it. */
 	c->used = got < 0 ? 1 : (unsigned)got + ((unsigned)got < want);
@@ -605,10 +610,16 @@ static void udp_close(struct sib_link *l)
 {
 	struct udp_link *u = to_udp(l);
 
-	if (u->fd >= 0) {
+	if (u->fd >= 0)
 		udp_flush(l);
-		close(u->fd);
+	for (unsigned i = 0; i < 2; i++) {
+		if (u->tx[i].io)
+			u->io->close(u->tx[i].io);
+		if (u->rx[i].io)
+			u->io->close(u->rx[i].io);
 	}
+	if (u->fd >= 0)
+		close(u->fd);
 	free(u->tx_mem);
 	free(u->rx[0].mem);
 	free(u->rx[1].mem);
@@ -620,17 +631,53 @@ static void udp_close(struct sib_link *l)
 	free(u);
 }
 
-static const struct sib_link_ops udp_ops = {
-	.kind = "udp",
-	.tx_alloc = udp_tx_alloc,
-	.tx_commit = udp_tx_commit,
-	.tx_commit_split = udp_tx_commit_split,
-	.tx_abort = udp_tx_abort,
-	.flush = udp_flush,
-	.poll = udp_poll,
-	.wait_fd = udp_wait_fd,
-	.wait_arm = udp_wait_arm,
-	.close = udp_close,
+/* The same link whatever does its system calls; only the kind differs. */
+#define UDP_OPS(kind_)                                                                             \
+	{                                                                                          \
+		.kind = kind_, .tx_alloc = udp_tx_alloc, .tx_commit = udp_tx_commit,               \
+		.tx_commit_split = udp_tx_commit_split, .tx_abort = udp_tx_abort,                  \
+		.flush = udp_flush, .poll = udp_poll, .wait_fd = udp_wait_fd,                      \
+		.wait_arm = udp_wait_arm, .close = udp_close,                                      \
+	}
+static const struct sib_link_ops udp_ops = UDP_OPS("udp");
+static const struct sib_link_ops udp_uring_ops = UDP_OPS("udp-uring");
+
+/* ---------------------------------------------------------------- plain system calls */
+
+static int sys_sendmmsg(void *ctx, int fd, struct mmsghdr *m, unsigned n)
+{
+	(void)ctx;
+	return sendmmsg(fd, m, n, 0);
+}
+
+static int sys_recvmmsg(void *ctx, int fd, struct mmsghdr *m, unsigned n)
+{
+	(void)ctx;
+	/* The system call itself: libc's recvmmsg is a cancellation point,
+	 * two atomic operations around every empty poll of a spinning CQ. */
+	return (int)syscall(SYS_recvmmsg, fd, m, n, MSG_DONTWAIT, NULL);
+}
+
+static int sys_open(void **ctx, int fd, char *why, size_t why_len)
+{
+	(void)fd;
+	(void)why;
+	(void)why_len;
+	*ctx = NULL;
+	return 0;
+}
+
+static void sys_close(void *ctx)
+{
+	(void)ctx;
+}
+
+static const struct sib_udp_io sys_io = {
+	.what = "sockets",
+	.open = sys_open,
+	.close = sys_close,
+	.sendmmsg = sys_sendmmsg,
+	.recvmmsg = sys_recvmmsg,
 };
 
 /* ---------------------------------------------------------------- opening */
@@ -652,7 +699,8 @@ static void setup_rx(struct udp_rx *c)
 	rx_reset(c);
 }
 
-int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **out)
+int sib_link_udp_open_io(const char *addr, const char *netdev, const struct sib_udp_io *io,
+			 struct sib_link **out, char *why, size_t why_len)
 {
 	struct udp_link *u;
 	char s[SIB_ENDPOINT_STRLEN];
@@ -661,7 +709,8 @@ int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **ou
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	u->link.ops = &udp_ops;
+	u->link.ops = io == &sys_io ? &udp_ops : &udp_uring_ops;
+	u->io = io;
 	u->fd = -1;
 	pthread_mutex_init(&u->q_lock, NULL);
 	pthread_mutex_init(&u->tx[0].lock, NULL);
@@ -690,6 +739,16 @@ int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **ou
 		udp_close(&u->link);
 		return ret;
 	}
+	for (unsigned i = 0; i < 2; i++) {
+		int ret = io->open(&u->tx[i].io, u->fd, why, why_len);
+
+		if (!ret)
+			ret = io->open(&u->rx[i].io, u->fd, why, why_len);
+		if (ret) {
+			udp_close(&u->link);
+			return ret;
+		}
+	}
 	u->gso = true;
 	{
 		int one = 1;
@@ -700,8 +759,13 @@ int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **ou
 				 strerror(errno));
 	}
 	u->link.mtu = sib_link_port_mtu(&u->link.local, netdev);
-	sib_info("link: UDP %s (sockets), active MTU %u", sib_endpoint_str(&u->link.local, s),
+	sib_info("link: UDP %s (%s), active MTU %u", sib_endpoint_str(&u->link.local, s), io->what,
 		 u->link.mtu);
 	*out = &u->link;
 	return 0;
+}
+
+int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **out)
+{
+	return sib_link_udp_open_io(addr, netdev, &sys_io, out, NULL, 0);
 }

@@ -12,6 +12,11 @@
 #   - UCX over softib0's rc_verbs (issue 19): ucp_put_bw 64 KiB and tag_lat
 #     8 B with UCX_TLS=rc_verbs,ud_verbs,self, each round right after the
 #     peer (UCX tcp) with the same pinning, as ratios to it;
+#   - the io_uring link against the socket link (issue 21 item 3):
+#     ib_write_bw 64 KiB and ib_send_lat 8 B with each SOFTIB_LINK, in
+#     rounds, and what one io_uring request costs against the system call
+#     it replaces (uring_cost.c); in the table the "link" column of the
+#     uring rows is the socket link's figure, or the system call's;
 #   - programs that wait on memory or on a completion channel (issue 21,
 #     bench_wait): qperf and ibv_rc_pingpong -e against a blocking UDP
 #     ping-pong, and the thread wake-ups per message;
@@ -202,7 +207,9 @@ pt_run() {
 	wait "$cli" 2>/dev/null
 	wait "$srv" 2>/dev/null
 	local line
-	line=$(awk '/#bytes/ { getline; print; exit }' "$TMP/pt-cli.txt")
+	# the first figures after the header (a header printed twice, or a
+	# warning after it, is not a figure)
+	line=$(awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print; exit }' "$TMP/pt-cli.txt")
 	if [ -z "$line" ]; then
 		printf '  %-28s FAILED:\n' "$name"
 		tail -3 "$TMP/pt-cli.txt" | sed 's/^/    /'
@@ -339,20 +346,54 @@ bench_ucx() {
 	[ -n "${R[ucx_bw]:-}" ] && [ -n "${R[ucx_lat]:-}" ]
 }
 
-# The two UDP link backends (SOFTIB_LINK, man softib(7)) side by side; the
-# faster one here is the default.
+# The two UDP link backends (SOFTIB_LINK, man softib(7)) side by side
+# (issue 21 item 3): BENCH_REPEAT rounds, each measuring the socket link
+# and then the io_uring link, the first to go taking turns; the ratios are
+# the medians of the rounds' ratios.  The io_uring link is the default
+# when it holds both targets (link/link.c).
 bench_backends() {
 	section "softib: ib_write_bw and ib_send_lat per link backend (SOFTIB_LINK)"
 	command -v ib_write_bw >/dev/null && command -v ib_send_lat >/dev/null || {
 		echo "  skipped: perftest not installed (Debian package perftest; make deps)"
 		return 1
 	}
+	local i b order
+	for ((i = 1; i <= REPEAT; i++)); do
+		order="socket uring"
+		[ $((i % 2)) = 0 ] && order="uring socket"
+		for b in $order; do
+			SOFTIB_LINK=$b pt_run "write_bw_$b""_r$i" bw ib_write_bw -s 65536 -D "$SECS"
+			SOFTIB_LINK=$b pt_run "send_lat_$b""_r$i" lat ib_send_lat -s 8 -n "$ITERS"
+			if grep -q 'io_uring is unavailable' "$TMP/pt-cli.txt"; then
+				echo "  ($b: io_uring is unavailable here; those were the socket link)"
+				R[uring_missing]=1
+			fi
+		done
+	done
 	for b in socket uring; do
-		SOFTIB_LINK=$b pt_run "write_bw_$b" bw ib_write_bw -s 65536 -D "$SECS"
-		SOFTIB_LINK=$b pt_run "send_lat_$b" lat ib_send_lat -s 8 -n "$ITERS"
-		if grep -q 'io_uring is unavailable' "$TMP/pt-cli.txt"; then
-			echo "  ($b: io_uring is unavailable here; those were the socket link)"
-		fi
+		median_of "write_bw_$b" MB/s
+		median_of "send_lat_$b" us
+	done
+	[ -n "${R[uring_missing]:-}" ] && return 0
+	ratio_of write_bw_uring write_bw_socket
+	ratio_of send_lat_uring send_lat_socket
+}
+
+# What one io_uring request costs against the system call it replaces
+# (uring_cost.c): why the io_uring link's ib_send_lat cannot come within
+# 1.05 x the socket link's, whose every hop is empty polls, one receive
+# and one send, each a system call there and a request here.
+bench_uring_cost() {
+	section "io_uring request against system call (thread CPU time, one datagram at a time)"
+	if [ ! -x "$B/bench/uring_cost" ]; then
+		echo "  skipped: $B/bench/uring_cost not built"
+		return 1
+	fi
+	"$B/bench/uring_cost" >"$TMP/uring_cost.txt" 2>&1
+	cat "$TMP/uring_cost.txt"
+	local k
+	for k in empty_poll_syscall empty_poll_uring echo_syscall echo_uring; do
+		R[$k]=$(sed -n "s/.*${k}_ns=\([0-9.]*\).*/\1/p" "$TMP/uring_cost.txt")
 	done
 }
 
@@ -557,6 +598,12 @@ table() {
 	local ub=${R[ucx_bw]:-} ul=${R[ucx_lat]:-} v6= v7=
 	local upb upl xub=${R[ucx_bw_x_peer_bw_u]:-} xul=${R[ucx_lat_x_peer_lat_u]:-}
 	upb=$(rounds_median peer_bw_u) upl=$(rounds_median peer_lat_u)
+	# the io_uring link against the socket link (issue 21 item 3); "link"
+	# is the socket link's figure there
+	local xwu=${R[write_bw_uring_x_write_bw_socket]:-} xsu=${R[send_lat_uring_x_send_lat_socket]:-}
+	local v8= v9=
+	[ -n "$xwu" ] && v8=$(verdict "$xwu >= 0.95")
+	[ -n "$xsu" ] && v9=$(verdict "$xsu <= 1.05")
 	[ -n "$xub" ] && v6=$(verdict "$xub >= 1.5")
 	[ -n "$xul" ] && v7=$(verdict "$xul <= 1")
 	# without rounds (BENCH_QUICK): the single ratios
@@ -572,7 +619,7 @@ table() {
 
 	section "Summary (MB/s = 10^6 B/s; us = median; ratio = softib / reference)"
 	printf '%-26s %10s %-5s %8s %8s %8s %8s  %-22s %s\n' "figure" "softib" "unit" "link" \
-		"x link" "peer" "x peer" "target (issue 6, 19)" "result"
+		"x link" "peer" "x peer" "target (issue 6,19,21)" "result"
 	row "link: raw UDP goodput" "$lb" "MB/s" - - 1 "" ""
 	row "link: UDP GSO to GRO" "${R[link_gro]:-}" "MB/s" - - 1 "" ""
 	row "link: UDP half RTT, $lv" "$ll" "us" - - 0 "" ""
@@ -597,10 +644,15 @@ table() {
 	row "ib_write_lat 8 B" "${R[write_lat]:-}" "us" "$ll" "$pl" 0 "" ""
 	row "ib_read_lat 8 B" "${R[read_lat]:-}" "us" "$ll" "$pl" 0 "" ""
 	row "ib_atomic_lat" "${R[atomic_lat]:-}" "us" "$ll" "$pl" 0 "" ""
-	for b in socket uring; do
-		row "ib_write_bw 64 KiB, $b" "${R[write_bw_$b]:-}" "MB/s" "$lb" "$pb" 1 "" ""
-		row "ib_send_lat 8 B, $b" "${R[send_lat_$b]:-}" "us" "$ll" "$pl" 0 "" ""
-	done
+	row "ib_write_bw 64K, socket" "${R[write_bw_socket]:-}" "MB/s" "$rlb" "$rpb" 1 "" ""
+	row "ib_write_bw 64K, uring" "${R[write_bw_uring]:-}" "MB/s" "${R[write_bw_socket]:-}" - 1 \
+		">=0.95 socket (21)" "$v8" "$xwu"
+	row "ib_send_lat 8 B, socket" "${R[send_lat_socket]:-}" "us" "$rll" "$rpl" 0 "" ""
+	row "ib_send_lat 8 B, uring" "${R[send_lat_uring]:-}" "us" "${R[send_lat_socket]:-}" - 0 \
+		"<=1.05 socket (21)" "$v9" "$xsu"
+	row "empty poll, io_uring" "${R[empty_poll_uring]:-}" "ns" "${R[empty_poll_syscall]:-}" - 0 \
+		"" ""
+	row "64 B out and in, io_uring" "${R[echo_uring]:-}" "ns" "${R[echo_syscall]:-}" - 0 "" ""
 	row "UCX rc_verbs put_bw 64K" "$ub" "MB/s" - "$upb" 1 ">=1.5 UCX tcp (19)" "$v6" "" "$xub"
 	row "UCX rc_verbs tag_lat 8" "$ul" "us" - "$upl" 0 "<=1 UCX tcp (19)" "$v7" "" "$xul"
 	# issue 21: waiting on memory and on completion channels ("link" is
@@ -624,7 +676,7 @@ table() {
 }
 
 SECTIONS=(bench_crc bench_engine bench_udp_limit bench_peer bench_softib bench_ucx bench_backends
-	bench_wait bench_idle)
+	bench_uring_cost bench_wait bench_idle)
 # BENCH_SECTIONS="bench_softib ..." runs a subset (while working on one figure)
 [ -n "${BENCH_SECTIONS:-}" ] && read -r -a SECTIONS <<<"$BENCH_SECTIONS"
 
