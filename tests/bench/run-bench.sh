@@ -17,6 +17,9 @@
 #     rounds, and what one io_uring request costs against the system call
 #     it replaces (uring_cost.c); in the table the "link" column of the
 #     uring rows is the socket link's figure, or the system call's;
+#   - programs that wait on memory or on a completion channel (issue 21,
+#     bench_wait): qperf and ibv_rc_pingpong -e against a blocking UDP
+#     ping-pong, and the thread wake-ups per message;
 # then prints one table: each softib figure, its ratio to the link and to
 # the peer, and the targets of issues 6 and 19 with pass/miss.  Figures move from
 # run to run on a shared 2-core machine; the ratios of one run are what to
@@ -106,6 +109,9 @@ udp_limit_run() {
 		>"$TMP/udp$1.txt" 2>&1
 	R[link_bw$1]=$(sed -n 's/.*best_goodput_MBps=\([0-9.]*\).*/\1/p' "$TMP/udp$1.txt")
 	R[link_lat$1]=$(sed -n 's/.*half_rtt_median_us=\([0-9.]*\).*/\1/p' "$TMP/udp$1.txt")
+	R[link_pair$1]=$(sed -n 's/.*half_rtt_pair_us=\([0-9.]*\).*/\1/p' "$TMP/udp$1.txt")
+	[ "${R[link_pair$1]:-0}" = 0.00 ] && R[link_pair$1]=
+	return 0
 }
 
 # The emulated link's own limit (issue 6 item 1): raw UDP over loopback,
@@ -171,7 +177,7 @@ peer_run() {
 refs_round() {
 	local i=$1 k
 	if [ "$i" = 1 ]; then
-		for k in link_bw link_lat peer_bw peer_lat; do
+		for k in link_bw link_lat link_pair peer_bw peer_lat; do
 			R[${k}_r1]=${R[$k]:-}
 		done
 		return
@@ -298,6 +304,7 @@ bench_softib() {
 	ratio_of write_bw_q8 write_bw
 	ratio_of send_lat link_lat
 	ratio_of send_lat peer_lat
+	ratio_of send_lat link_pair
 	pt_run read_bw bw ib_read_bw -s 65536 -D "$SECS"
 	pt_run send_bw bw ib_send_bw -s 4096 -D "$SECS"
 	pt_run send_bw_64 bw ib_send_bw -s 64 -D "$SECS"
@@ -388,6 +395,112 @@ bench_uring_cost() {
 	for k in empty_poll_syscall empty_poll_uring echo_syscall echo_uring; do
 		R[$k]=$(sed -n "s/.*${k}_ns=\([0-9.]*\).*/\1/p" "$TMP/uring_cost.txt")
 	done
+}
+
+# Programs that wait on memory or on a completion channel (issue 21):
+# qperf's rc_rdma_write_poll_lat (the target spins on memory until the
+# WRITE lands) against its rc_rdma_write_lat (event mode) in the same
+# client run; qperf rc_lat (event mode, its default) and ibv_rc_pingpong
+# -e -s 8 against a blocking UDP ping-pong of the same shape (udp_limit
+# -L: a request and an ACK per hop, both ends in a blocking recv; qperf
+# reports half a round trip, ibv_rc_pingpong a whole one).  Each round
+# measures the reference right before; the ratios are the rounds' medians.
+# Then the thread wake-ups per message received (softib info --pid, two
+# samples a second apart in the middle of a long run) of an event-mode and
+# a polling ibv_rc_pingpong server; a blocking UDP receiver has one.
+
+# qperf's "latency = 14.2 us" (or ns, ms) -> microseconds
+qperf_us() {
+	awk -v t="$2:" '$1 == t { f = 1; next }
+		f && $1 == "latency" { v = $3; u = $4
+			if (u == "ns") v /= 1000; else if (u == "ms") v *= 1000; else if (u == "sec" || u == "s") v *= 1e6
+			print v; exit }' "$1"
+}
+
+# wakes_per_msg NAME ARGS...: ibv_rc_pingpong ARGS, server sampled
+wakes_per_msg() {
+	local name=$1 port=$((PORT++)) srv cli pid a b
+	shift
+	timeout 60 "$SOFTIB" run ibv_rc_pingpong -d softib0 "$@" -n 10000000 -p "$port" \
+		>"$TMP/wk-srv.txt" 2>&1 &
+	srv=$!
+	sleep 1
+	timeout 60 "$SOFTIB" run ibv_rc_pingpong -d softib0 "$@" -n 10000000 -p "$port" 127.0.0.1 \
+		>"$TMP/wk-cli.txt" 2>&1 &
+	cli=$!
+	sleep 2
+	pid=$(pgrep -P "$srv" | head -1)
+	a=$("$SOFTIB" info --pid "${pid:-$srv}" 2>/dev/null | grep 'wake-ups')
+	sleep 1
+	b=$("$SOFTIB" info --pid "${pid:-$srv}" 2>/dev/null | grep 'wake-ups')
+	kill "$cli" "$srv" 2>/dev/null
+	wait "$cli" "$srv" 2>/dev/null
+	# "  wake-ups  M messages in, W thread wake-ups (progress thread T, ... waiting for events A, ... to it E)"
+	if [ -z "$a" ] || [ -z "$b" ]; then
+		printf '  %-28s FAILED (no counters)\n' "$name"
+		return 1
+	fi
+	local ma wa mb wb
+	ma=$(echo "$a" | awk '{ print $2 }') wa=$(echo "$a" | awk '{ print $5 }')
+	mb=$(echo "$b" | awk '{ print $2 }') wb=$(echo "$b" | awk '{ print $5 }')
+	[ "$mb" -gt "$ma" ] || { printf '  %-28s FAILED (no messages)\n' "$name"; return 1; }
+	R[$name]=$(calc "($wb - $wa) / ($mb - $ma)")
+	printf '  %-28s %10.3f wake-ups per message (%d messages; at the end:%s)\n' "$name" \
+		"${R[$name]}" $((mb - ma)) "$(echo "$b" | sed 's/.*thread wake-ups//')"
+}
+
+bench_wait() {
+	section "softib: programs that wait on memory and on completion channels"
+	local t
+	for t in qperf ibv_rc_pingpong; do
+		if ! command -v $t >/dev/null; then
+			echo "  skipped: $t not installed (make deps)"
+			return 1
+		fi
+	done
+	[ -x "$B/bench/udp_limit" ] || { echo "  skipped: $B/bench/udp_limit not built"; return 1; }
+	local qport=$((PORT++)) qsrv i line qs=${BENCH_QPERF_SECONDS:-2}
+	timeout 600 "$SOFTIB" run qperf -lp "$qport" >"$TMP/qperf-srv.txt" 2>&1 &
+	qsrv=$!
+	sleep 1
+	for ((i = 1; i <= REPEAT; i++)); do
+		"$B/bench/udp_limit" -L -n "${UDP_LIMIT_ITERS:-20000}" >"$TMP/udpw.txt" 2>&1
+		R[ublock_r$i]=$(sed -n 's/.*half_rtt_blocking_us=\([0-9.]*\).*/\1/p' "$TMP/udpw.txt")
+		R[upblock_r$i]=$(sed -n 's/.*half_rtt_pair_blocking_us=\([0-9.]*\).*/\1/p' "$TMP/udpw.txt")
+		[ "${R[upblock_r$i]:-0}" = 0.00 ] && R[upblock_r$i]=
+		[ -n "${R[upblock_r$i]:-}" ] && R[upblock2_r$i]=$(calc "2 * ${R[upblock_r$i]}")
+		timeout 120 "$SOFTIB" run qperf -lp "$qport" -t "$qs" 127.0.0.1 rc_rdma_write_lat \
+			rc_rdma_write_poll_lat rc_lat >"$TMP/qperf.txt" 2>&1
+		R[q_wlat_r$i]=$(qperf_us "$TMP/qperf.txt" rc_rdma_write_lat)
+		R[q_wpoll_r$i]=$(qperf_us "$TMP/qperf.txt" rc_rdma_write_poll_lat)
+		R[q_rclat_r$i]=$(qperf_us "$TMP/qperf.txt" rc_lat)
+		local port=$((PORT++))
+		timeout 90 "$SOFTIB" run ibv_rc_pingpong -d softib0 -e -s 8 -n "$ITERS" -p "$port" \
+			>"$TMP/ppe-srv.txt" 2>&1 &
+		local srv=$!
+		sleep 1
+		timeout 90 "$SOFTIB" run ibv_rc_pingpong -d softib0 -e -s 8 -n "$ITERS" -p "$port" \
+			127.0.0.1 >"$TMP/ppe-cli.txt" 2>&1
+		wait "$srv" 2>/dev/null
+		R[pp_e_r$i]=$(awk '/usec\/iter/ { print $(NF-1) }' "$TMP/ppe-cli.txt")
+		printf '  round %d: UDP blocking half RTT %s us (req+ACK %s us); qperf rc_rdma_write_lat %s us, rc_rdma_write_poll_lat %s us, rc_lat %s us; ibv_rc_pingpong -e %s us per round trip\n' \
+			"$i" "${R[ublock_r$i]:-?}" "${R[upblock_r$i]:-?}" "${R[q_wlat_r$i]:-?}" \
+			"${R[q_wpoll_r$i]:-?}" "${R[q_rclat_r$i]:-?}" "${R[pp_e_r$i]:-?}"
+	done
+	kill "$qsrv" 2>/dev/null
+	wait "$qsrv" 2>/dev/null
+	median_of upblock us
+	median_of ublock us
+	median_of q_wlat us
+	median_of q_wpoll us
+	median_of q_rclat us
+	median_of pp_e us
+	ratio_of q_wpoll q_wlat
+	ratio_of q_rclat upblock
+	ratio_of pp_e upblock2
+	wakes_per_msg wakes_event -e -s 8
+	wakes_per_msg wakes_poll -s 8
+	return 0
 }
 
 # An idle softib process: device open, two RC QPs connected, no traffic.
@@ -522,7 +635,10 @@ table() {
 	row "ib_send_bw 64 B (Mpps)" "${R[send_bw_64_rate]:-}" "Mpps" - - 1 "" ""
 	row "ib_send_lat 8 B (vs $lv)" "$sl" "us" "$rll" "$rpl" 0 "<=1.25 link, <=1 peer" "$v2" \
 		"$xsl" "$xsp"
-	row "ib_send_lat 8 B vs req+ACK" "$sl" "us" "${R[link_pair]:-}" "$rpl" 0 "" ""
+	local xsa=${R[send_lat_x_link_pair]:-} v8=
+	[ -n "$xsa" ] && v8=$(verdict "$xsa <= 1.25")
+	row "ib_send_lat 8 B vs req+ACK" "$sl" "us" "$(rounds_median link_pair)" "$rpl" 0 \
+		"<=1.25 req+ACK (21)" "$v8" "$xsa"
 	row "engine hop, no kernel" "${R[engine_hop]:-}" "us" - - 0 "" ""
 	row "engine hop, UDP, 1 thread" "${R[engine_hop_udp]:-}" "us" - - 0 "" ""
 	row "ib_write_lat 8 B" "${R[write_lat]:-}" "us" "$ll" "$pl" 0 "" ""
@@ -539,6 +655,20 @@ table() {
 	row "64 B out and in, io_uring" "${R[echo_uring]:-}" "ns" "${R[echo_syscall]:-}" - 0 "" ""
 	row "UCX rc_verbs put_bw 64K" "$ub" "MB/s" - "$upb" 1 ">=1.5 UCX tcp (19)" "$v6" "" "$xub"
 	row "UCX rc_verbs tag_lat 8" "$ul" "us" - "$upl" 0 "<=1 UCX tcp (19)" "$v7" "" "$xul"
+	# issue 21: waiting on memory and on completion channels ("link" is
+	# the reference named in each label)
+	local xwp=${R[q_wpoll_x_q_wlat]:-} xrc=${R[q_rclat_x_upblock]:-} xpe=${R[pp_e_x_upblock2]:-}
+	row "qperf rc_rdma_write_lat" "${R[q_wlat]:-}" "us" - - 0 "" ""
+	row "write_poll_lat vs ^" "${R[q_wpoll]:-}" "us" "${R[q_wlat]:-}" - 0 "<=1.5 write_lat (21)" \
+		"$([ -n "$xwp" ] && verdict "$xwp <= 1.5")" "$xwp"
+	row "UDP blocking half RTT" "${R[ublock]:-}" "us" - - 0 "" ""
+	row "UDP blocking req+ACK" "${R[upblock]:-}" "us" - - 0 "" ""
+	row "qperf rc_lat (events)" "${R[q_rclat]:-}" "us" "${R[upblock]:-}" - 0 "<=1 UDP blocking (21)" \
+		"$([ -n "$xrc" ] && verdict "$xrc <= 1")" "$xrc"
+	row "rc_pingpong -e RTT" "${R[pp_e]:-}" "us" "$([ -n "${R[upblock]:-}" ] && calc "2 * ${R[upblock]}")" \
+		- 0 "<=1 UDP blocking (21)" "$([ -n "$xpe" ] && verdict "$xpe <= 1")" "$xpe"
+	row "wake-ups/msg, events" "${R[wakes_event]:-}" "" 1 - 0 "" ""
+	row "wake-ups/msg, polling" "${R[wakes_poll]:-}" "" - - 0 "" ""
 	row "idle process CPU" "${R[idle_cpu]:-}" "cores" - - 0 "< 0.01 core" "$v4"
 	row "ib_write_bw passive CPU" "${R[passive_cpu]:-}" "cores" - - 0 "<= 1 core" "$v5"
 	row "CRC ICRC+VCRC" "${R[crc]:-}" "GB/s" - - 1 ">= 4 GB/s" \
@@ -546,7 +676,7 @@ table() {
 }
 
 SECTIONS=(bench_crc bench_engine bench_udp_limit bench_peer bench_softib bench_ucx bench_backends
-	bench_uring_cost bench_idle)
+	bench_uring_cost bench_wait bench_idle)
 # BENCH_SECTIONS="bench_softib ..." runs a subset (while working on one figure)
 [ -n "${BENCH_SECTIONS:-}" ] && read -r -a SECTIONS <<<"$BENCH_SECTIONS"
 
