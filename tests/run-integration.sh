@@ -25,17 +25,30 @@ if [ -z "${SOFTIB_RUN_DIR:-}" ]; then
   at_exit+=(remove_run_dir)
 fi
 trap 'for f in "${at_exit[@]}"; do "$f"; done' EXIT
+# Each test's output is shown when it ends and kept until the run ends,
+# where a failed test's FAIL and note lines are printed again: a CI log cut
+# to its tail still says why.
+outs=$(mktemp -d "${TMPDIR:-/tmp}/softib-integration.XXXXXX")
+remove_outs() { rm -rf "$outs"; }
+at_exit+=(remove_outs)
 pass=0 fail=0 skip=0 failed=()
 for t in "$top"/tests/integration/test_*.sh; do
   [ -e "$t" ] || continue
   name=$(basename "$t" .sh)
   echo "=== $name"
-  timeout 900 bash "$t"; rc=$?
+  # To a file, not through a pipe: a daemon a test starts keeps its output
+  # descriptor, and a pipe's reader would wait for it to exit.
+  timeout 900 bash "$t" > "$outs/$name" 2>&1; rc=$?
+  cat "$outs/$name"
   case $rc in
     0) pass=$((pass + 1)); echo "--- $name: PASS" ;;
     77) skip=$((skip + 1)); echo "--- $name: SKIP" ;;
     *) fail=$((fail + 1)); failed+=("$name"); echo "--- $name: FAIL (exit $rc)" ;;
   esac
+done
+for name in "${failed[@]}"; do
+  echo "--- why $name failed (its FAIL and note lines, the first 30):"
+  grep -E '^(FAIL|note)' "$outs/$name" | head -30
 done
 [ $fail -eq 0 ] || echo "failed tests: ${failed[*]}"
 echo "integration ($(basename "$B")): $pass passed, $fail failed, $skip skipped"

@@ -15,7 +15,8 @@
 #    connect through the RDMA CM, and over the verbs DGRAM endpoint (UD),
 #    whose sizes stop at one MTU.  An ofi_rxm run whose every size passed
 #    but whose final exchange ofi_rxm's own shutdown race lost (see
-#    pingpong_once) runs once more, and fails if that happens again.
+#    pingpong_once) runs again, up to three runs, and fails if all three
+#    lose it.
 . "$(dirname "$0")/lib.sh"
 
 sib_init libfabric
@@ -92,7 +93,7 @@ pingpong_once()
 		# after a CQ poll that found nothing: a process that loses the
 		# CPU between the two finds the last completions gone with the
 		# QP (fi_pingpong's "fin" exchange, after every size passed).
-		# Real HCAs see it too (libfabric PR 5228); it is retried once.
+		# Real HCAs see it too (libfabric PR 5228); it is retried.
 		if [ "$rows" = "$want " ] && [[ "$id" == rxm.* ]] &&
 			{ [ "${SIB_RC[$c]}" -eq 0 ] ||
 				grep -q 'cq_readerr: Work Request Flushed Error' "$(sib_out "$c")"; }; then
@@ -121,16 +122,19 @@ pingpong_once()
 	echo "ok: $id: $(awk -v s="${want##* }" '$1 == s' "$(sib_out "$c")" | sed -E 's/ +/ /g')"
 }
 
-# pingpong ID SIZES ARGS...: pingpong_once, and once more after the race.
+# pingpong ID SIZES ARGS...: pingpong_once, and up to twice more after the
+# race (a loaded 2-core machine loses the CPU there often enough that once
+# more was not always enough in CI); a third loss fails.
 pingpong()
 {
-	pingpong_once "$@"
-	[ $? -eq 2 ] || return
-	pingpong_once "$@"
-	if [ $? -eq 2 ]; then
-		echo "FAIL: $1: the final exchange was lost again"
-		failed+=("$1")
-	fi
+	local try
+
+	for try in 1 2 3; do
+		pingpong_once "$@"
+		[ $? -eq 2 ] || return
+	done
+	echo "FAIL: $1: the final exchange was lost in all three runs"
+	failed+=("$1")
 }
 
 ALL="64 256 1k 4k 64k 1m"
