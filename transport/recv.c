@@ -264,6 +264,10 @@ static void mcast_rx(struct sib_engine *eng, const struct ib_packet *pkt,
 		if (!qp || qp->eng != eng)
 			continue;
 		pthread_mutex_lock(&qp->lock);
+		if (!sib_link_rx_claim()) { /* another poller has it (link.h) */
+			pthread_mutex_unlock(&qp->lock);
+			break;
+		}
 		if (self && qp->block_self_mcast_lb && pkt->deth.SrcQP == qp->qp_num) {
 			pthread_mutex_unlock(&qp->lock);
 			continue;
@@ -295,6 +299,14 @@ static void rx(struct sib_engine *eng, const struct ib_packet *pkt,
 		return;
 	}
 	pthread_mutex_lock(&qp->lock);
+	/* The order rule (link.h): claimed under the QP's lock, so that a
+	 * poller that took over the rest of a stuck poller's batch applies
+	 * this QP's packets in the order they came. */
+	if (!sib_link_rx_claim()) {
+		pthread_mutex_unlock(&qp->lock);
+		sib_engine_rx_unlock(eng);
+		return;
+	}
 	if (checks_pass(eng, qp, pkt, from, may_park) == RX_PASS) {
 		switch (qp->type) {
 		case SIB_QPT_RC:
