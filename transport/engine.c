@@ -312,6 +312,16 @@ int sib_engine_resolve(struct sib_engine *eng, const struct sib_av *av, struct s
 	return eng->resolve(eng->resolve_arg, av->DLID, av->is_global ? av->DGID : NULL, out);
 }
 
+int sib_engine_resolve_nowait(struct sib_engine *eng, const struct sib_av *av,
+			      struct sib_endpoint *out)
+{
+	if (sib_lid_is_multicast(av->DLID)) {
+		memset(out, 0, sizeof(*out));
+		return 0;
+	}
+	return sib_engine_lookup(eng, av->DLID, false, out);
+}
+
 /* Send what the send queue allows: one function per transport. */
 static void req_run(struct sib_qp *qp)
 {
@@ -453,6 +463,8 @@ static uint64_t qp_deadline(struct sib_qp *qp, uint64_t now)
 		d = qp->req.rto_deadline;
 	if (qp->req.rnr_wait && (!d || qp->req.rnr_deadline < d))
 		d = qp->req.rnr_deadline;
+	if (qp->req.path_deadline && (!d || qp->req.path_deadline < d))
+		d = qp->req.path_deadline;
 	/* Output waiting for room: due at once. */
 	for (uint32_t i = 0; i < qp->resp.res_len; i++)
 		if (qp->resp.res[i].sending)

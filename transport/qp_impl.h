@@ -58,6 +58,7 @@ struct sib_req {
 	bool busy;	      /* counted in the engine's RC QPs with requests in flight */
 	uint64_t rto_deadline; /* local ACK timeout; 0 = not armed */
 	uint64_t rnr_deadline;
+	uint64_t path_deadline; /* UD: waits for the SA's answer, looks again then (0: not) */
 	struct sib_req_wqe *w; /* one per send-queue slot */
 	uint32_t w_len;
 };
