@@ -394,14 +394,14 @@ int sib_qp_modify(struct sib_qp *qp, const struct sib_qp_attr *attr, uint32_t ma
 	if (qp->eng) /* owed and queued ACKs leave under the old state */
 		sib_engine_flush(qp->eng);
 
-	/* Path -> endpoint before taking the lock: resolving may wait for the
-	 * SA, whose answer the progress thread receives. */
+	/* Path -> endpoint, never waiting for the SA (engine.h): asked now, so
+	 * that the answer is there by the first send, which waits for it. */
 	if (qp->eng && (mask & SIB_QP_AV) && qp->type != SIB_QPT_UD) {
-		int err = sib_engine_resolve(qp->eng, &attr->ah_attr, &dest);
+		int err = sib_engine_resolve_nowait(qp->eng, &attr->ah_attr, &dest);
 
 		if (!err)
 			resolved = true;
-		else
+		else if (err != -EAGAIN)
 			sib_warn("modify_qp on QP 0x%06x: DLID 0x%04x is unknown to the subnet (%d); "
 				 "the first post_send will look again",
 				 qp->qp_num, attr->ah_attr.DLID, err);

@@ -15,9 +15,6 @@
 #include "transport/qp_impl.h"
 #include "transport/req_common.h"
 
-/* How often a send queue waiting for the SA looks at its answer. */
-#define SIB_UD_PATH_POLL_NS 1000000ull
-
 /* One sealed multicast packet, copied to each member port (mcast.h). */
 struct mc_tx {
 	struct sib_qp *qp;
@@ -151,7 +148,7 @@ void sib_ud_req_run(struct sib_qp *qp)
 		}
 		if (rc == UD_WAIT_PATH) {
 			/* Looks at the SA client's cache again in a moment. */
-			qp->req.path_deadline = sib_engine_now(qp->eng) + SIB_UD_PATH_POLL_NS;
+			qp->req.path_deadline = sib_engine_now(qp->eng) + SIB_PATH_POLL_NS;
 			sib_engine_want_tick(qp->eng, qp->req.path_deadline);
 			return;
 		}
