@@ -394,14 +394,17 @@ int sib_qp_modify(struct sib_qp *qp, const struct sib_qp_attr *attr, uint32_t ma
 	if (qp->eng) /* owed and queued ACKs leave under the old state */
 		sib_engine_flush(qp->eng);
 
-	/* Path -> endpoint, never waiting for the SA (engine.h): asked now, so
-	 * that the answer is there by the first send, which waits for it. */
+	/* Path -> endpoint before taking the lock: resolving may wait for the
+	 * SA, whose answer the progress thread receives, up to its budget, so
+	 * that the QP can accept its peer's first requests at once.  Past it,
+	 * nothing is lost: the first send waits for the answer (engine.c,
+	 * req_dest_known), and the peer's requests wait for it (recv.c). */
 	if (qp->eng && (mask & SIB_QP_AV) && qp->type != SIB_QPT_UD) {
-		int err = sib_engine_resolve_nowait(qp->eng, &attr->ah_attr, &dest);
+		int err = sib_engine_resolve(qp->eng, &attr->ah_attr, &dest);
 
 		if (!err)
 			resolved = true;
-		else if (err != -EAGAIN)
+		else if (err != -ETIMEDOUT)
 			sib_warn("modify_qp on QP 0x%06x: DLID 0x%04x is unknown to the subnet (%d); "
 				 "the first post_send will look again",
 				 qp->qp_num, attr->ah_attr.DLID, err);

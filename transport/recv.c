@@ -117,12 +117,20 @@ static enum rx_verdict source_ok(struct sib_engine *eng, struct sib_qp *qp,
 		}
 	} else {
 		if (!qp->dest_valid) {
-			/* The SA could not place the peer at RTR: ask now (the
-			 * peer's retry finds the answer). */
+			/* The SA had not placed the peer by RTR: ask now, and
+			 * the request waits for the answer as a datagram does
+			 * (a starved SM must not spend the peer's retries). */
 			rc = sib_engine_lookup(eng, qp->attr.ah_attr.DLID, false, &ep);
 			if (!rc) {
 				qp->dest = ep;
 				__atomic_store_n(&qp->dest_valid, true, __ATOMIC_RELEASE);
+			} else if (rc == -EAGAIN && may_park) {
+				uint64_t now = sib_engine_now(eng);
+
+				if (sib_park_add(sib_engine_park(eng), pkt, from, now)) {
+					sib_engine_want_tick(eng, now + SIB_PARK_RECHECK_NS);
+					return RX_PARKED;
+				}
 			}
 		} else {
 			rc = 0;

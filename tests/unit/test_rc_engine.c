@@ -115,7 +115,8 @@ static void rc_send_waits_for_the_sa_to_place_the_peer(void **state)
 	(void)state;
 	world_qp(w, 0, SIB_QPT_RC, 64);
 	world_qp(w, 1, SIB_QPT_RC, 64);
-	w->lookup_pending = true; /* modify_qp: the SA has been asked, no answer yet */
+	w->resolve_timeout = true; /* modify_qp: no answer within the SA client's budget */
+	w->lookup_pending = true; /* ... and none since */
 	world_connect(w, SIB_MTU_1024);
 	sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
 	rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
