@@ -50,6 +50,7 @@ struct world {
 	bool udp;	   /* links are UDP sockets (world_new_on), not the in-memory hub */
 	bool lookup_pending; /* the receive checks' lookup says "being asked" (-EAGAIN) */
 	bool resolve_timeout; /* modify_qp's resolve: the SA did not answer (-ETIMEDOUT) */
+	uint16_t slow_lid;    /* ... for this LID only, and the lookup says "being asked" */
 	uint64_t rx_bad;   /* ... counted here */
 };
 
@@ -67,7 +68,7 @@ static inline int world_resolve(void *arg, uint16_t dlid, const uint8_t *dgid, s
 	struct world *w = arg;
 
 	(void)dgid;
-	if (w->resolve_timeout)
+	if (w->resolve_timeout || (w->slow_lid && w->slow_lid == dlid))
 		return -ETIMEDOUT;
 	for (int i = 0; i < 2; i++) {
 		if (w->n[i].port.LID == dlid) {
@@ -85,7 +86,7 @@ static inline int world_lookup(void *arg, uint16_t lid, bool refresh, struct sib
 	int rc;
 
 	(void)refresh;
-	if (w->lookup_pending)
+	if (w->lookup_pending || (w->slow_lid && w->slow_lid == lid))
 		return -EAGAIN;
 	w->resolve_timeout = false;
 	rc = world_resolve(arg, lid, NULL, out);
