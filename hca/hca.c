@@ -422,6 +422,10 @@ int sib_hca_port_stats(struct sib_hca *hca, unsigned port_num, struct sib_port_s
 	out->rx_gsi_unclaimed = __atomic_load_n(&hca->progress.rx_gsi_unclaimed, __ATOMIC_RELAXED);
 	out->rx_smp_unclaimed = __atomic_load_n(&hca->progress.rx_smp_unclaimed, __ATOMIC_RELAXED);
 	out->drains_beside = __atomic_load_n(&hca->progress.drains_beside, __ATOMIC_RELAXED);
+	out->wakes_thread = __atomic_load_n(&hca->progress.wakes_thread, __ATOMIC_RELAXED);
+	out->wakes_waiter = __atomic_load_n(&hca->progress.wakes_waiter, __ATOMIC_RELAXED);
+	out->wakes_event = __atomic_load_n(&hca->progress.wakes_event, __ATOMIC_RELAXED);
+	out->rx_requests = __atomic_load_n(&hca->progress.rx_requests, __ATOMIC_RELAXED);
 	if (hca->node.cm) {
 		sib_cm_lock(hca->node.cm);
 		out->cm = hca->node.cm->counters;

@@ -119,6 +119,9 @@ struct sib_port_stats {
 	uint64_t sa_sent, sa_hits, sa_timeouts; /* the SA client */
 	uint64_t sa_foreign;	       /* SA answers not from the port's SM */
 	struct sib_cm_counters cm;		/* the communication manager */
+	/* the HCA's thread wake-ups and the messages they were for
+	 * (progress.h, the wake-up rule); the same on every port */
+	uint64_t wakes_thread, wakes_waiter, wakes_event, rx_requests;
 };
 
 /* 0, or -1 for a bad port or one without a link. */

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -69,7 +73,10 @@ static bool progress_rx(struct sib_hca *hca, unsigned port_num, const uint8_t *b
 		rx_data(hca, &pkt, from);
 	else
 		sib_link_count(&hca->progress.rx_data_unclaimed, 1);
-	return pkt.op && (!(pkt.op->flags & IB_OPF_ACK) || (pkt.op->flags & IB_OPF_ATOMIC));
+	if (!pkt.op || ((pkt.op->flags & IB_OPF_ACK) && !(pkt.op->flags & IB_OPF_ATOMIC)))
+		return false;
+	sib_link_count(&hca->progress.rx_requests, 1);
+	return true;
 }
 
 void sib_progress_rx(struct sib_hca *hca, unsigned port_num, const uint8_t *buf, size_t len,
@@ -109,7 +116,8 @@ enum drain_mode {
 	 * DRAIN_HOLD), whichever comes first. */
 	DRAIN_DEFER,
 	/* The progress thread while an application that posts holds a
-	 * lease: owed ACKs stay owed (thread_pass), the rest leaves. */
+	 * lease (thread_pass), and a thread that waits for completion
+	 * events (the wake-up rule): owed ACKs stay owed, the rest leaves. */
 	DRAIN_HOLD,
 };
 
@@ -120,6 +128,19 @@ static bool acks_held(struct sib_progress *pg)
 	uint64_t since = __atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED);
 
 	return since && sib_link_now_ns() - since < pg->ack_hold_max_ns;
+}
+
+static bool waiter_active(struct sib_progress *pg, uint64_t now);
+
+/* ACKs a drain left owed for the application's next post: held from now,
+ * unless already (the bound counts from the first). */
+static void hold_start(struct sib_hca *hca)
+{
+	struct sib_progress *pg = &hca->progress;
+
+	if (hca->engine && sib_engine_acks_owed(hca->engine) &&
+	    !__atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED))
+		__atomic_store_n(&pg->ack_hold_ns, sib_link_now_ns(), __ATOMIC_RELAXED);
 }
 
 /* Every port's link, up to DRAIN_MAX datagrams each; under drain_lock. */
@@ -306,8 +327,14 @@ int sib_progress_drain(struct sib_hca *hca, bool lease)
 		pthread_mutex_unlock(&pg->drain_lock);
 		return 0;
 	}
-	/* Without a lease nothing may wait for this caller's next call. */
-	n = drain_links(hca, lease ? DRAIN_DEFER : DRAIN_FLUSH, NULL);
+	/* Without a lease nothing may wait for this caller's next call,
+	 * but the ACKs of one that waits for events (the wake-up rule). */
+	if (!lease && waiter_active(pg, now)) {
+		n = drain_links(hca, DRAIN_HOLD, NULL);
+		hold_start(hca);
+	} else {
+		n = drain_links(hca, lease ? DRAIN_DEFER : DRAIN_FLUSH, NULL);
+	}
 	__atomic_store_n(&pg->drain_since_ns, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&pg->drain_lock);
 	return n;
@@ -318,18 +345,174 @@ void sib_progress_touch(struct sib_hca *hca)
 	lease_renew(&hca->progress);
 }
 
+/* An application thread waits for completion events on the links, or
+ * left such a wait less than a lease ago (the wake-up rule). */
+static bool waiter_active(struct sib_progress *pg, uint64_t now)
+{
+	return __atomic_load_n(&pg->waiters, __ATOMIC_SEQ_CST) ||
+	       __atomic_load_n(&pg->wait_lease_ns, __ATOMIC_RELAXED) > now;
+}
+
 void sib_progress_drain_end(struct sib_hca *hca)
 {
 	struct sib_progress *pg = &hca->progress;
 	uint64_t one = 1;
 
-	sib_progress_flush(hca); /* what a deferring drain left */
+	/* What a deferring drain left; a waiter's ACKs wait for its post. */
+	if (waiter_active(pg, sib_link_now_ns())) {
+		for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
+			if (hca->node.mgmt[i].link)
+				flush_port(hca, i, false);
+	} else {
+		sib_progress_flush(hca);
+	}
 	if (!__atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED))
 		return;
 	__atomic_store_n(&pg->busy_until_ns, 0, __ATOMIC_RELAXED);
+	/* An application that waits in ibv_get_cq_event takes the links
+	 * itself (the wake-up rule): the thread sleeps on. */
+	if (waiter_active(pg, sib_link_now_ns()))
+		return;
 	if (__atomic_load_n(&pg->lease_sleep, __ATOMIC_ACQUIRE) && pg->kick_fd >= 0 &&
 	    write(pg->kick_fd, &one, sizeof(one)) < 0)
 		sib_dbg("progress kick: %s", strerror(errno));
+}
+
+/* sib_progress_wait's fd on this thread (-1: none), and whether a drain
+ * here wrote its event. */
+static __thread int wait_fd = -1;
+static __thread bool wait_fd_written;
+
+bool sib_progress_event_for_waiter(struct sib_hca *hca, int fd)
+{
+	if (fd >= 0 && fd == wait_fd && !wait_fd_written) {
+		wait_fd_written = true;
+		return true;
+	}
+	if (sib_progress_on_thread(hca))
+		sib_link_count(&hca->progress.wakes_event, 1);
+	return false;
+}
+
+/* Whether a signal that interrupted a wait would have restarted the read
+ * the caller was going to block in: every handler the process has set is
+ * SA_RESTART (a read(2) on a pipe restarts then; ppoll(2) never does). */
+static bool signals_restart(void)
+{
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+
+		if (sigaction(sig, NULL, &sa) || sa.sa_handler == SIG_DFL ||
+		    sa.sa_handler == SIG_IGN)
+			continue;
+		if (!(sa.sa_flags & SA_RESTART))
+			return false;
+	}
+	return true;
+}
+
+/* The waiter's drain: it has nothing else to do, so it waits for the
+ * drain lock (a drain is short).  What it owes but ACKs leaves at once;
+ * the ACKs wait for its post, at most the hold's bound (sib_progress_wait
+ * sends them then if it still waits). */
+static void waiter_drain(struct sib_hca *hca)
+{
+	struct sib_progress *pg = &hca->progress;
+	bool claimed;
+
+	pthread_mutex_lock(&pg->drain_lock);
+	claimed = drain_claim(pg, sib_link_now_ns());
+	if (claimed) {
+		drain_links(hca, DRAIN_HOLD, NULL);
+		hold_start(hca);
+		__atomic_store_n(&pg->drain_since_ns, 0, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&pg->drain_lock);
+	if (!claimed)
+		sched_yield(); /* the thread drains beside: it is done in a moment */
+}
+
+int sib_progress_wait(struct sib_hca *hca, int fd)
+{
+	struct sib_progress *pg = &hca->progress;
+	struct pollfd fds[SIB_NUM_PORTS + 1];
+	int rc = 0;
+
+	if (fd < 0 || wait_fd >= 0 || sib_progress_on_thread(hca))
+		return -EINVAL;
+	wait_fd = fd;
+	wait_fd_written = false;
+	__atomic_add_fetch(&pg->waiters, 1, __ATOMIC_SEQ_CST);
+	for (;;) {
+		unsigned nfds = 1;
+		bool pending = false;
+		int64_t timeout = -1; /* ns */
+		uint64_t now = sib_link_now_ns();
+		struct timespec ts;
+		uint64_t held;
+		int n;
+
+		fds[0].fd = fd;
+		fds[0].events = POLLIN;
+		fds[0].revents = 0;
+		/* Arm, then sleep: what arrives after wait_arm wakes us (link.h). */
+		for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
+			struct sib_link *link = hca->node.mgmt[i].link;
+			uint64_t d;
+
+			if (!link)
+				continue;
+			if (sib_link_wait_arm(link) > 0)
+				pending = true;
+			fds[nfds].fd = sib_link_wait_fd(link);
+			fds[nfds].events = POLLIN;
+			fds[nfds++].revents = 0;
+			d = sib_link_next_deadline_ns(link);
+			if (d) {
+				int64_t left = d <= now ? 0 : (int64_t)(d - now);
+
+				if (timeout < 0 || left < timeout)
+					timeout = left;
+			}
+		}
+		/* ACKs held for our next post leave by their bound. */
+		held = __atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED);
+		if (held && hca->engine) {
+			if (now - held >= pg->ack_hold_max_ns || !sib_engine_acks_owed(hca->engine)) {
+				__atomic_store_n(&pg->ack_hold_ns, 0, __ATOMIC_RELAXED);
+				sib_progress_flush(hca);
+			} else if (timeout < 0 || held + pg->ack_hold_max_ns - now < (uint64_t)timeout) {
+				timeout = (int64_t)(held + pg->ack_hold_max_ns - now);
+			}
+		}
+		if (pending)
+			timeout = 0;
+		ts.tv_sec = timeout < 0 ? 0 : (time_t)(timeout / 1000000000);
+		ts.tv_nsec = timeout < 0 ? 0 : (long)(timeout % 1000000000);
+		n = ppoll(fds, nfds, timeout < 0 ? NULL : &ts, NULL);
+		if (n < 0 && errno == EINTR) {
+			if (signals_restart())
+				continue;
+			rc = -EINTR;
+			break;
+		}
+		if (n < 0) {
+			rc = -errno;
+			break;
+		}
+		if (!pending)
+			sib_link_count(&pg->wakes_waiter, 1);
+		if (fds[0].revents)
+			break; /* the event (or an error the read will report) */
+		waiter_drain(hca);
+		if (wait_fd_written)
+			break;
+	}
+	__atomic_store_n(&pg->wait_lease_ns, sib_link_now_ns() + SIB_PROGRESS_LEASE_NS,
+			 __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&pg->waiters, 1, __ATOMIC_SEQ_CST);
+	wait_fd = -1;
+	return rc;
 }
 
 bool sib_progress_on_thread(struct sib_hca *hca)
@@ -482,6 +665,7 @@ static bool lease_sleep(struct sib_hca *hca, uint64_t ns)
 	ts.tv_sec = (time_t)(ns / 1000000000ull);
 	ts.tv_nsec = (long)(ns % 1000000000ull);
 	ppoll(fds, 3, &ts, NULL);
+	sib_link_count(&pg->wakes_thread, 1);
 	__atomic_store_n(&pg->wake_by_ns, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&pg->lease_sleep, false, __ATOMIC_RELEASE);
 	if (fds[0].revents & POLLIN && read(sib_timers_fd(&pg->timers), &v, sizeof(v)) < 0 &&
@@ -508,6 +692,35 @@ static bool lease_sleep(struct sib_hca *hca, uint64_t ns)
  * watching its links would cost a wake-up per datagram and take CPU it
  * needs (ib_send_bw moved 15 to 20 % less).
  */
+/* The scheduler's struct sched_attr (sched_setattr(2)); glibc has no
+ * wrapper, and linux/sched/types.h clashes with sched.h. */
+struct sched_attr_v1 {
+	uint32_t size, sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime, sched_deadline, sched_period;
+};
+
+/* The wake-up rule: a short slice (EEVDF, Linux 6.12 and later: a waking
+ * task with a shorter slice preempts the running one), the thread's nice
+ * value kept.  Refused or ignored by older kernels: no harm. */
+static void short_slice(void)
+{
+#ifdef SYS_sched_setattr
+	struct sched_attr_v1 a = {
+		.size = sizeof(a),
+		.sched_policy = SCHED_OTHER,
+		.sched_runtime = SIB_PROGRESS_SLICE_NS,
+	};
+
+	errno = 0;
+	a.sched_nice = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+	if (errno || syscall(SYS_sched_setattr, 0, &a, 0))
+		sib_dbg("progress thread: no short scheduler slice: %s", strerror(errno));
+#endif
+}
+
 static void *progress_main(void *arg)
 {
 	struct sib_hca *hca = arg;
@@ -517,6 +730,7 @@ static void *progress_main(void *arg)
 	unsigned empty = 0;
 	uint64_t last_rx = 0;
 
+	short_slice();
 	for (;;) {
 		unsigned nfds = 0;
 		int64_t timeout = -1; /* ns */
@@ -540,6 +754,15 @@ static void *progress_main(void *arg)
 				active = post;
 			if (!watch && placing && busy > now && now - active > SIB_PROGRESS_STALE_NS)
 				watch = true;
+			continue;
+		}
+		/* An application thread waits on the links for its event (the
+		 * wake-up rule): look in once a lease, for the drain rule. */
+		if (waiter_active(pg, now)) {
+			uint64_t until = __atomic_load_n(&pg->wait_lease_ns, __ATOMIC_RELAXED);
+
+			if (lease_sleep(hca, until > now ? until - now : SIB_PROGRESS_LEASE_NS))
+				break;
 			continue;
 		}
 		if (watch && (busy > now || draining) && ++empty >= SIB_PROGRESS_WATCH_EMPTY) {
@@ -602,6 +825,7 @@ static void *progress_main(void *arg)
 			sib_err("progress thread: poll failed: %s; stopping", strerror(errno));
 			break;
 		}
+		sib_link_count(&pg->wakes_thread, 1);
 		__atomic_store_n(&pg->wake_by_ns, 0, __ATOMIC_RELEASE);
 		if (fds[nfds - 3].revents & POLLIN) {
 			uint64_t v;

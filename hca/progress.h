@@ -61,6 +61,15 @@ struct sib_progress {
 	uint64_t ack_hold_max_ns;    /* ... for at most this long (SIB_PROGRESS_DEFER_NS) */
 	bool lease_sleep;	     /* the thread sleeps on a timeout, not the links */
 	uint64_t wake_by_ns;	     /* the sleeping thread looks again by then (0: awake) */
+	/* Application threads waiting for a completion event (sib_progress_wait): */
+	unsigned waiters;	     /* inside it now */
+	uint64_t wait_lease_ns;	     /* one left it; the thread stays off the links till then */
+	/* thread wake-ups, for `softib info` and make bench (the wake-up rule) */
+	uint64_t wakes_thread;	     /* the progress thread's returns from a sleep */
+	uint64_t wakes_waiter;	     /* an application thread's, in sib_progress_wait */
+	uint64_t wakes_event;	     /* completion events another thread wrote (each wakes
+				      * the application at most once) */
+	uint64_t rx_requests;	     /* data packets other than plain ACKs: the messages */
 	/* what nobody took, for `softib info` */
 	uint64_t rx_data_unclaimed; /* data packets while no rx_data hook */
 	uint64_t rx_mad_malformed;  /* QP0/QP1 packets that are no well-formed MAD */
@@ -167,6 +176,45 @@ void sib_progress_drain_end(struct sib_hca *hca);
  * also take ACK work off a sender that is short of CPU. */
 #define SIB_PROGRESS_BURST_NS 5000ull
 #define SIB_PROGRESS_DEFER_NS 200000ull
+
+/*
+ * The wake-up rule: a packet wakes one thread, the one that needs it.
+ * Which thread sleeps on the links in the kernel:
+ *   - an application thread that waits for a completion event in
+ *     ibv_get_cq_event (sib_progress_wait), while it waits: it drains the
+ *     links itself, so the event it waits for is written by the thread
+ *     that reads it, with one wake-up per message as a blocking UDP
+ *     receiver has, not the progress thread's and then the application's;
+ *     from its first wait until a lease after it last left one, the
+ *     progress thread keeps off the links (it sleeps on its timers and
+ *     looks in once a lease), as it does for a polling application;
+ *   - an application thread that polls (a lease, sib_progress_drain) takes
+ *     the datagrams between its polls, and the thread stays off the links
+ *     (the leftovers rule, the drain rule and watch mode above bound that);
+ *   - otherwise the progress thread.  It asks the scheduler for a short
+ *     slice (SIB_PROGRESS_SLICE_NS), so that the packet that wakes it
+ *     preempts a thread spinning on memory at once, rather than waiting
+ *     for the end of that thread's slice (up to milliseconds on a busy
+ *     core), which is how long a WRITE took to land for a program that
+ *     waits on memory.
+ * Every such wake-up is counted (wakes_* above); make bench prints them
+ * per message received.
+ */
+#define SIB_PROGRESS_SLICE_NS 100000ull
+/*
+ * Called by an application thread before it blocks reading fd, a
+ * completion channel's fd (provider/interpose.c, ibv_get_cq_event): waits
+ * until fd is readable, draining the links whenever they have datagrams
+ * (the wake-up rule).  0, or -errno when it could not wait (the caller
+ * then reads as it would have).
+ */
+int sib_progress_wait(struct sib_hca *hca, int fd);
+/* A completion event is due on the channel whose read end is fd
+ * (provider/events.c).  True when this thread waits on fd in
+ * sib_progress_wait and has no event yet: the caller hands it over
+ * directly and the wait ends.  Otherwise the caller writes it, and one
+ * the progress thread writes counts as a wake-up. */
+bool sib_progress_event_for_waiter(struct sib_hca *hca, int fd);
 
 /* True on the HCA's progress thread (waiting there would deadlock). */
 bool sib_progress_on_thread(struct sib_hca *hca);

@@ -145,6 +145,10 @@ size_t sib_hca_stats_text(struct sib_hca *hca, char *buf, size_t len)
 		    (unsigned long long)st.sa_timeouts);
 		put(&t, "port%u.sa_foreign %llu\n", p, (unsigned long long)st.sa_foreign);
 		put(&t, "port%u.drains_beside %llu\n", p, (unsigned long long)st.drains_beside);
+		put(&t, "port%u.wakes_thread %llu\nport%u.wakes_waiter %llu\n", p,
+		    (unsigned long long)st.wakes_thread, p, (unsigned long long)st.wakes_waiter);
+		put(&t, "port%u.wakes_event %llu\nport%u.rx_requests %llu\n", p,
+		    (unsigned long long)st.wakes_event, p, (unsigned long long)st.rx_requests);
 #define CM_LINE(name) put(&t, "port%u.cm_" #name " %llu\n", p, (unsigned long long)st.cm.name);
 		CM_LINE(rx) CM_LINE(tx) CM_LINE(retransmits) CM_LINE(timeouts)
 		CM_LINE(duplicates) CM_LINE(stale) CM_LINE(rx_malformed) CM_LINE(rx_unmatched)

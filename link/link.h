@@ -11,7 +11,7 @@
  *
  * The link is an interface, so the transport is testable without sockets:
  *   udp.c      the real thing: one UDP socket, sendmmsg (GSO), recvmmsg
- *   uring.c    the same through io_uring (SOFTIB_LINK=uring)
+ *   uring.c    udp.c with its system calls through io_uring (SOFTIB_LINK=uring)
  *   socket.c   the socket set-up and MTU both of those share
  *   mem.c      an in-memory hub for unit tests: in order, no threads
  *   faults.c   SOFTIB_FAULTS: drop/dup/reorder/corrupt/delay on send
@@ -382,11 +382,12 @@ uint64_t sib_link_now_ns(void); /* CLOCK_MONOTONIC */
 int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **out);
 
 /*
- * The same UDP link with its I/O through io_uring (uring.c): batched
- * SENDMSG, a multishot RECVMSG into a provided-buffer ring, an eventfd as
- * the wait fd.  Same arguments and errors, and -EOPNOTSUPP (after an error
+ * The same UDP link with its system calls made as io_uring requests
+ * (uring.c): chains of SENDMSG and RECVMSG that complete on the calling
+ * thread.  Same arguments and errors, and -EOPNOTSUPP (after an error
  * line saying why) when io_uring cannot be set up here: disabled by sysctl
- * kernel.io_uring_disabled or a seccomp profile, or a kernel before 6.0.
+ * kernel.io_uring_disabled or a seccomp profile, or an older kernel
+ * without what the link uses.
  */
 int sib_link_uring_open(const char *addr, const char *netdev, struct sib_link **out);
 

@@ -22,6 +22,10 @@
  * woke it; plain recvmmsg lets a thread polling an empty CQ drain the link
  * itself (DESIGN.md section 6) with one system call per batch.
  *
+ * The system calls themselves go through struct sib_udp_io (socket.h):
+ * plain sendmmsg/recvmmsg here, io_uring in uring.c (SOFTIB_LINK=uring),
+ * which keeps all of the above and changes only how the kernel is asked.
+ *
  * Packets leave in commit order: one thread sends at a time (tx[0]),
  * and it takes the whole queue when it starts.  A sender that has held
  * tx[0] for SIB_LINK_STUCK_NS has lost the CPU in the middle of a send:
@@ -86,6 +90,7 @@ union rx_ctrl {
 
 struct udp_link {
 	struct sib_link link;
+	const struct sib_udp_io *io;
 	int fd;
 	int af;
 	bool gso; /* UDP_SEGMENT works; cleared when the kernel refuses it */
@@ -108,6 +113,7 @@ struct udp_link {
 		unsigned piov[SIB_LINK_TX_BUFS + 1]; /* packet i's iovecs: [piov[i], piov[i+1]) */
 		struct sockaddr_storage names[SIB_LINK_TX_BUFS];
 		union tx_ctrl ctrl[SIB_LINK_TX_BUFS];
+		void *io; /* the I/O context (io_uring: a ring), used under lock */
 	} tx[2];
 	uint64_t send_since; /* when tx[0]'s holder took it (0: free) */
 	bool tx_err_logged;
@@ -130,6 +136,11 @@ struct udp_link {
 		} meta[RX_BATCH];
 		uint64_t gen; /* the owner's: batches taken so far */
 		uint64_t pos; /* POS_*: read and claimed by any poller */
+		/* Pollers of the other context inside this one's batch: while
+		 * any is, the owner leaves the buffers alone (rx_batch), since a
+		 * datagram one of them has claimed may still be in use. */
+		unsigned readers;
+		void *io;
 	} rx[2];
 	bool rx_err_logged;
 };
@@ -241,15 +252,15 @@ static unsigned tx_build(struct udp_link *u, struct udp_tx *t, unsigned n)
 /* Sends message k's datagrams one by one (the kernel refused GSO). */
 static void tx_one_by_one(struct udp_link *u, struct udp_tx *t, unsigned k)
 {
-	struct msghdr mh = t->mmsg[k].msg_hdr;
+	struct mmsghdr one = { .msg_hdr = t->mmsg[k].msg_hdr };
+	struct msghdr *mh = &one.msg_hdr;
 
-	mh.msg_control = NULL;
-	mh.msg_controllen = 0;
-	mh.msg_iovlen = 1;
+	mh->msg_control = NULL;
+	mh->msg_controllen = 0;
 	for (unsigned i = t->first[k]; i < t->first[k + 1]; i++) {
-		mh.msg_iov = &t->iov[t->piov[i]];
-		mh.msg_iovlen = t->piov[i + 1] - t->piov[i];
-		if (sendmsg(u->fd, &mh, 0) < 0) {
+		mh->msg_iov = &t->iov[t->piov[i]];
+		mh->msg_iovlen = t->piov[i + 1] - t->piov[i];
+		if (u->io->sendmmsg(t->io, u->fd, &one, 1) < 1) {
 			tx_error(u, errno, 1);
 		} else {
 			sib_link_count(&u->link.counters.tx_packets, 1);
@@ -264,7 +275,7 @@ static void tx_send(struct udp_link *u, struct udp_tx *t, unsigned m)
 	unsigned k = 0, waits = 0;
 
 	while (k < m) {
-		int r = sendmmsg(u->fd, &t->mmsg[k], m - k, 0);
+		int r = u->io->sendmmsg(t->io, u->fd, &t->mmsg[k], m - k);
 
 		if (r > 0) {
 			for (unsigned i = k; i < k + (unsigned)r; i++) {
@@ -573,6 +584,22 @@ static unsigned rx_handle(struct udp_rx *c, sib_link_rx_fn rx, void *arg)
 	}
 }
 
+/* rx_handle on the other context's batch, as a reader its owner does not
+ * overwrite (rx_batch). */
+static unsigned rx_handle_beside(struct udp_rx *c, sib_link_rx_fn rx, void *arg)
+{
+	uint64_t p = __atomic_load_n(&c->pos, __ATOMIC_ACQUIRE);
+	unsigned n;
+
+	if (POS_K(p) >= POS_N(p))
+		return 0; /* nothing left: the usual case, without a store */
+	__atomic_add_fetch(&c->readers, 1, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* before rx_handle reads pos */
+	n = rx_handle(c, rx, arg);
+	__atomic_sub_fetch(&c->readers, 1, __ATOMIC_RELEASE);
+	return n;
+}
+
 /* The lengths and flags recvmmsg wrote back, set again for the next call;
  * only those of messages it may have touched. */
 static void rx_reset(struct udp_rx *c)
@@ -594,12 +621,15 @@ static unsigned rx_batch(struct udp_link *u, struct udp_rx *c, unsigned want)
 {
 	int got;
 
-	/* A poller still reading the last batch claims nothing from here on. */
+	/* A poller still reading the last batch claims nothing from here on;
+	 * one that is already applying a datagram it claimed still reads its
+	 * buffer, so nothing overwrites it this time (the store above and the
+	 * load below pair with rx_handle_beside's, in the other order). */
 	__atomic_store_n(&c->pos, pos_make(++c->gen, 0, 0, 0), __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&c->readers, __ATOMIC_SEQ_CST))
+		return 0;
 	rx_reset(c);
-	/* The system call itself: libc's recvmmsg is a cancellation point,
-	 * two atomic operations around every empty poll of a spinning CQ. */
-	got = (int)syscall(SYS_recvmmsg, u->fd, c->msgs, want, MSG_DONTWAIT, NULL);
+	got = u->io->recvmmsg(c->io, u->fd, c->msgs, want);
 	/* The kernel writes back only the messages it filled; the one after
 	 * them is reset too, in case a failed receive touched it. */
 	c->used = got < 0 ? 1 : (unsigned)got + ((unsigned)got < want);
@@ -644,9 +674,9 @@ static int udp_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *a
 	while (n < max) {
 		unsigned want = max - n < c->batch ? max - n : c->batch, msgs;
 
-		n += rx_handle(other, rx, arg);
+		n += rx_handle_beside(other, rx, arg);
 		msgs = rx_batch(u, c, want);
-		n += rx_handle(other, rx, arg);
+		n += rx_handle_beside(other, rx, arg);
 		n += rx_handle(c, rx, arg);
 		if (msgs < want)
 			break;
@@ -670,10 +700,16 @@ static void udp_close(struct sib_link *l)
 {
 	struct udp_link *u = to_udp(l);
 
-	if (u->fd >= 0) {
+	if (u->fd >= 0)
 		udp_flush(l);
-		close(u->fd);
+	for (unsigned i = 0; i < 2; i++) {
+		if (u->tx[i].io)
+			u->io->close(u->tx[i].io);
+		if (u->rx[i].io)
+			u->io->close(u->rx[i].io);
 	}
+	if (u->fd >= 0)
+		close(u->fd);
 	free(u->tx_mem);
 	free(u->rx[0].mem);
 	free(u->rx[1].mem);
@@ -685,17 +721,53 @@ static void udp_close(struct sib_link *l)
 	free(u);
 }
 
-static const struct sib_link_ops udp_ops = {
-	.kind = "udp",
-	.tx_alloc = udp_tx_alloc,
-	.tx_commit = udp_tx_commit,
-	.tx_commit_split = udp_tx_commit_split,
-	.tx_abort = udp_tx_abort,
-	.flush = udp_flush,
-	.poll = udp_poll,
-	.wait_fd = udp_wait_fd,
-	.wait_arm = udp_wait_arm,
-	.close = udp_close,
+/* The same link whatever does its system calls; only the kind differs. */
+#define UDP_OPS(kind_)                                                                             \
+	{                                                                                          \
+		.kind = kind_, .tx_alloc = udp_tx_alloc, .tx_commit = udp_tx_commit,               \
+		.tx_commit_split = udp_tx_commit_split, .tx_abort = udp_tx_abort,                  \
+		.flush = udp_flush, .poll = udp_poll, .wait_fd = udp_wait_fd,                      \
+		.wait_arm = udp_wait_arm, .close = udp_close,                                      \
+	}
+static const struct sib_link_ops udp_ops = UDP_OPS("udp");
+static const struct sib_link_ops udp_uring_ops = UDP_OPS("udp-uring");
+
+/* ---------------------------------------------------------------- plain system calls */
+
+static int sys_sendmmsg(void *ctx, int fd, struct mmsghdr *m, unsigned n)
+{
+	(void)ctx;
+	return sendmmsg(fd, m, n, 0);
+}
+
+static int sys_recvmmsg(void *ctx, int fd, struct mmsghdr *m, unsigned n)
+{
+	(void)ctx;
+	/* The system call itself: libc's recvmmsg is a cancellation point,
+	 * two atomic operations around every empty poll of a spinning CQ. */
+	return (int)syscall(SYS_recvmmsg, fd, m, n, MSG_DONTWAIT, NULL);
+}
+
+static int sys_open(void **ctx, int fd, char *why, size_t why_len)
+{
+	(void)fd;
+	(void)why;
+	(void)why_len;
+	*ctx = NULL;
+	return 0;
+}
+
+static void sys_close(void *ctx)
+{
+	(void)ctx;
+}
+
+static const struct sib_udp_io sys_io = {
+	.what = "sockets",
+	.open = sys_open,
+	.close = sys_close,
+	.sendmmsg = sys_sendmmsg,
+	.recvmmsg = sys_recvmmsg,
 };
 
 /* ---------------------------------------------------------------- opening */
@@ -717,7 +789,8 @@ static void setup_rx(struct udp_rx *c)
 	rx_reset(c);
 }
 
-int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **out)
+int sib_link_udp_open_io(const char *addr, const char *netdev, const struct sib_udp_io *io,
+			 struct sib_link **out, char *why, size_t why_len)
 {
 	struct udp_link *u;
 	char s[SIB_ENDPOINT_STRLEN];
@@ -726,7 +799,8 @@ int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **ou
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	u->link.ops = &udp_ops;
+	u->link.ops = io == &sys_io ? &udp_ops : &udp_uring_ops;
+	u->io = io;
 	u->fd = -1;
 	pthread_mutex_init(&u->q_lock, NULL);
 	pthread_mutex_init(&u->tx[0].lock, NULL);
@@ -755,6 +829,16 @@ int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **ou
 		udp_close(&u->link);
 		return ret;
 	}
+	for (unsigned i = 0; i < 2; i++) {
+		int ret = io->open(&u->tx[i].io, u->fd, why, why_len);
+
+		if (!ret)
+			ret = io->open(&u->rx[i].io, u->fd, why, why_len);
+		if (ret) {
+			udp_close(&u->link);
+			return ret;
+		}
+	}
 	u->gso = true;
 	{
 		int one = 1;
@@ -765,8 +849,13 @@ int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **ou
 				 strerror(errno));
 	}
 	u->link.mtu = sib_link_port_mtu(&u->link.local, netdev);
-	sib_info("link: UDP %s (sockets), active MTU %u", sib_endpoint_str(&u->link.local, s),
+	sib_info("link: UDP %s (%s), active MTU %u", sib_endpoint_str(&u->link.local, s), io->what,
 		 u->link.mtu);
 	*out = &u->link;
 	return 0;
+}
+
+int sib_link_udp_open(const char *addr, const char *netdev, struct sib_link **out)
+{
+	return sib_link_udp_open_io(addr, netdev, &sys_io, out, NULL, 0);
 }

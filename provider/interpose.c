@@ -364,6 +364,42 @@ int softib_comp_channel_write_fd(const struct ibv_comp_channel *ch)
 	return softib_container_of(ch, struct softib_comp_channel, ch)->wr_fd;
 }
 
+/*
+ * A thread about to block for a completion event waits on softib's links
+ * meanwhile and handles what arrives itself (hca/progress.h, the wake-up
+ * rule): the packet that completes its work wakes it, and no other
+ * thread.  Then the library's own code reads the event as always.  A
+ * channel set O_NONBLOCK is read at once, as the caller asked.
+ */
+int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
+{
+	__typeof__(&ibv_get_cq_event) real = REAL(ibv_get_cq_event, "IBVERBS_1.1");
+	int fl;
+
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (softib_comp_channel_is_ours(channel) && (fl = fcntl(channel->fd, F_GETFL)) >= 0 &&
+	    !(fl & O_NONBLOCK)) {
+		int rc = sib_progress_wait(to_sctx(channel->context)->hca, channel->fd);
+		struct ibv_cq *own = softib_comp_channel_take_own(channel);
+
+		/* What the library's code does with a record it read; the
+		 * provider's cq_event has nothing to do (cq.c). */
+		if (own) {
+			*cq = own;
+			*cq_context = own->cq_context;
+			return 0;
+		}
+		if (rc == -EINTR) { /* as the read would have been */
+			errno = EINTR;
+			return -1;
+		}
+	}
+	return real(channel, cq, cq_context);
+}
+
 struct ibv_context *ibv_import_device(int cmd_fd)
 {
 	__typeof__(&ibv_import_device) real = REAL(ibv_import_device, "IBVERBS_1.10");

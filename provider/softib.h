@@ -102,6 +102,10 @@ SIB_OPS_AREAS(SIB_DECLARE_OPS)
 int softib_comp_channel_notify(struct ibv_comp_channel *ch, struct ibv_cq *cq);
 bool softib_comp_channel_is_ours(const struct ibv_comp_channel *ch);
 int softib_comp_channel_write_fd(const struct ibv_comp_channel *ch); /* -1 if not ours */
+/* The event a thread waiting in ibv_get_cq_event on ch made itself (its
+ * drain, hca/progress.h's wake-up rule), handed over without the pipe;
+ * NULL when none. */
+struct ibv_cq *softib_comp_channel_take_own(struct ibv_comp_channel *ch);
 
 /*
  * Async events: writes the 16-byte record ibv_get_async_event reads

@@ -777,7 +777,14 @@ ssize_t sib_ucma_write(int fd, const void *buf, size_t len)
 		errno = EBADF;
 		return -1;
 	}
-	acks_first(sib_ucma.hca);
+	/* GET_EVENT sends nothing, so it owes no ACKs, and it must not wait on
+	 * the data path: an event queued behind a drain the read waited for
+	 * would reach the program ahead of the completions that drain pushed
+	 * before it, after the program's poll of the CQ had found it empty
+	 * (libfabric's ofi_rxm then closed the connection over an unread
+	 * completion of fi_pingpong's final exchange, under load). */
+	if (hdr.cmd != RDMA_USER_CM_CMD_GET_EVENT)
+		acks_first(sib_ucma.hca);
 	sib_cm_lock(sib_ucma.cm);
 	c.file = file_of(fd);
 	if (!c.file)

@@ -186,6 +186,14 @@ static void print_counters(const char *text, unsigned p)
 		       "NAKs, %llu duplicates answered\n",
 		       "transport", K("retransmits"), K("timeouts"), K("tx_seq_naks"),
 		       K("tx_rnr_naks"), K("rx_duplicates"));
+	{
+		unsigned long long msgs = K("rx_requests"), th = K("wakes_thread"),
+				   wa = K("wakes_waiter"), ev = K("wakes_event");
+
+		printf("  %-15s %llu messages in, %llu thread wake-ups (progress thread %llu, "
+		       "application waiting for events %llu, events handed to it %llu)\n",
+		       "wake-ups", msgs, th + wa + ev, th, wa, ev);
+	}
 	if (K("drains_beside"))
 		printf("  %-15s %llu polling threads lost the CPU holding the link; the progress "
 		       "thread took their datagrams\n",

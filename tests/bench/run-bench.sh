@@ -12,6 +12,14 @@
 #   - UCX over softib0's rc_verbs (issue 19): ucp_put_bw 64 KiB and tag_lat
 #     8 B with UCX_TLS=rc_verbs,ud_verbs,self, each round right after the
 #     peer (UCX tcp) with the same pinning, as ratios to it;
+#   - the io_uring link against the socket link (issue 21 item 3):
+#     ib_write_bw 64 KiB and ib_send_lat 8 B with each SOFTIB_LINK, in
+#     rounds, and what one io_uring request costs against the system call
+#     it replaces (uring_cost.c); in the table the "link" column of the
+#     uring rows is the socket link's figure, or the system call's;
+#   - programs that wait on memory or on a completion channel (issue 21,
+#     bench_wait): qperf and ibv_rc_pingpong -e against a blocking UDP
+#     ping-pong, and the thread wake-ups per message;
 # then prints one table: each softib figure, its ratio to the link and to
 # the peer, and the targets of issues 6 and 19 with pass/miss.  Figures move from
 # run to run on a shared 2-core machine; the ratios of one run are what to
@@ -101,6 +109,9 @@ udp_limit_run() {
 		>"$TMP/udp$1.txt" 2>&1
 	R[link_bw$1]=$(sed -n 's/.*best_goodput_MBps=\([0-9.]*\).*/\1/p' "$TMP/udp$1.txt")
 	R[link_lat$1]=$(sed -n 's/.*half_rtt_median_us=\([0-9.]*\).*/\1/p' "$TMP/udp$1.txt")
+	R[link_pair$1]=$(sed -n 's/.*half_rtt_pair_us=\([0-9.]*\).*/\1/p' "$TMP/udp$1.txt")
+	[ "${R[link_pair$1]:-0}" = 0.00 ] && R[link_pair$1]=
+	return 0
 }
 
 # The emulated link's own limit (issue 6 item 1): raw UDP over loopback,
@@ -166,7 +177,7 @@ peer_run() {
 refs_round() {
 	local i=$1 k
 	if [ "$i" = 1 ]; then
-		for k in link_bw link_lat peer_bw peer_lat; do
+		for k in link_bw link_lat link_pair peer_bw peer_lat; do
 			R[${k}_r1]=${R[$k]:-}
 		done
 		return
@@ -196,7 +207,9 @@ pt_run() {
 	wait "$cli" 2>/dev/null
 	wait "$srv" 2>/dev/null
 	local line
-	line=$(awk '/#bytes/ { getline; print; exit }' "$TMP/pt-cli.txt")
+	# the first figures after the header (a header printed twice, or a
+	# warning after it, is not a figure)
+	line=$(awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ { print; exit }' "$TMP/pt-cli.txt")
 	if [ -z "$line" ]; then
 		printf '  %-28s FAILED:\n' "$name"
 		tail -3 "$TMP/pt-cli.txt" | sed 's/^/    /'
@@ -291,6 +304,7 @@ bench_softib() {
 	ratio_of write_bw_q8 write_bw
 	ratio_of send_lat link_lat
 	ratio_of send_lat peer_lat
+	ratio_of send_lat link_pair
 	pt_run read_bw bw ib_read_bw -s 65536 -D "$SECS"
 	pt_run send_bw bw ib_send_bw -s 4096 -D "$SECS"
 	pt_run send_bw_64 bw ib_send_bw -s 64 -D "$SECS"
@@ -332,21 +346,161 @@ bench_ucx() {
 	[ -n "${R[ucx_bw]:-}" ] && [ -n "${R[ucx_lat]:-}" ]
 }
 
-# The two UDP link backends (SOFTIB_LINK, man softib(7)) side by side; the
-# faster one here is the default.
+# The two UDP link backends (SOFTIB_LINK, man softib(7)) side by side
+# (issue 21 item 3): BENCH_REPEAT rounds, each measuring the socket link
+# and then the io_uring link, the first to go taking turns; the ratios are
+# the medians of the rounds' ratios.  The io_uring link is the default
+# when it holds both targets (link/link.c).
 bench_backends() {
 	section "softib: ib_write_bw and ib_send_lat per link backend (SOFTIB_LINK)"
 	command -v ib_write_bw >/dev/null && command -v ib_send_lat >/dev/null || {
 		echo "  skipped: perftest not installed (Debian package perftest; make deps)"
 		return 1
 	}
+	local i b order
+	for ((i = 1; i <= REPEAT; i++)); do
+		order="socket uring"
+		[ $((i % 2)) = 0 ] && order="uring socket"
+		for b in $order; do
+			SOFTIB_LINK=$b pt_run "write_bw_$b""_r$i" bw ib_write_bw -s 65536 -D "$SECS"
+			SOFTIB_LINK=$b pt_run "send_lat_$b""_r$i" lat ib_send_lat -s 8 -n "$ITERS"
+			if grep -q 'io_uring is unavailable' "$TMP/pt-cli.txt"; then
+				echo "  ($b: io_uring is unavailable here; those were the socket link)"
+				R[uring_missing]=1
+			fi
+		done
+	done
 	for b in socket uring; do
-		SOFTIB_LINK=$b pt_run "write_bw_$b" bw ib_write_bw -s 65536 -D "$SECS"
-		SOFTIB_LINK=$b pt_run "send_lat_$b" lat ib_send_lat -s 8 -n "$ITERS"
-		if grep -q 'io_uring is unavailable' "$TMP/pt-cli.txt"; then
-			echo "  ($b: io_uring is unavailable here; those were the socket link)"
+		median_of "write_bw_$b" MB/s
+		median_of "send_lat_$b" us
+	done
+	[ -n "${R[uring_missing]:-}" ] && return 0
+	ratio_of write_bw_uring write_bw_socket
+	ratio_of send_lat_uring send_lat_socket
+}
+
+# What one io_uring request costs against the system call it replaces
+# (uring_cost.c): why the io_uring link's ib_send_lat cannot come within
+# 1.05 x the socket link's, whose every hop is empty polls, one receive
+# and one send, each a system call there and a request here.
+bench_uring_cost() {
+	section "io_uring request against system call (thread CPU time, one datagram at a time)"
+	if [ ! -x "$B/bench/uring_cost" ]; then
+		echo "  skipped: $B/bench/uring_cost not built"
+		return 1
+	fi
+	"$B/bench/uring_cost" >"$TMP/uring_cost.txt" 2>&1
+	cat "$TMP/uring_cost.txt"
+	local k
+	for k in empty_poll_syscall empty_poll_uring echo_syscall echo_uring; do
+		R[$k]=$(sed -n "s/.*${k}_ns=\([0-9.]*\).*/\1/p" "$TMP/uring_cost.txt")
+	done
+}
+
+# Programs that wait on memory or on a completion channel (issue 21):
+# qperf's rc_rdma_write_poll_lat (the target spins on memory until the
+# WRITE lands) against its rc_rdma_write_lat (event mode) in the same
+# client run; qperf rc_lat (event mode, its default) and ibv_rc_pingpong
+# -e -s 8 against a blocking UDP ping-pong of the same shape (udp_limit
+# -L: a request and an ACK per hop, both ends in a blocking recv; qperf
+# reports half a round trip, ibv_rc_pingpong a whole one).  Each round
+# measures the reference right before; the ratios are the rounds' medians.
+# Then the thread wake-ups per message received (softib info --pid, two
+# samples a second apart in the middle of a long run) of an event-mode and
+# a polling ibv_rc_pingpong server; a blocking UDP receiver has one.
+
+# qperf's "latency = 14.2 us" (or ns, ms) -> microseconds
+qperf_us() {
+	awk -v t="$2:" '$1 == t { f = 1; next }
+		f && $1 == "latency" { v = $3; u = $4
+			if (u == "ns") v /= 1000; else if (u == "ms") v *= 1000; else if (u == "sec" || u == "s") v *= 1e6
+			print v; exit }' "$1"
+}
+
+# wakes_per_msg NAME ARGS...: ibv_rc_pingpong ARGS, server sampled
+wakes_per_msg() {
+	local name=$1 port=$((PORT++)) srv cli pid a b
+	shift
+	timeout 60 "$SOFTIB" run ibv_rc_pingpong -d softib0 "$@" -n 10000000 -p "$port" \
+		>"$TMP/wk-srv.txt" 2>&1 &
+	srv=$!
+	sleep 1
+	timeout 60 "$SOFTIB" run ibv_rc_pingpong -d softib0 "$@" -n 10000000 -p "$port" 127.0.0.1 \
+		>"$TMP/wk-cli.txt" 2>&1 &
+	cli=$!
+	sleep 2
+	pid=$(pgrep -P "$srv" | head -1)
+	a=$("$SOFTIB" info --pid "${pid:-$srv}" 2>/dev/null | grep 'wake-ups')
+	sleep 1
+	b=$("$SOFTIB" info --pid "${pid:-$srv}" 2>/dev/null | grep 'wake-ups')
+	kill "$cli" "$srv" 2>/dev/null
+	wait "$cli" "$srv" 2>/dev/null
+	# "  wake-ups  M messages in, W thread wake-ups (progress thread T, ... waiting for events A, ... to it E)"
+	if [ -z "$a" ] || [ -z "$b" ]; then
+		printf '  %-28s FAILED (no counters)\n' "$name"
+		return 1
+	fi
+	local ma wa mb wb
+	ma=$(echo "$a" | awk '{ print $2 }') wa=$(echo "$a" | awk '{ print $5 }')
+	mb=$(echo "$b" | awk '{ print $2 }') wb=$(echo "$b" | awk '{ print $5 }')
+	[ "$mb" -gt "$ma" ] || { printf '  %-28s FAILED (no messages)\n' "$name"; return 1; }
+	R[$name]=$(calc "($wb - $wa) / ($mb - $ma)")
+	printf '  %-28s %10.3f wake-ups per message (%d messages; at the end:%s)\n' "$name" \
+		"${R[$name]}" $((mb - ma)) "$(echo "$b" | sed 's/.*thread wake-ups//')"
+}
+
+bench_wait() {
+	section "softib: programs that wait on memory and on completion channels"
+	local t
+	for t in qperf ibv_rc_pingpong; do
+		if ! command -v $t >/dev/null; then
+			echo "  skipped: $t not installed (make deps)"
+			return 1
 		fi
 	done
+	[ -x "$B/bench/udp_limit" ] || { echo "  skipped: $B/bench/udp_limit not built"; return 1; }
+	local qport=$((PORT++)) qsrv i line qs=${BENCH_QPERF_SECONDS:-2}
+	timeout 600 "$SOFTIB" run qperf -lp "$qport" >"$TMP/qperf-srv.txt" 2>&1 &
+	qsrv=$!
+	sleep 1
+	for ((i = 1; i <= REPEAT; i++)); do
+		"$B/bench/udp_limit" -L -n "${UDP_LIMIT_ITERS:-20000}" >"$TMP/udpw.txt" 2>&1
+		R[ublock_r$i]=$(sed -n 's/.*half_rtt_blocking_us=\([0-9.]*\).*/\1/p' "$TMP/udpw.txt")
+		R[upblock_r$i]=$(sed -n 's/.*half_rtt_pair_blocking_us=\([0-9.]*\).*/\1/p' "$TMP/udpw.txt")
+		[ "${R[upblock_r$i]:-0}" = 0.00 ] && R[upblock_r$i]=
+		[ -n "${R[upblock_r$i]:-}" ] && R[upblock2_r$i]=$(calc "2 * ${R[upblock_r$i]}")
+		timeout 120 "$SOFTIB" run qperf -lp "$qport" -t "$qs" 127.0.0.1 rc_rdma_write_lat \
+			rc_rdma_write_poll_lat rc_lat >"$TMP/qperf.txt" 2>&1
+		R[q_wlat_r$i]=$(qperf_us "$TMP/qperf.txt" rc_rdma_write_lat)
+		R[q_wpoll_r$i]=$(qperf_us "$TMP/qperf.txt" rc_rdma_write_poll_lat)
+		R[q_rclat_r$i]=$(qperf_us "$TMP/qperf.txt" rc_lat)
+		local port=$((PORT++))
+		timeout 90 "$SOFTIB" run ibv_rc_pingpong -d softib0 -e -s 8 -n "$ITERS" -p "$port" \
+			>"$TMP/ppe-srv.txt" 2>&1 &
+		local srv=$!
+		sleep 1
+		timeout 90 "$SOFTIB" run ibv_rc_pingpong -d softib0 -e -s 8 -n "$ITERS" -p "$port" \
+			127.0.0.1 >"$TMP/ppe-cli.txt" 2>&1
+		wait "$srv" 2>/dev/null
+		R[pp_e_r$i]=$(awk '/usec\/iter/ { print $(NF-1) }' "$TMP/ppe-cli.txt")
+		printf '  round %d: UDP blocking half RTT %s us (req+ACK %s us); qperf rc_rdma_write_lat %s us, rc_rdma_write_poll_lat %s us, rc_lat %s us; ibv_rc_pingpong -e %s us per round trip\n' \
+			"$i" "${R[ublock_r$i]:-?}" "${R[upblock_r$i]:-?}" "${R[q_wlat_r$i]:-?}" \
+			"${R[q_wpoll_r$i]:-?}" "${R[q_rclat_r$i]:-?}" "${R[pp_e_r$i]:-?}"
+	done
+	kill "$qsrv" 2>/dev/null
+	wait "$qsrv" 2>/dev/null
+	median_of upblock us
+	median_of ublock us
+	median_of q_wlat us
+	median_of q_wpoll us
+	median_of q_rclat us
+	median_of pp_e us
+	ratio_of q_wpoll q_wlat
+	ratio_of q_rclat upblock
+	ratio_of pp_e upblock2
+	wakes_per_msg wakes_event -e -s 8
+	wakes_per_msg wakes_poll -s 8
+	return 0
 }
 
 # An idle softib process: device open, two RC QPs connected, no traffic.
@@ -444,6 +598,12 @@ table() {
 	local ub=${R[ucx_bw]:-} ul=${R[ucx_lat]:-} v6= v7=
 	local upb upl xub=${R[ucx_bw_x_peer_bw_u]:-} xul=${R[ucx_lat_x_peer_lat_u]:-}
 	upb=$(rounds_median peer_bw_u) upl=$(rounds_median peer_lat_u)
+	# the io_uring link against the socket link (issue 21 item 3); "link"
+	# is the socket link's figure there
+	local xwu=${R[write_bw_uring_x_write_bw_socket]:-} xsu=${R[send_lat_uring_x_send_lat_socket]:-}
+	local v8= v9=
+	[ -n "$xwu" ] && v8=$(verdict "$xwu >= 0.95")
+	[ -n "$xsu" ] && v9=$(verdict "$xsu <= 1.05")
 	[ -n "$xub" ] && v6=$(verdict "$xub >= 1.5")
 	[ -n "$xul" ] && v7=$(verdict "$xul <= 1")
 	# without rounds (BENCH_QUICK): the single ratios
@@ -459,7 +619,7 @@ table() {
 
 	section "Summary (MB/s = 10^6 B/s; us = median; ratio = softib / reference)"
 	printf '%-26s %10s %-5s %8s %8s %8s %8s  %-22s %s\n' "figure" "softib" "unit" "link" \
-		"x link" "peer" "x peer" "target (issue 6, 19)" "result"
+		"x link" "peer" "x peer" "target (issue 6,19,21)" "result"
 	row "link: raw UDP goodput" "$lb" "MB/s" - - 1 "" ""
 	row "link: UDP GSO to GRO" "${R[link_gro]:-}" "MB/s" - - 1 "" ""
 	row "link: UDP half RTT, $lv" "$ll" "us" - - 0 "" ""
@@ -475,18 +635,40 @@ table() {
 	row "ib_send_bw 64 B (Mpps)" "${R[send_bw_64_rate]:-}" "Mpps" - - 1 "" ""
 	row "ib_send_lat 8 B (vs $lv)" "$sl" "us" "$rll" "$rpl" 0 "<=1.25 link, <=1 peer" "$v2" \
 		"$xsl" "$xsp"
-	row "ib_send_lat 8 B vs req+ACK" "$sl" "us" "${R[link_pair]:-}" "$rpl" 0 "" ""
+	local xsa=${R[send_lat_x_link_pair]:-} v8=
+	[ -n "$xsa" ] && v8=$(verdict "$xsa <= 1.25")
+	row "ib_send_lat 8 B vs req+ACK" "$sl" "us" "$(rounds_median link_pair)" "$rpl" 0 \
+		"<=1.25 req+ACK (21)" "$v8" "$xsa"
 	row "engine hop, no kernel" "${R[engine_hop]:-}" "us" - - 0 "" ""
 	row "engine hop, UDP, 1 thread" "${R[engine_hop_udp]:-}" "us" - - 0 "" ""
 	row "ib_write_lat 8 B" "${R[write_lat]:-}" "us" "$ll" "$pl" 0 "" ""
 	row "ib_read_lat 8 B" "${R[read_lat]:-}" "us" "$ll" "$pl" 0 "" ""
 	row "ib_atomic_lat" "${R[atomic_lat]:-}" "us" "$ll" "$pl" 0 "" ""
-	for b in socket uring; do
-		row "ib_write_bw 64 KiB, $b" "${R[write_bw_$b]:-}" "MB/s" "$lb" "$pb" 1 "" ""
-		row "ib_send_lat 8 B, $b" "${R[send_lat_$b]:-}" "us" "$ll" "$pl" 0 "" ""
-	done
+	row "ib_write_bw 64K, socket" "${R[write_bw_socket]:-}" "MB/s" "$rlb" "$rpb" 1 "" ""
+	row "ib_write_bw 64K, uring" "${R[write_bw_uring]:-}" "MB/s" "${R[write_bw_socket]:-}" - 1 \
+		">=0.95 socket (21)" "$v8" "$xwu"
+	row "ib_send_lat 8 B, socket" "${R[send_lat_socket]:-}" "us" "$rll" "$rpl" 0 "" ""
+	row "ib_send_lat 8 B, uring" "${R[send_lat_uring]:-}" "us" "${R[send_lat_socket]:-}" - 0 \
+		"<=1.05 socket (21)" "$v9" "$xsu"
+	row "empty poll, io_uring" "${R[empty_poll_uring]:-}" "ns" "${R[empty_poll_syscall]:-}" - 0 \
+		"" ""
+	row "64 B out and in, io_uring" "${R[echo_uring]:-}" "ns" "${R[echo_syscall]:-}" - 0 "" ""
 	row "UCX rc_verbs put_bw 64K" "$ub" "MB/s" - "$upb" 1 ">=1.5 UCX tcp (19)" "$v6" "" "$xub"
 	row "UCX rc_verbs tag_lat 8" "$ul" "us" - "$upl" 0 "<=1 UCX tcp (19)" "$v7" "" "$xul"
+	# issue 21: waiting on memory and on completion channels ("link" is
+	# the reference named in each label)
+	local xwp=${R[q_wpoll_x_q_wlat]:-} xrc=${R[q_rclat_x_upblock]:-} xpe=${R[pp_e_x_upblock2]:-}
+	row "qperf rc_rdma_write_lat" "${R[q_wlat]:-}" "us" - - 0 "" ""
+	row "write_poll_lat vs ^" "${R[q_wpoll]:-}" "us" "${R[q_wlat]:-}" - 0 "<=1.5 write_lat (21)" \
+		"$([ -n "$xwp" ] && verdict "$xwp <= 1.5")" "$xwp"
+	row "UDP blocking half RTT" "${R[ublock]:-}" "us" - - 0 "" ""
+	row "UDP blocking req+ACK" "${R[upblock]:-}" "us" - - 0 "" ""
+	row "qperf rc_lat (events)" "${R[q_rclat]:-}" "us" "${R[upblock]:-}" - 0 "<=1 UDP blocking (21)" \
+		"$([ -n "$xrc" ] && verdict "$xrc <= 1")" "$xrc"
+	row "rc_pingpong -e RTT" "${R[pp_e]:-}" "us" "$([ -n "${R[upblock]:-}" ] && calc "2 * ${R[upblock]}")" \
+		- 0 "<=1 UDP blocking (21)" "$([ -n "$xpe" ] && verdict "$xpe <= 1")" "$xpe"
+	row "wake-ups/msg, events" "${R[wakes_event]:-}" "" 1 - 0 "" ""
+	row "wake-ups/msg, polling" "${R[wakes_poll]:-}" "" - - 0 "" ""
 	row "idle process CPU" "${R[idle_cpu]:-}" "cores" - - 0 "< 0.01 core" "$v4"
 	row "ib_write_bw passive CPU" "${R[passive_cpu]:-}" "cores" - - 0 "<= 1 core" "$v5"
 	row "CRC ICRC+VCRC" "${R[crc]:-}" "GB/s" - - 1 ">= 4 GB/s" \
@@ -494,7 +676,7 @@ table() {
 }
 
 SECTIONS=(bench_crc bench_engine bench_udp_limit bench_peer bench_softib bench_ucx bench_backends
-	bench_idle)
+	bench_uring_cost bench_wait bench_idle)
 # BENCH_SECTIONS="bench_softib ..." runs a subset (while working on one figure)
 [ -n "${BENCH_SECTIONS:-}" ] && read -r -a SECTIONS <<<"$BENCH_SECTIONS"
 

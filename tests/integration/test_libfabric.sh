@@ -13,7 +13,9 @@
 #    has every size with as many completions as sends.
 #  - the same over verbs;ofi_rxm (-e rdm) and the verbs MSG endpoint, which
 #    connect through the RDMA CM, and over the verbs DGRAM endpoint (UD),
-#    whose sizes stop at one MTU.
+#    whose sizes stop at one MTU.  An ofi_rxm run whose every size passed
+#    but whose final exchange ofi_rxm's own shutdown race lost (see
+#    pingpong_once) runs once more, and fails if that happens again.
 . "$(dirname "$0")/lib.sh"
 
 sib_init libfabric
@@ -53,11 +55,13 @@ else
 	failed+=(fi_info:probes)
 fi
 
-# pingpong ID SIZES ARGS...: fi_pingpong server and client with ARGS; the
-# client's table must have a row for each of SIZES.
-pingpong()
+# pingpong_once ID SIZES ARGS...: fi_pingpong server and client with ARGS;
+# the client's table must have a row for each of SIZES.  Returns 0 (ok),
+# 1 (failed, recorded) or 2: every size passed and only fi_pingpong's
+# final exchange was lost to ofi_rxm's shutdown race (below).
+pingpong_once()
 {
-	local id=$1 want=$2 port s c rows size
+	local id=$1 want=$2 port s c rows i
 
 	shift 2
 	port=$(sib_free_port tcp) || return 1
@@ -67,33 +71,66 @@ pingpong()
 	if ! sib_wait_listen "$s" "$port"; then
 		sib_show "$s"
 		failed+=("$id")
-		return
+		return 1
 	fi
 	sib_run "$c" "$LIMIT" "${SIB_LINEBUF[@]}" "$SOFTIB" run -- fi_pingpong "$@" -I "$ITERS" \
 		-c -P "$port" 127.0.0.1
 	[ "${SIB_RC[$c]}" -eq 0 ] || kill "${SIB_PID[$s]:-}" 2>/dev/null
+	# A server still waiting for the final exchange long after its client
+	# left is not going to get it (the race below): not a hang to wait out.
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "${SIB_PID[$s]:-}" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "${SIB_PID[$s]:-}" 2>/dev/null
 	sib_wait "$s"
+	# bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
+	rows=$(awk -v n="$ITERS" '$2 == n && $3 == "=" n { printf "%s ", $1 }' "$(sib_out "$c")")
 	if [ "${SIB_RC[$s]}" -ne 0 ] || [ "${SIB_RC[$c]}" -ne 0 ]; then
+		# libfabric 1.17's ofi_rxm closes a connection as soon as it
+		# reads the peer's DISCONNECTED, and it reads its CM events
+		# after a CQ poll that found nothing: a process that loses the
+		# CPU between the two finds the last completions gone with the
+		# QP (fi_pingpong's "fin" exchange, after every size passed).
+		# Real HCAs see it too (libfabric PR 5228); it is retried once.
+		if [ "$rows" = "$want " ] && [[ "$id" == rxm.* ]] &&
+			{ [ "${SIB_RC[$c]}" -eq 0 ] ||
+				grep -q 'cq_readerr: Work Request Flushed Error' "$(sib_out "$c")"; }; then
+			echo "note: $id: every size passed; the final exchange was lost to ofi_rxm's" \
+				"shutdown race (server $(sib_status_text "${SIB_RC[$s]}")," \
+				"client $(sib_status_text "${SIB_RC[$c]}")): once more"
+			return 2
+		fi
 		echo "FAIL: $id: server $(sib_status_text "${SIB_RC[$s]}"), client $(sib_status_text "${SIB_RC[$c]}")"
 		sib_show "$s" "$c"
 		failed+=("$id")
-		return
+		return 1
 	fi
-	# bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
-	rows=$(awk -v n="$ITERS" '$2 == n && $3 == "=" n { printf "%s ", $1 }' "$(sib_out "$c")")
 	if [ "$rows" != "$want " ]; then
 		echo "FAIL: $id: rows with $ITERS sends and $ITERS completions for sizes '$rows'," \
 			"expected '$want '"
 		sib_show "$c"
 		failed+=("$id")
-		return
+		return 1
 	fi
 	if grep -h '^softib: ' "$(sib_out "$s")" "$(sib_out "$c")"; then
 		echo "FAIL: $id: softib complained (above)"
 		failed+=("$id")
-		return
+		return 1
 	fi
 	echo "ok: $id: $(awk -v s="${want##* }" '$1 == s' "$(sib_out "$c")" | sed -E 's/ +/ /g')"
+}
+
+# pingpong ID SIZES ARGS...: pingpong_once, and once more after the race.
+pingpong()
+{
+	pingpong_once "$@"
+	[ $? -eq 2 ] || return
+	pingpong_once "$@"
+	if [ $? -eq 2 ]; then
+		echo "FAIL: $1: the final exchange was lost again"
+		failed+=("$1")
+	fi
 }
 
 ALL="64 256 1k 4k 64k 1m"

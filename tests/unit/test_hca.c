@@ -3,7 +3,8 @@
  * lifetime and port events; the polling lease of hca/progress, the ACKs
  * its thread holds for a posting application, what an application's
  * drain leaves for the thread, and the drain rule (the thread drains
- * beside an application drain that lost the CPU); the counters socket
+ * beside an application drain that lost the CPU), the wake-up rule (a
+ * thread waiting for completion events takes its datagrams); the counters socket
  * (hca/stats_channel). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -682,6 +684,90 @@ static void what_a_drain_leaves_owed_leaves_without_another_call(void **state)
 		skip(); /* the thread never slept untimed with an ACK left owed */
 }
 
+/* An application thread blocked for a completion event (the wake-up rule,
+ * progress.h): sib_progress_wait on a pipe, as ibv_get_cq_event does. */
+struct waiter {
+	struct sib_hca *h;
+	int fd;
+	int rc;
+};
+
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->rc = sib_progress_wait(w->h, w->fd);
+	return NULL;
+}
+
+/* Until the waiter is inside its wait (and a moment more, to sleep). */
+static void waiter_inside(struct sib_hca *h)
+{
+	for (int i = 0; i < 10000 && !__atomic_load_n(&h->progress.waiters, __ATOMIC_SEQ_CST); i++)
+		usleep(100);
+	assert_int_equal(__atomic_load_n(&h->progress.waiters, __ATOMIC_SEQ_CST), 1);
+	usleep(2000);
+}
+
+/*
+ * progress.h, the wake-up rule: while an application thread waits for an
+ * event, the datagrams wake it and it handles them itself (its wake-ups
+ * are counted, and shown by softib info), and the ACK it owes for a SEND
+ * leaves by the hold's bound although it posts nothing; it returns once
+ * its fd is readable, and leaves a lease in which the thread stays off
+ * the links.
+ */
+static void a_thread_waiting_for_events_takes_its_datagrams(void **state)
+{
+	struct sib_hca *h = sib_hca_get();
+	struct sib_port_stats st;
+	struct waiter w = { .h = h, .rc = 1 };
+	struct hca_qp a, b;
+	struct sib_cqe c;
+	pthread_t t;
+	uint64_t before;
+	int p[2];
+
+	(void)state;
+	assert_non_null(h);
+	assert_int_equal(pipe(p), 0);
+	w.fd = p[0];
+	hca_qp_new(h, 0x55, &a);
+	hca_qp_new(h, 0x55, &b);
+	hca_qp_connect(h, &a, &b);
+	hca_qp_connect(h, &b, &a);
+	before = __atomic_load_n(&h->progress.wakes_waiter, __ATOMIC_RELAXED);
+	assert_int_equal(pthread_create(&t, NULL, waiter_main, &w), 0);
+	waiter_inside(h);
+	for (int round = 0; round < 5; round++) {
+		hca_qp_recv(&b);
+		hca_qp_send(h, &a);
+		assert_true(cqe_within(b.rcq, &c, 10000));
+		assert_int_equal(c.status, SIB_WC_SUCCESS);
+		/* No post from b: its ACK leaves by the bound all the same. */
+		assert_true(cqe_within(a.scq, &c, 10000));
+		assert_int_equal(c.status, SIB_WC_SUCCESS);
+	}
+	assert_true(__atomic_load_n(&h->progress.wakes_waiter, __ATOMIC_RELAXED) > before);
+	assert_true(__atomic_load_n(&h->progress.rx_requests, __ATOMIC_RELAXED) >= 5);
+	assert_int_equal(sib_hca_port_stats(h, 1, &st), 0);
+	assert_true(st.wakes_waiter > before);
+	/* The event comes: the wait is over. */
+	assert_int_equal(write(p[1], "e", 1), 1);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(w.rc, 0);
+	assert_int_equal(__atomic_load_n(&h->progress.waiters, __ATOMIC_SEQ_CST), 0);
+	assert_true(__atomic_load_n(&h->progress.wait_lease_ns, __ATOMIC_RELAXED) > 0);
+	/* Not this thread's event: it is written, not handed over. */
+	assert_false(sib_progress_event_for_waiter(h, p[0]));
+	close(p[0]);
+	close(p[1]);
+	sib_progress_drain_end(h);
+	hca_qp_free(h, &a);
+	hca_qp_free(h, &b);
+	sib_hca_put(h);
+}
+
 /* Another process reads this one's counters as text through its socket,
  * in softib's directory, only this user's; the socket leaves with the
  * HCA. */
@@ -741,6 +827,7 @@ int main(void)
 		cmocka_unit_test_teardown(thread_leaves_the_links_to_a_drainer_within_its_bound,
 					  drain_teardown),
 		cmocka_unit_test(what_a_drain_leaves_owed_leaves_without_another_call),
+		cmocka_unit_test(a_thread_waiting_for_events_takes_its_datagrams),
 		cmocka_unit_test(counters_are_read_through_the_process_socket),
 	};
 	char dir[] = "/tmp/softib-test-hca.XXXXXX";
