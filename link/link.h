@@ -75,8 +75,11 @@
  *     poller handles the rest of any batch another poller took off the
  *     socket before it takes more itself, and each datagram is applied by
  *     one thread only, the one whose sib_link_rx_claim() (below) wins it
- *     (the socket link; the in-memory and io_uring links keep no order
- *     between two pollers);
+ *     (the UDP link, with sockets or io_uring; the in-memory link keeps
+ *     no order between two pollers).  A poller that has claimed a
+ *     datagram of another's batch may still read it after the claim, so
+ *     that batch's owner takes nothing more into those buffers until it
+ *     is done (udp.c, the reader count);
  *   - wait_fd, wait_arm, counters and the fields of struct sib_link may be
  *     used from any thread;
  *   - sib_link_close only once nothing else uses the link.

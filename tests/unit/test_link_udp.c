@@ -982,6 +982,100 @@ static void a_poll_beside_a_stuck_poller_takes_over_its_batch_in_order(void **st
 	assert_int_equal(pk.won, 0);
 }
 
+/* A poller beside that claims the first datagram it meets and then loses
+ * the CPU while it still reads it (parked after the claim); what it meets
+ * once back goes to g. */
+struct holder {
+	struct parked pk;
+	const uint8_t *pkt; /* the datagram it holds */
+	unsigned *seen;	    /* the datagrams after it, by seq (a bit each) */
+};
+
+/* Records a datagram's seq in the mask at arg, once claimed. */
+static void mask_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
+{
+	uint32_t seq;
+
+	(void)from;
+	if (len < 4 || !sib_link_rx_claim())
+		return;
+	memcpy(&seq, pkt, 4);
+	if (seq < 32)
+		__atomic_or_fetch((unsigned *)arg, 1u << seq, __ATOMIC_RELAXED);
+}
+
+static void claim_park_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
+{
+	struct holder *h = arg;
+
+	if (h->pkt) {
+		mask_rx(h->seen, pkt, len, from);
+		return;
+	}
+	if (!sib_link_rx_claim())
+		return;
+	h->pkt = pkt;
+	park(&h->pk);
+}
+
+static void *holding_poller(void *arg)
+{
+	struct holder *h = arg;
+
+	for (unsigned i = 0; i < 10000 && !__atomic_load_n(&h->pk.release, __ATOMIC_RELAXED); i++)
+		if (sib_link_poll(h->pk.link, 8, claim_park_rx, h) <= 0)
+			usleep(1000);
+	return NULL;
+}
+
+/*
+ * A poller beside a stuck one claims a datagram of the stuck one's batch
+ * and loses the CPU while it still reads it.  The batch's owner, back on
+ * the CPU, finishes its batch and polls again with more datagrams waiting:
+ * it must not take them into the buffers the other thread still reads.
+ * Before the reader count, the second batch overwrote the first datagram
+ * under the holder (a WRITE's payload copied from a buffer being reused).
+ */
+static void a_batch_is_not_overwritten_while_a_poller_beside_still_reads_it(void **state)
+{
+	struct pair *p = *state;
+	struct parked pk;
+	unsigned seen = 0;
+	struct holder h = { .seen = &seen };
+	pthread_t t1, t2;
+	uint32_t seq = 99;
+	int got;
+
+	parked_init(&pk, p->b);
+	parked_init(&h.pk, p->b);
+	for (uint32_t i = 0; i < 2; i++)
+		send_one(p->a, i, &p->b->local);
+	sib_link_flush(p->a);
+	usleep(20000); /* both in the owner's first batch, where the link takes them so */
+	assert_int_equal(pthread_create(&t1, NULL, parked_poller, &pk), 0);
+	assert_true(parked_wait(&pk, &pk.inside)); /* owner stuck before claiming 0 */
+	assert_int_equal(pthread_create(&t2, NULL, holding_poller, &h), 0);
+	assert_true(parked_wait(&h.pk, &h.pk.inside)); /* the other holds 0 */
+	parked_release(&pk);
+	pthread_join(t1, NULL); /* the owner applied the rest of its batch and left */
+	if (pk.won)
+		seen |= 1u << 1;
+	for (uint32_t i = 2; i < 4; i++)
+		send_one(p->a, i, &p->b->local);
+	sib_link_flush(p->a);
+	usleep(20000);
+	got = sib_link_poll(p->b, 8, mask_rx, &seen); /* the owner's context again */
+	memcpy(&seq, h.pkt, 4);
+	parked_release(&h.pk);
+	pthread_join(t2, NULL);
+	assert_int_equal(seq, 0); /* still the datagram it claimed */
+	assert_int_equal(got, 0);
+	for (unsigned sleeps = 0; seen != 0xe && sleeps < 200; sleeps++)
+		if (sib_link_poll(p->b, 8, mask_rx, &seen) <= 0)
+			usleep(10000);
+	assert_int_equal(seen, 0xe); /* 1, 2 and 3: nothing lost */
+}
+
 static struct parked *release_parks; /* the hold whose release parks */
 
 static void parking_release(void *ctx)
@@ -1080,7 +1174,7 @@ static void a_flush_does_not_wait_for_a_sender_that_lost_the_cpu(void **state)
 	assert_int_equal(seen[1], 1);
 }
 
-#define NTESTS 19
+#define NTESTS 20
 
 int main(void)
 {
@@ -1122,6 +1216,9 @@ int main(void)
 						pair_setup, pair_teardown),
 		cmocka_unit_test_setup_teardown(a_flush_does_not_wait_for_a_sender_that_lost_the_cpu,
 						pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(
+			a_batch_is_not_overwritten_while_a_poller_beside_still_reads_it, pair_setup,
+			pair_teardown),
 	};
 	const struct CMUnitTest common[] = {
 		cmocka_unit_test(without_io_uring_softib_link_uring_falls_back_to_sockets),
