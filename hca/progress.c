@@ -44,7 +44,7 @@ static bool progress_rx(struct sib_hca *hca, unsigned port_num, const uint8_t *b
 	sib_rx_data_fn rx_data;
 
 	if (err != IB_PKT_OK) {
-		if (link)
+		if (link && sib_link_rx_claim())
 			sib_link_count_pkt_err(link, err);
 		return false;
 	}
@@ -52,6 +52,10 @@ static bool progress_rx(struct sib_hca *hca, unsigned port_num, const uint8_t *b
 		struct sib_mad_addr a;
 		const uint8_t *mad = sib_mgmt_parse(&pkt, &a);
 
+		/* A MAD is handled once (link.h, the order rule); a data packet
+		 * is claimed under its QP's lock (transport/recv.c). */
+		if (!sib_link_rx_claim())
+			return false;
 		if (!mad) {
 			sib_link_count(&hca->progress.rx_mad_malformed, 1);
 			return false;

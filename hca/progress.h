@@ -149,10 +149,12 @@ void sib_progress_drain_end(struct sib_hca *hca);
  * sleep: the peer's requests and ACKs waited unread in the socket until
  * its retry_cnt ran out (RETRY_EXC_ERR on a clean connection).  Beside
  * such a drainer the thread polls with buffers of its own (link.h) and
- * sends everything at once, as a pass without an application does; the
- * drainer's own batch is handled when it runs again, after the thread's
- * (a reorder the transport recovers from).  New drains stay out while the
- * thread is beside (sib_progress_drain).
+ * sends everything at once, as a pass without an application does.  What
+ * the drainer had taken off the socket and not handled yet, the thread
+ * handles first, in order (link.h, the order rule): handled after the
+ * thread's, it reached UC out of order, and UC, which never retransmits,
+ * lost those messages.  New drains stay out while the thread is beside
+ * (sib_progress_drain).
  */
 /* A packet other than a plain ACK that the thread finds waiting when the
  * application has not drained for this long means it waits on something

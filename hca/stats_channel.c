@@ -63,7 +63,7 @@ static const char *state_name(enum sib_port_state s)
 #define ENGINE_COUNTERS(X)                                                                         \
 	X(rx_no_qp) X(rx_bad_transport) X(rx_bad_state) X(P_KeyViolations) X(Q_KeyViolations)    \
 	X(rx_bad_source) X(rx_wrong_endpoint) X(rx_unknown_source) X(rx_ud_no_wqe)                 \
-	X(rx_bad_mcast) X(tx_mcast) X(rx_mcast) X(rx_uc_dropped) X(rx_duplicates) X(tx_seq_naks) X(tx_rnr_naks) X(retransmits) X(timeouts)
+	X(rx_bad_mcast) X(tx_mcast) X(rx_mcast) X(rx_uc_dropped) X(tx_ud_no_path) X(rx_duplicates) X(tx_seq_naks) X(tx_rnr_naks) X(retransmits) X(timeouts)
 
 size_t sib_hca_stats_text(struct sib_hca *hca, char *buf, size_t len)
 {

@@ -70,11 +70,16 @@
  *     under it and may send (an ACK, a read response) but must not poll
  *     the same link.  A second thread that polls meanwhile does not wait
  *     for the first, which may have lost the CPU in the middle of its
- *     poll: it takes datagrams beside it, with buffers of its own.  A
- *     datagram then goes to one of the two, so their order between the
- *     two is not kept; callers that need order poll one at a time
- *     (hca/progress.h: the progress thread polls beside only a drainer
- *     that has held the links past its bound);
+ *     poll: it takes datagrams beside it, with buffers of its own.  The
+ *     order rule keeps datagrams in the order they left the socket: a
+ *     poller handles the rest of any batch another poller took off the
+ *     socket before it takes more itself, and each datagram is applied by
+ *     one thread only, the one whose sib_link_rx_claim() (below) wins it
+ *     (the UDP link, with sockets or io_uring; the in-memory link keeps
+ *     no order between two pollers).  A poller that has claimed a
+ *     datagram of another's batch may still read it after the claim, so
+ *     that batch's owner takes nothing more into those buffers until it
+ *     is done (udp.c, the reader count);
  *   - wait_fd, wait_arm, counters and the fields of struct sib_link may be
  *     used from any thread;
  *   - sib_link_close only once nothing else uses the link.
@@ -333,6 +338,34 @@ int sib_link_send(struct sib_link *l, const void *pkt, size_t len, const struct 
  */
 void sib_link_counters_get(const struct sib_link *l, struct sib_link_counters *out);
 void sib_link_count_pkt_err(struct sib_link *l, enum ib_pkt_err err);
+
+/*
+ * The order rule (Locking, above).  A poller that finds a batch another
+ * poller took off the socket and has not handled (that thread lost the CPU
+ * in the middle of it) handles the rest of it, in order, before it reads
+ * the socket itself; so two threads may run rx() on the same datagram.
+ * rx() calls sib_link_rx_claim() where the datagram's effect begins, under
+ * the lock that orders it against the next datagram of the same flow (a
+ * data packet: its QP's lock): true, the datagram is this thread's to
+ * apply; false, another thread has claimed it, and rx() leaves it alone.
+ * A datagram is claimed only once its predecessors are, so what one QP
+ * receives keeps the socket's order (UC, which never retransmits, loses a
+ * message to any reorder).  Outside a poll, and on links that keep no
+ * order, it returns true.  A datagram rx() did not claim is claimed when
+ * rx() returns.
+ */
+bool sib_link_rx_claim(void);
+/* For link back ends: the datagram this thread's rx() is about to handle is
+ * the one at *pos == at, and claiming it moves *pos to next.  Saves the
+ * previous one in *save (rx() of one link may run inside another's). */
+struct sib_link_rx_cur {
+	uint64_t *pos;
+	uint64_t at, next;
+	int state;
+};
+void sib_link_rx_begin(struct sib_link_rx_cur *save, uint64_t *pos, uint64_t at, uint64_t next);
+/* Claims it if rx() did not; restores *save.  True when this thread won it. */
+bool sib_link_rx_end(const struct sib_link_rx_cur *save);
 
 /* For implementations. */
 static inline void sib_link_count(uint64_t *c, uint64_t n)

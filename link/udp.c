@@ -14,7 +14,9 @@
  *   - two receive contexts, each with its own buffers and lock: a poll
  *     that finds the first one taken (its poller lost the CPU in the
  *     middle of a poll: hca/progress.h, the drain rule) uses the second
- *     rather than wait for that thread to be scheduled again.
+ *     rather than wait for that thread to be scheduled again; it first
+ *     handles the rest of the batch that poller took off the socket, so
+ *     that datagrams keep the socket's order (link.h, the order rule).
  * io_uring (the first version) ran receive work on the thread that armed
  * the receive, so only that thread could take datagrams and every burst
  * woke it; plain recvmmsg lets a thread polling an empty CQ drain the link
@@ -125,6 +127,19 @@ struct udp_link {
 		struct sockaddr_storage names[RX_BATCH];
 		union rx_ctrl ctrl[RX_BATCH];
 		unsigned used; /* messages the kernel may have written since the last reset */
+		/* The batch taken off the socket, published for every poller
+		 * (the order rule, link.h): each message's length (0: dropped)
+		 * and datagram size, and pos, the next datagram to claim. */
+		struct rx_msg {
+			uint32_t len, seg;
+			struct sib_endpoint from;
+		} meta[RX_BATCH];
+		uint64_t gen; /* the owner's: batches taken so far */
+		uint64_t pos; /* POS_*: read and claimed by any poller */
+		/* Pollers of the other context inside this one's batch: while
+		 * any is, the owner leaves the buffers alone (rx_batch), since a
+		 * datagram one of them has claimed may still be in use. */
+		unsigned readers;
 		void *io;
 	} rx[2];
 	bool rx_err_logged;
@@ -488,38 +503,100 @@ static unsigned rx_cmsgs(struct udp_link *u, struct msghdr *mh)
 	return seg;
 }
 
-/* One received datagram: to rx, unless the link drops it (counted). */
-static unsigned rx_message(struct udp_link *u, struct udp_rx *c, unsigned k, sib_link_rx_fn rx,
-			   void *arg)
+/*
+ * A receive context's position: the batch (gen, which changes with every
+ * batch, so that a claim on an older one fails), its number of messages,
+ * and the next datagram to claim (message k, byte offset off).
+ */
+static uint64_t pos_make(uint64_t gen, unsigned n, unsigned k, unsigned off)
+{
+	return gen << 28 | (uint64_t)n << 22 | (uint64_t)k << 16 | off;
+}
+#define POS_GEN(p) ((p) >> 28)
+#define POS_N(p) ((unsigned)((p) >> 22) & 63u)
+#define POS_K(p) ((unsigned)((p) >> 16) & 63u)
+#define POS_OFF(p) ((unsigned)(p) & 0xffffu)
+
+/* One received message, before anyone handles it: its length and datagram
+ * size in meta[k] (length 0: the link drops it, counted). */
+static void rx_message(struct udp_link *u, struct udp_rx *c, unsigned k)
 {
 	struct msghdr *mh = &c->msgs[k].msg_hdr;
-	unsigned len = c->msgs[k].msg_len, seg, n = 0;
-	const uint8_t *base = c->iov[k].iov_base;
-	struct sib_endpoint from;
+	struct rx_msg *m = &c->meta[k];
+	unsigned len = c->msgs[k].msg_len, seg;
 
-	if (sib_endpoint_from_sockaddr(mh->msg_name, mh->msg_namelen, &from)) {
+	m->len = 0;
+	if (sib_endpoint_from_sockaddr(mh->msg_name, mh->msg_namelen, &m->from)) {
 		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_MALFORMED], 1);
-		return 1;
+		return;
 	}
 	seg = rx_cmsgs(u, mh);
 	if (mh->msg_flags & MSG_TRUNC) {
 		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_TRUNCATED], 1);
-		return 0;
+		return;
 	}
 	if (!seg || seg >= len)
 		seg = len;
 	if (seg > SIB_LINK_MAX_DGRAM) { /* larger than any IB packet */
 		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_TRUNCATED],
 			       (len + seg - 1) / seg);
-		return 1;
+		return;
 	}
-	for (unsigned off = 0; off < len; off += seg, n++) {
-		unsigned l = len - off < seg ? len - off : seg;
+	sib_link_count(&u->link.counters.rx_packets, (len + seg - 1) / seg);
+	sib_link_count(&u->link.counters.rx_bytes, len);
+	m->seg = seg;
+	m->len = len;
+}
 
-		sib_link_count(&u->link.counters.rx_packets, 1);
-		sib_link_count(&u->link.counters.rx_bytes, l);
-		rx(arg, base + off, l, &from);
+/*
+ * What is left of c's published batch, datagram by datagram in order,
+ * possibly with another poller doing the same (the order rule, link.h):
+ * each goes to rx, and counts for the thread whose claim wins it.  What
+ * this thread reads of a batch that has moved on since it looked is never
+ * used: its claim fails.
+ */
+static unsigned rx_handle(struct udp_rx *c, sib_link_rx_fn rx, void *arg)
+{
+	unsigned won = 0;
+
+	for (;;) {
+		uint64_t p = __atomic_load_n(&c->pos, __ATOMIC_ACQUIRE), next;
+		unsigned n = POS_N(p), k = POS_K(p), off = POS_OFF(p), len, seg, l;
+		struct sib_link_rx_cur save;
+		struct sib_endpoint from;
+
+		if (k >= n)
+			return won;
+		len = __atomic_load_n(&c->meta[k].len, __ATOMIC_RELAXED);
+		seg = __atomic_load_n(&c->meta[k].seg, __ATOMIC_RELAXED);
+		if (off >= len || !seg) { /* a dropped message (or a stale look) */
+			__atomic_compare_exchange_n(&c->pos, &p, pos_make(POS_GEN(p), n, k + 1, 0),
+						    false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+			continue;
+		}
+		memcpy(&from, &c->meta[k].from, sizeof(from));
+		l = len - off < seg ? len - off : seg;
+		next = off + l < len ? p + l : pos_make(POS_GEN(p), n, k + 1, 0);
+		sib_link_rx_begin(&save, &c->pos, p, next);
+		rx(arg, (const uint8_t *)c->iov[k].iov_base + off, l, &from);
+		if (sib_link_rx_end(&save))
+			won++;
 	}
+}
+
+/* rx_handle on the other context's batch, as a reader its owner does not
+ * overwrite (rx_batch). */
+static unsigned rx_handle_beside(struct udp_rx *c, sib_link_rx_fn rx, void *arg)
+{
+	uint64_t p = __atomic_load_n(&c->pos, __ATOMIC_ACQUIRE);
+	unsigned n;
+
+	if (POS_K(p) >= POS_N(p))
+		return 0; /* nothing left: the usual case, without a store */
+	__atomic_add_fetch(&c->readers, 1, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* before rx_handle reads pos */
+	n = rx_handle(c, rx, arg);
+	__atomic_sub_fetch(&c->readers, 1, __ATOMIC_RELEASE);
 	return n;
 }
 
@@ -537,15 +614,20 @@ static void rx_reset(struct udp_rx *c)
 	c->used = 0;
 }
 
-/* One recvmmsg of up to want messages; returns how many datagrams it took
- * (a UDP_GRO message carries several). */
-static unsigned rx_batch(struct udp_link *u, struct udp_rx *c, unsigned want, sib_link_rx_fn rx,
-			 void *arg, unsigned *msgs)
+/* One recvmmsg of up to want messages into c, whose last batch is all
+ * claimed, published for any poller (rx_handle); returns how many
+ * messages it took. */
+static unsigned rx_batch(struct udp_link *u, struct udp_rx *c, unsigned want)
 {
-	unsigned n = 0;
 	int got;
 
-	*msgs = 0;
+	/* A poller still reading the last batch claims nothing from here on;
+	 * one that is already applying a datagram it claimed still reads its
+	 * buffer, so nothing overwrites it this time (the store above and the
+	 * load below pair with rx_handle_beside's, in the other order). */
+	__atomic_store_n(&c->pos, pos_make(++c->gen, 0, 0, 0), __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&c->readers, __ATOMIC_SEQ_CST))
+		return 0;
 	rx_reset(c);
 	got = u->io->recvmmsg(c->io, u->fd, c->msgs, want);
 	/* The kernel writes back only the messages it filled; the one after
@@ -561,9 +643,9 @@ static unsigned rx_batch(struct udp_link *u, struct udp_rx *c, unsigned want, si
 		return 0;
 	}
 	for (int k = 0; k < got; k++)
-		n += rx_message(u, c, (unsigned)k, rx, arg);
-	*msgs = (unsigned)got;
-	return n;
+		rx_message(u, c, (unsigned)k);
+	__atomic_store_n(&c->pos, pos_make(c->gen, (unsigned)got, 0, 0), __ATOMIC_RELEASE);
+	return (unsigned)got;
 }
 
 /* The first receive context, or the second while the first is taken;
@@ -578,16 +660,24 @@ static struct udp_rx *rx_take(struct udp_link *u)
 	return &u->rx[0];
 }
 
+/* The order rule (link.h): a batch the other context's poller took off
+ * the socket and has not handled (it lost the CPU in the middle) is
+ * older than anything this poll takes, so it goes first, before and
+ * after each of this poll's own takes (the other poller may have taken
+ * one while this one was in the kernel). */
 static int udp_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *arg)
 {
 	struct udp_link *u = to_udp(l);
-	struct udp_rx *c = rx_take(u);
+	struct udp_rx *c = rx_take(u), *other = c == &u->rx[0] ? &u->rx[1] : &u->rx[0];
 	unsigned n = 0;
 
 	while (n < max) {
 		unsigned want = max - n < c->batch ? max - n : c->batch, msgs;
 
-		n += rx_batch(u, c, want, rx, arg, &msgs);
+		n += rx_handle_beside(other, rx, arg);
+		msgs = rx_batch(u, c, want);
+		n += rx_handle_beside(other, rx, arg);
+		n += rx_handle(c, rx, arg);
 		if (msgs < want)
 			break;
 	}

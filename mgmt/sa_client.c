@@ -372,18 +372,34 @@ int sib_sa_lookup_lid(struct sib_node *node, unsigned port_num, uint16_t lid, bo
 	for (unsigned i = 0; i < SIB_SA_ASYNC_MAX && ask; i++) {
 		struct sib_sa_async *as = &sa->async[i];
 
-		/* A lookup that got no answer in a second is given up. */
-		if (as->sent_ns && now - as->sent_ns > 1000000000ull)
+		/* A lookup nobody has needed again for a while is given up. */
+		if (as->sent_ns && now - as->sent_ns > SIB_SA_ASYNC_GIVEUP_NS)
 			as->sent_ns = 0;
-		if (as->sent_ns && as->lid == lid && now - as->sent_ns < SIB_SA_REFRESH_NS)
-			ask = false; /* asked a moment ago */
-		else if (!as->sent_ns && !slot)
+		if (as->sent_ns && as->lid == lid) {
+			/* Asked already: asked again, with the same TID (IBA
+			 * 13.4.6.4), once the wait doubled with each try has
+			 * passed; a starved SM answers late, never too late. */
+			if (now - as->sent_ns < SIB_SA_REFRESH_NS << as->tries) {
+				ask = false;
+			} else {
+				slot = as;
+				break;
+			}
+		} else if (!as->sent_ns && !slot) {
 			slot = as;
+		}
 	}
 	if (ask && slot) {
-		slot->lid = lid;
+		if (slot->sent_ns && slot->lid == lid) {
+			if (slot->tries < SIB_SA_ASYNC_BACKOFF_MAX)
+				slot->tries++;
+		} else {
+			slot->lid = lid;
+			slot->tid = sib_mad_new_tid();
+			slot->tries = 0;
+		}
 		slot->sent_ns = now;
-		slot->tid = tid = sib_mad_new_tid();
+		tid = slot->tid;
 	}
 	pthread_mutex_unlock(&sa->lock);
 	if (tid && send_query(node, port_num, tid, false, lid, NULL)) {

@@ -33,6 +33,11 @@ struct sib_node;
 #define SIB_SA_CACHE_SIZE 64
 #define SIB_SA_ASYNC_MAX 8			 /* background lookups in flight */
 #define SIB_SA_REFRESH_NS (100ull * 1000000ull) /* at most one per LID this often */
+/* A background lookup still wanted is asked again after SIB_SA_REFRESH_NS,
+ * then twice as long each time up to 1.6 s; one nobody has wanted for
+ * SIB_SA_ASYNC_GIVEUP_NS is given up. */
+#define SIB_SA_ASYNC_BACKOFF_MAX 4
+#define SIB_SA_ASYNC_GIVEUP_NS (4ull * 1000000000ull)
 
 struct sib_sa_cache_entry {
 	bool used;
@@ -52,7 +57,8 @@ struct sib_sa_gq;    /* one outstanding query of sa_query.c */
 struct sib_sa_async {
 	uint64_t tid;
 	uint16_t lid;
-	uint64_t sent_ns; /* 0: free */
+	uint8_t tries;	  /* asked again this many times (the backoff) */
+	uint64_t sent_ns; /* last asked; 0: free */
 };
 
 struct sib_sa_client {

@@ -65,6 +65,8 @@ static int check_av(struct softib_context *sctx, const struct ibv_ah_attr *attr)
 	return 0;
 }
 
+static int ah_resolve(struct softib_ah *sah, struct sib_endpoint *out);
+
 static struct ibv_ah *softib_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
 	struct softib_context *sctx = to_sctx(pd->context);
@@ -87,37 +89,56 @@ static struct ibv_ah *softib_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *at
 	sah->ibv_ah.context = pd->context;
 	sah->ibv_ah.pd = pd;
 	softib_pd_get(pd);
-	(void)softib_ah_dest(sah); /* resolve now: sends need not wait for the SA */
+	/* Asks the SA now, so that the answer is there by the first send; a
+	 * verb never waits for it (transport/engine.h): a send before it
+	 * waits on its QP.  A LID no port has is allowed, as on hardware. */
+	err = ah_resolve(sah, NULL);
+	if (err && err != -EAGAIN)
+		sib_warn("create_ah on %s: DLID 0x%04x is unknown to the subnet (%s); datagrams "
+			 "to it are lost",
+			 SIB_DEV_NAME, sah->attr.dlid, strerror(-err));
 	return &sah->ibv_ah;
 }
 
-struct sib_endpoint softib_ah_dest(struct softib_ah *sah)
+/* What the SA client knows of the AH's destination, never waiting; kept in
+ * the AH once known. */
+static int ah_resolve(struct softib_ah *sah, struct sib_endpoint *out)
 {
 	struct softib_context *sctx = to_sctx(sah->ibv_ah.context);
 	struct sib_endpoint ep = { 0 };
 	struct sib_av av;
+	int err;
 
 	pthread_mutex_lock(&sah->dest_lock);
 	if (sah->dest_valid) {
-		ep = sah->dest;
+		if (out)
+			*out = sah->dest;
 		pthread_mutex_unlock(&sah->dest_lock);
-		return ep;
+		return 0;
 	}
 	pthread_mutex_unlock(&sah->dest_lock);
 	if (!sctx->hca->engine)
-		return ep;
+		return -ENETDOWN;
 	softib_av_from_ibv(&av, &sah->attr);
-	int err = sib_engine_resolve(sctx->hca->engine, &av, &ep);
-
-	if (err) {
-		sib_warn("create_ah on %s: DLID 0x%04x is unknown to the subnet (%s)",
-			 SIB_DEV_NAME, sah->attr.dlid, strerror(-err));
-		return (struct sib_endpoint){ 0 };
-	}
+	err = sib_engine_resolve_nowait(sctx->hca->engine, &av, &ep);
+	if (err)
+		return err;
 	pthread_mutex_lock(&sah->dest_lock);
 	sah->dest = ep;
 	sah->dest_valid = true;
 	pthread_mutex_unlock(&sah->dest_lock);
+	if (out)
+		*out = ep;
+	return 0;
+}
+
+struct sib_endpoint softib_ah_dest(struct softib_ah *sah)
+{
+	struct sib_endpoint ep = { 0 };
+
+	/* Unknown yet: the transport looks again when it sends (ud.c). */
+	if (ah_resolve(sah, &ep))
+		memset(&ep, 0, sizeof(ep));
 	return ep;
 }
 

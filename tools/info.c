@@ -132,6 +132,7 @@ static const struct {
 	{ "rx_ud_no_wqe", "ud_no_wqe" },
 	{ "rx_bad_mcast", "bad_mcast" },
 	{ "rx_uc_dropped", "uc_dropped" },
+	{ "tx_ud_no_path", "ud_no_path" },
 	{ "rx_data_unclaimed", "no_receiver" },
 	{ "rx_mad_malformed", "bad_mad" },
 	{ "rx_gsi_unclaimed", "gsi_unclaimed" },

@@ -312,12 +312,52 @@ int sib_engine_resolve(struct sib_engine *eng, const struct sib_av *av, struct s
 	return eng->resolve(eng->resolve_arg, av->DLID, av->is_global ? av->DGID : NULL, out);
 }
 
+int sib_engine_resolve_nowait(struct sib_engine *eng, const struct sib_av *av,
+			      struct sib_endpoint *out)
+{
+	if (sib_lid_is_multicast(av->DLID)) {
+		memset(out, 0, sizeof(*out));
+		return 0;
+	}
+	return sib_engine_lookup(eng, av->DLID, false, out);
+}
+
+/*
+ * A connected QP with work to send and no destination yet (the SA had not
+ * answered by its modify_qp): what the SA client knows now, never waiting
+ * (engine.h).  While the SA has not answered, the send queue waits and
+ * looks again in a moment: the requests have not left, so no retry is
+ * spent.  A LID no port has, they go nowhere, and the retries end it
+ * (RETRY_EXC_ERR), as on a fabric.  Under qp->lock.
+ */
+static bool req_dest_known(struct sib_qp *qp)
+{
+	struct sib_endpoint dest;
+	int err;
+
+	if (qp->type == SIB_QPT_UD || qp->dest_valid || !qp->sq.count)
+		return true;
+	err = sib_engine_resolve_nowait(qp->eng, &qp->attr.ah_attr, &dest);
+	if (!err) {
+		qp->dest = dest;
+		__atomic_store_n(&qp->dest_valid, true, __ATOMIC_RELEASE);
+	}
+	if (err != -EAGAIN)
+		return true;
+	qp->req.path_deadline = sib_engine_now(qp->eng) + SIB_PATH_POLL_NS;
+	sib_engine_want_tick(qp->eng, qp->req.path_deadline);
+	return false;
+}
+
 /* Send what the send queue allows: one function per transport. */
 static void req_run(struct sib_qp *qp)
 {
 	enum sib_qp_state s = qp->attr.qp_state;
 
 	if (s != SIB_QPS_RTS && s != SIB_QPS_SQD)
+		return;
+	qp->req.path_deadline = 0;
+	if (!req_dest_known(qp))
 		return;
 	switch (qp->type) {
 	case SIB_QPT_RC:
@@ -337,10 +377,10 @@ static void req_run(struct sib_qp *qp)
 
 /*
  * A connected QP whose destination was unknown when it moved to RTR (the
- * SA had not heard of the peer yet) looks again before it sends: without
- * this one failed lookup would doom the QP to RETRY_EXC_ERR.  Runs on the
- * poster's thread, outside the QP lock, because the SA answer arrives on
- * the progress thread.
+ * SA had not answered yet) looks again before it sends: a sibling QP that
+ * reaches the LID, else the SA client, never waiting (req_dest_known
+ * holds the send queue until the answer).  Outside the QP lock, because
+ * dest_of_sibling takes the other QPs' locks.
  */
 /*
  * Another connected QP of this engine that already reaches the same LID
@@ -382,7 +422,7 @@ static void resolve_late(struct sib_qp *qp)
 	av = qp->attr.ah_attr;
 	pthread_mutex_unlock(&qp->lock);
 	if (!need || (!dest_of_sibling(qp->eng, qp, av.DLID, &dest) &&
-		      sib_engine_resolve(qp->eng, &av, &dest)))
+		      sib_engine_resolve_nowait(qp->eng, &av, &dest)))
 		return;
 	pthread_mutex_lock(&qp->lock);
 	if (!qp->dest_valid) {
@@ -453,6 +493,8 @@ static uint64_t qp_deadline(struct sib_qp *qp, uint64_t now)
 		d = qp->req.rto_deadline;
 	if (qp->req.rnr_wait && (!d || qp->req.rnr_deadline < d))
 		d = qp->req.rnr_deadline;
+	if (qp->req.path_deadline && (!d || qp->req.path_deadline < d))
+		d = qp->req.path_deadline;
 	/* Output waiting for room: due at once. */
 	for (uint32_t i = 0; i < qp->resp.res_len; i++)
 		if (qp->resp.res[i].sending)

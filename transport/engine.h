@@ -98,6 +98,7 @@ struct sib_engine_counters {
 	uint64_t tx_mcast;	    /* multicast packets sent (a copy per member port) */
 	uint64_t rx_mcast;	    /* multicast packets received */
 	uint64_t rx_uc_dropped;	    /* UC packets dropped after a sequence error */
+	uint64_t tx_ud_no_path;	    /* UD datagrams to a LID no port has: lost, as on a fabric */
 	uint64_t rx_duplicates;	    /* RC duplicate requests answered */
 	uint64_t tx_seq_naks;	    /* PSN sequence error NAKs sent */
 	uint64_t tx_rnr_naks;	    /* RNR NAKs sent */
@@ -171,5 +172,14 @@ void sib_qp_kick_queued(struct sib_qp *qp);
  * errno (then the caller logs why).
  */
 int sib_engine_resolve(struct sib_engine *eng, const struct sib_av *av, struct sib_endpoint *out);
+/*
+ * The same, never waiting for the SA (create_ah and post_send: a verb does
+ * not wait on the SA, as on real hardware, where neither asks it): what the
+ * SA client knows now.  -EAGAIN: not known yet, and the SA has been asked
+ * (a UD send waits for the answer on its QP: ud.c); -ENOENT: the SA says
+ * no port has that LID; -ENETDOWN: no SM to ask.
+ */
+int sib_engine_resolve_nowait(struct sib_engine *eng, const struct sib_av *av,
+			      struct sib_endpoint *out);
 
 #endif

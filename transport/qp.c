@@ -395,13 +395,16 @@ int sib_qp_modify(struct sib_qp *qp, const struct sib_qp_attr *attr, uint32_t ma
 		sib_engine_flush(qp->eng);
 
 	/* Path -> endpoint before taking the lock: resolving may wait for the
-	 * SA, whose answer the progress thread receives. */
+	 * SA, whose answer the progress thread receives, up to its budget, so
+	 * that the QP can accept its peer's first requests at once.  Past it,
+	 * nothing is lost: the first send waits for the answer (engine.c,
+	 * req_dest_known), and the peer's requests wait for it (recv.c). */
 	if (qp->eng && (mask & SIB_QP_AV) && qp->type != SIB_QPT_UD) {
 		int err = sib_engine_resolve(qp->eng, &attr->ah_attr, &dest);
 
 		if (!err)
 			resolved = true;
-		else
+		else if (err != -ETIMEDOUT)
 			sib_warn("modify_qp on QP 0x%06x: DLID 0x%04x is unknown to the subnet (%d); "
 				 "the first post_send will look again",
 				 qp->qp_num, attr->ah_attr.DLID, err);

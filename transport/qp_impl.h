@@ -58,6 +58,7 @@ struct sib_req {
 	bool busy;	      /* counted in the engine's RC QPs with requests in flight */
 	uint64_t rto_deadline; /* local ACK timeout; 0 = not armed */
 	uint64_t rnr_deadline;
+	uint64_t path_deadline; /* waits for the SA's answer, looks again then (0: not) */
 	struct sib_req_wqe *w; /* one per send-queue slot */
 	uint32_t w_len;
 };
@@ -165,6 +166,9 @@ void sib_engine_rx_parked(struct sib_engine *eng, const struct ib_packet *pkt,
 struct sib_numtab *sib_engine_srqns(struct sib_engine *eng);
 /* A timer or waiting output needs a tick by engine time when. */
 void sib_engine_want_tick(struct sib_engine *eng, uint64_t when);
+/* How often a send queue waiting for the SA's answer looks at the SA
+ * client's cache again (engine.h: a verb never waits on the SA). */
+#define SIB_PATH_POLL_NS 1000000ull
 /* Keeps every QP of the engine alive (shared): rx and tick. */
 void sib_engine_rx_lock(struct sib_engine *eng);
 /* RC QPs with requests in flight (they share a window, rc_requester.c). */

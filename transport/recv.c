@@ -117,12 +117,20 @@ static enum rx_verdict source_ok(struct sib_engine *eng, struct sib_qp *qp,
 		}
 	} else {
 		if (!qp->dest_valid) {
-			/* The SA could not place the peer at RTR: ask now (the
-			 * peer's retry finds the answer). */
+			/* The SA had not placed the peer by RTR: ask now, and
+			 * the request waits for the answer as a datagram does
+			 * (a starved SM must not spend the peer's retries). */
 			rc = sib_engine_lookup(eng, qp->attr.ah_attr.DLID, false, &ep);
 			if (!rc) {
 				qp->dest = ep;
 				__atomic_store_n(&qp->dest_valid, true, __ATOMIC_RELEASE);
+			} else if (rc == -EAGAIN && may_park) {
+				uint64_t now = sib_engine_now(eng);
+
+				if (sib_park_add(sib_engine_park(eng), pkt, from, now)) {
+					sib_engine_want_tick(eng, now + SIB_PARK_RECHECK_NS);
+					return RX_PARKED;
+				}
 			}
 		} else {
 			rc = 0;
@@ -264,6 +272,10 @@ static void mcast_rx(struct sib_engine *eng, const struct ib_packet *pkt,
 		if (!qp || qp->eng != eng)
 			continue;
 		pthread_mutex_lock(&qp->lock);
+		if (!sib_link_rx_claim()) { /* another poller has it (link.h) */
+			pthread_mutex_unlock(&qp->lock);
+			break;
+		}
 		if (self && qp->block_self_mcast_lb && pkt->deth.SrcQP == qp->qp_num) {
 			pthread_mutex_unlock(&qp->lock);
 			continue;
@@ -295,6 +307,14 @@ static void rx(struct sib_engine *eng, const struct ib_packet *pkt,
 		return;
 	}
 	pthread_mutex_lock(&qp->lock);
+	/* The order rule (link.h): claimed under the QP's lock, so that a
+	 * poller that took over the rest of a stuck poller's batch applies
+	 * this QP's packets in the order they came. */
+	if (!sib_link_rx_claim()) {
+		pthread_mutex_unlock(&qp->lock);
+		sib_engine_rx_unlock(eng);
+		return;
+	}
 	if (checks_pass(eng, qp, pkt, from, may_park) == RX_PASS) {
 		switch (qp->type) {
 		case SIB_QPT_RC:

@@ -7,6 +7,7 @@
  * and the payload after it.  No ACKs; a datagram finding no receive WQE is
  * dropped.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "base/log.h"
@@ -53,13 +54,44 @@ static void ud_commit_mcast(struct sib_qp *qp, uint8_t *buf, size_t hdr_len, uin
 	sib_link_tx_abort(t.link, buf);
 }
 
+/* ud_send_one: the SA has not answered where the DLID lives yet. */
+#define UD_WAIT_PATH (-2)
+
+/*
+ * The datagram's destination: the AH's, or, when the SA had not answered by
+ * the time of the post, what the SA client knows now (a verb never waits on
+ * the SA: engine.h).  Datagrams wait on the send queue for the answer (the
+ * SA client asks again while they do, mgmt/sa_client.h), so a starved SM
+ * delays them instead of losing them.
+ */
+static int ud_dest(struct sib_qp *qp, const struct sib_send_wqe *w, struct sib_endpoint *dest)
+{
+	*dest = w->ud.dest;
+	if (dest->family || sib_lid_is_multicast(w->ud.av.DLID))
+		return 0;
+	return sib_engine_resolve_nowait(qp->eng, &w->ud.av, dest);
+}
+
 static int ud_send_one(struct sib_qp *qp, const struct sib_send_wqe *w)
 {
 	bool imm = w->opcode == SIB_WR_SEND_WITH_IMM;
 	struct ib_packet pkt;
+	struct sib_endpoint dest;
 	uint8_t *buf, *payload;
 	size_t hdr_len;
 	uint32_t n = (uint32_t)w->length;
+	int err = ud_dest(qp, w, &dest);
+
+	if (err == -EAGAIN)
+		return UD_WAIT_PATH;
+	if (err) {
+		/* No port has that LID (or no SM to ask): the datagram is lost,
+		 * as a fabric loses one to a LID nobody has; the WQE completes. */
+		sib_engine_count(qp->eng, &sib_engine_ctrs(qp->eng)->tx_ud_no_path);
+		sib_dbg("UD QP 0x%06x: DLID 0x%04x: no port has it (%d); datagram lost",
+			qp->qp_num, w->ud.av.DLID, err);
+		return 0;
+	}
 
 	sib_tx_headers(qp, &w->ud.av, &pkt);
 	pkt.bth.OpCode = IB_OPCODE(IB_TRANSPORT_UD, imm ? IB_OP_SEND_ONLY_IMM : IB_OP_SEND_ONLY);
@@ -91,7 +123,7 @@ static int ud_send_one(struct sib_qp *qp, const struct sib_send_wqe *w)
 	if (sib_lid_is_multicast(w->ud.av.DLID))
 		ud_commit_mcast(qp, buf, hdr_len, n, w->ud.av.DLID);
 	else
-		sib_tx_commit(qp, buf, hdr_len, n, &w->ud.dest);
+		sib_tx_commit(qp, buf, hdr_len, n, &dest);
 	qp->req.psn = psn_add(qp->req.psn, 1);
 	return 0;
 }
@@ -101,6 +133,7 @@ void sib_ud_req_run(struct sib_qp *qp)
 	unsigned mtu = sib_qp_mtu(qp);
 
 	qp->req.tx_blocked = false;
+	qp->req.path_deadline = 0;
 	while (qp->sq.count) {
 		struct sib_send_wqe *w = sq_wqe(qp, 0);
 		int rc;
@@ -112,6 +145,12 @@ void sib_ud_req_run(struct sib_qp *qp)
 			rc = SIB_WC_LOC_LEN_ERR;
 		} else {
 			rc = ud_send_one(qp, w);
+		}
+		if (rc == UD_WAIT_PATH) {
+			/* Looks at the SA client's cache again in a moment. */
+			qp->req.path_deadline = sib_engine_now(qp->eng) + SIB_PATH_POLL_NS;
+			sib_engine_want_tick(qp->eng, qp->req.path_deadline);
+			return;
 		}
 		if (rc < 0) {
 			qp->req.tx_blocked = true;

@@ -49,6 +49,8 @@ struct world {
 	bool lossy;	   /* packets may arrive damaged (faults): drop what does not decode */
 	bool udp;	   /* links are UDP sockets (world_new_on), not the in-memory hub */
 	bool lookup_pending; /* the receive checks' lookup says "being asked" (-EAGAIN) */
+	bool resolve_timeout; /* modify_qp's resolve: the SA did not answer (-ETIMEDOUT) */
+	uint16_t slow_lid;    /* ... for this LID only, and the lookup says "being asked" */
 	uint64_t rx_bad;   /* ... counted here */
 };
 
@@ -66,6 +68,8 @@ static inline int world_resolve(void *arg, uint16_t dlid, const uint8_t *dgid, s
 	struct world *w = arg;
 
 	(void)dgid;
+	if (w->resolve_timeout || (w->slow_lid && w->slow_lid == dlid))
+		return -ETIMEDOUT;
 	for (int i = 0; i < 2; i++) {
 		if (w->n[i].port.LID == dlid) {
 			*out = w->n[i].link->local;
@@ -77,10 +81,17 @@ static inline int world_resolve(void *arg, uint16_t dlid, const uint8_t *dgid, s
 
 static inline int world_lookup(void *arg, uint16_t lid, bool refresh, struct sib_endpoint *out)
 {
+	struct world *w = arg;
+	bool timeout = w->resolve_timeout;
+	int rc;
+
 	(void)refresh;
-	if (((struct world *)arg)->lookup_pending)
+	if (w->lookup_pending || (w->slow_lid && w->slow_lid == lid))
 		return -EAGAIN;
-	return world_resolve(arg, lid, NULL, out);
+	w->resolve_timeout = false;
+	rc = world_resolve(arg, lid, NULL, out);
+	w->resolve_timeout = timeout;
+	return rc;
 }
 
 static inline void world_node_init(struct world *w, int i, uint16_t lid,

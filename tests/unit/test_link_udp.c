@@ -839,6 +839,7 @@ struct parked {
 	pthread_mutex_t m;
 	pthread_cond_t cv;
 	bool inside, release, done;
+	unsigned won; /* datagrams the parked thread applied once back */
 	struct sib_link *link;
 };
 
@@ -894,19 +895,26 @@ static void parked_done(struct parked *pk)
 
 static void park_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
 {
+	struct parked *pk = arg;
+
 	(void)pkt;
 	(void)len;
 	(void)from;
-	park(arg);
+	park(pk);
+	/* Back on the CPU: the datagram is this thread's only if nobody
+	 * took it over meanwhile (link.h, the order rule). */
+	if (sib_link_rx_claim())
+		pk->won++;
 }
 
-/* Polls until its callback parks it (the first datagram). */
+/* Polls until its callback parks it (at the first datagram of a batch of
+ * up to 8). */
 static void *parked_poller(void *arg)
 {
 	struct parked *pk = arg;
 
 	for (unsigned i = 0; i < 10000; i++) {
-		if (sib_link_poll(pk->link, 1, park_rx, pk) > 0)
+		if (sib_link_poll(pk->link, 8, park_rx, pk) > 0 || __atomic_load_n(&pk->release, __ATOMIC_RELAXED))
 			break;
 		usleep(1000);
 	}
@@ -919,38 +927,153 @@ struct beside {
 	struct got g;
 };
 
+/* Applies a datagram as the transport does: only once it has claimed it. */
+static void claim_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
+{
+	if (sib_link_rx_claim())
+		check_rx(arg, pkt, len, from);
+}
+
 static void *second_poller(void *arg)
 {
 	struct beside *b = arg;
 
-	receive_until(b->link, &b->g, 1);
+	for (unsigned sleeps = 0; b->g.n < 4 && sleeps < 200; sleeps++)
+		if (sib_link_poll(b->link, 64, claim_rx, &b->g) <= 0)
+			usleep(50000);
 	parked_done(b->pk);
 	return NULL;
 }
 
-static void a_poll_does_not_wait_for_a_poller_that_lost_the_cpu(void **state)
+/*
+ * Three datagrams arrive and a poller takes them off the socket in one
+ * batch, then loses the CPU in its rx for the first (parked here, before
+ * it claims it); a fourth arrives.  Another poller goes on beside it and
+ * handles all four in the order they came: the stuck one's batch first
+ * (it takes it over), then the socket.  Before the order rule it got only
+ * the fourth, and the stuck poller delivered 0 to 2 after it: UC, which
+ * never retransmits, lost those messages (perftest's uc_send_bw server got
+ * 5 of 10).  The stuck poller, back on the CPU, applies nothing twice.
+ */
+static void a_poll_beside_a_stuck_poller_takes_over_its_batch_in_order(void **state)
 {
 	struct pair *p = *state;
 	struct parked pk;
-	struct beside bs = { .pk = &pk, .link = p->b, .g = { .next_seq = 1 } };
+	struct beside bs = { .pk = &pk, .link = p->b, .g = { .next_seq = 0 } };
 	pthread_t t1, t2;
 	bool done;
 
 	parked_init(&pk, p->b);
-	send_one(p->a, 0, &p->b->local);
+	for (uint32_t seq = 0; seq < 3; seq++)
+		send_one(p->a, seq, &p->b->local);
 	sib_link_flush(p->a);
 	assert_int_equal(pthread_create(&t1, NULL, parked_poller, &pk), 0);
 	assert_true(parked_wait(&pk, &pk.inside));
-	send_one(p->a, 1, &p->b->local);
+	send_one(p->a, 3, &p->b->local);
 	sib_link_flush(p->a);
 	assert_int_equal(pthread_create(&t2, NULL, second_poller, &bs), 0);
 	done = parked_wait(&pk, &pk.done);
 	parked_release(&pk);
 	pthread_join(t1, NULL);
 	pthread_join(t2, NULL);
-	assert_true(done);
-	assert_int_equal(bs.g.n, 1);
-	assert_int_equal(bs.g.bad, 0);
+	assert_true(done); /* it did not wait for the stuck poller */
+	assert_int_equal(bs.g.n, 4);
+	assert_int_equal(bs.g.bad, 0); /* 0, 1, 2, 3: in order */
+	assert_int_equal(pk.won, 0);
+}
+
+/* A poller beside that claims the first datagram it meets and then loses
+ * the CPU while it still reads it (parked after the claim); what it meets
+ * once back goes to g. */
+struct holder {
+	struct parked pk;
+	const uint8_t *pkt; /* the datagram it holds */
+	unsigned *seen;	    /* the datagrams after it, by seq (a bit each) */
+};
+
+/* Records a datagram's seq in the mask at arg, once claimed. */
+static void mask_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
+{
+	uint32_t seq;
+
+	(void)from;
+	if (len < 4 || !sib_link_rx_claim())
+		return;
+	memcpy(&seq, pkt, 4);
+	if (seq < 32)
+		__atomic_or_fetch((unsigned *)arg, 1u << seq, __ATOMIC_RELAXED);
+}
+
+static void claim_park_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
+{
+	struct holder *h = arg;
+
+	if (h->pkt) {
+		mask_rx(h->seen, pkt, len, from);
+		return;
+	}
+	if (!sib_link_rx_claim())
+		return;
+	h->pkt = pkt;
+	park(&h->pk);
+}
+
+static void *holding_poller(void *arg)
+{
+	struct holder *h = arg;
+
+	for (unsigned i = 0; i < 10000 && !__atomic_load_n(&h->pk.release, __ATOMIC_RELAXED); i++)
+		if (sib_link_poll(h->pk.link, 8, claim_park_rx, h) <= 0)
+			usleep(1000);
+	return NULL;
+}
+
+/*
+ * A poller beside a stuck one claims a datagram of the stuck one's batch
+ * and loses the CPU while it still reads it.  The batch's owner, back on
+ * the CPU, finishes its batch and polls again with more datagrams waiting:
+ * it must not take them into the buffers the other thread still reads.
+ * Before the reader count, the second batch overwrote the first datagram
+ * under the holder (a WRITE's payload copied from a buffer being reused).
+ */
+static void a_batch_is_not_overwritten_while_a_poller_beside_still_reads_it(void **state)
+{
+	struct pair *p = *state;
+	struct parked pk;
+	unsigned seen = 0;
+	struct holder h = { .seen = &seen };
+	pthread_t t1, t2;
+	uint32_t seq = 99;
+	int got;
+
+	parked_init(&pk, p->b);
+	parked_init(&h.pk, p->b);
+	for (uint32_t i = 0; i < 2; i++)
+		send_one(p->a, i, &p->b->local);
+	sib_link_flush(p->a);
+	usleep(20000); /* both in the owner's first batch, where the link takes them so */
+	assert_int_equal(pthread_create(&t1, NULL, parked_poller, &pk), 0);
+	assert_true(parked_wait(&pk, &pk.inside)); /* owner stuck before claiming 0 */
+	assert_int_equal(pthread_create(&t2, NULL, holding_poller, &h), 0);
+	assert_true(parked_wait(&h.pk, &h.pk.inside)); /* the other holds 0 */
+	parked_release(&pk);
+	pthread_join(t1, NULL); /* the owner applied the rest of its batch and left */
+	if (pk.won)
+		seen |= 1u << 1;
+	for (uint32_t i = 2; i < 4; i++)
+		send_one(p->a, i, &p->b->local);
+	sib_link_flush(p->a);
+	usleep(20000);
+	got = sib_link_poll(p->b, 8, mask_rx, &seen); /* the owner's context again */
+	memcpy(&seq, h.pkt, 4);
+	parked_release(&h.pk);
+	pthread_join(t2, NULL);
+	assert_int_equal(seq, 0); /* still the datagram it claimed */
+	assert_int_equal(got, 0);
+	for (unsigned sleeps = 0; seen != 0xe && sleeps < 200; sleeps++)
+		if (sib_link_poll(p->b, 8, mask_rx, &seen) <= 0)
+			usleep(10000);
+	assert_int_equal(seen, 0xe); /* 1, 2 and 3: nothing lost */
 }
 
 static struct parked *release_parks; /* the hold whose release parks */
@@ -1051,7 +1174,7 @@ static void a_flush_does_not_wait_for_a_sender_that_lost_the_cpu(void **state)
 	assert_int_equal(seen[1], 1);
 }
 
-#define NTESTS 19
+#define NTESTS 20
 
 int main(void)
 {
@@ -1089,10 +1212,13 @@ int main(void)
 		cmocka_unit_test(softib_netdev_lo_binds_its_ipv4_address),
 		cmocka_unit_test(ipv6_loopback_link_exchanges_datagrams),
 		cmocka_unit_test(env_stack_with_faults_and_capture_still_delivers),
-		cmocka_unit_test_setup_teardown(a_poll_does_not_wait_for_a_poller_that_lost_the_cpu,
+		cmocka_unit_test_setup_teardown(a_poll_beside_a_stuck_poller_takes_over_its_batch_in_order,
 						pair_setup, pair_teardown),
 		cmocka_unit_test_setup_teardown(a_flush_does_not_wait_for_a_sender_that_lost_the_cpu,
 						pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(
+			a_batch_is_not_overwritten_while_a_poller_beside_still_reads_it, pair_setup,
+			pair_teardown),
 	};
 	const struct CMUnitTest common[] = {
 		cmocka_unit_test(without_io_uring_softib_link_uring_falls_back_to_sockets),

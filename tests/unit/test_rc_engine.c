@@ -17,6 +17,7 @@
 #include "engine_world.h"
 #include "base/log.h"
 #include "transport/qp_impl.h"
+#include "transport/src_park.h"
 
 #define ALL_ACCESS                                                                                 \
 	(MEMREG_ACCESS_LOCAL_WRITE | MEMREG_ACCESS_REMOTE_WRITE | MEMREG_ACCESS_REMOTE_READ |     \
@@ -94,6 +95,103 @@ static void rc_send_delivers_bytes_and_both_completions(void **state)
 	(void)state;
 	send_and_check(SIB_MTU_1024, 100, false);
 	send_and_check(SIB_MTU_1024, 0, true);
+}
+
+/*
+ * An RC QP that reached RTR before the SA placed its peer (a starved SM:
+ * Open MPI's rc_verbs under load) holds its first SEND until the answer
+ * comes, then sends it: no request went nowhere, so no retry is spent and
+ * the QP never ends in RETRY_EXC_ERR for the SM's slowness.
+ */
+static void rc_send_waits_for_the_sa_to_place_the_peer(void **state)
+{
+	struct world *w = world_new();
+	static uint8_t src[100], dst[100];
+	uint32_t sk, rk;
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND, .send_flags = SIB_SEND_SIGNALED };
+	struct sib_engine_counters ec;
+	struct sib_cqe c;
+	uint64_t d;
+
+	(void)state;
+	world_qp(w, 0, SIB_QPT_RC, 64);
+	world_qp(w, 1, SIB_QPT_RC, 64);
+	w->resolve_timeout = true; /* modify_qp: no answer within the SA client's budget */
+	w->lookup_pending = true; /* ... and none since */
+	world_connect(w, SIB_MTU_1024);
+	sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
+	fill(src, sizeof(src), 5);
+	world_post_recv(&w->n[1], 2, dst, sizeof(dst), rk);
+	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 0);
+	d = sib_engine_next_deadline(w->n[0].eng);
+	assert_true(d > w->now); /* looks again later, not in a busy loop */
+	/* Longer than the whole retry budget (timeout 14, retry_cnt 3). */
+	for (int i = 0; i < 1000; i++) {
+		w->now += 10000000ull;
+		sib_engine_tick(w->n[0].eng);
+		world_pump(w);
+	}
+	assert_int_equal(world_poll(w->n[0].scq, &c), 0);
+	w->lookup_pending = false;
+	w->now = sib_engine_next_deadline(w->n[0].eng);
+	sib_engine_tick(w->n[0].eng);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_memory_equal(dst, src, sizeof(src));
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	sib_engine_counters_get(w->n[0].eng, &ec);
+	assert_int_equal(ec.retransmits, 0);
+	assert_int_equal(ec.timeouts, 0);
+	world_free(w);
+}
+
+/*
+ * ... and the responder: a request from a peer the SA has not placed yet
+ * waits for the answer (parked, as a datagram does), is then answered, and
+ * costs the requester no retry.  Before, it was dropped as from an unknown
+ * source, and a starved SM spent the requester's retries (rc_write_bw's
+ * RETRY_EXC_ERR under load).
+ */
+static void rc_request_waits_for_the_sa_to_place_its_source(void **state)
+{
+	struct world *w = world_new();
+	static uint8_t src[100], dst[100];
+	uint32_t sk, rk;
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND, .send_flags = SIB_SEND_SIGNALED };
+	struct sib_engine_counters ec;
+	struct sib_cqe c;
+
+	(void)state;
+	world_qp(w, 0, SIB_QPT_RC, 64);
+	world_qp(w, 1, SIB_QPT_RC, 64);
+	w->slow_lid = w->n[0].port.LID; /* node 1 cannot place node 0 yet */
+	world_connect(w, SIB_MTU_1024);
+	sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
+	fill(src, sizeof(src), 6);
+	world_post_recv(&w->n[1], 2, dst, sizeof(dst), rk);
+	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 0); /* waiting, not dropped */
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_int_equal(ec.rx_unknown_source, 0);
+	w->slow_lid = 0; /* the answer is in */
+	w->now += SIB_PARK_RECHECK_NS;
+	sib_engine_tick(w->n[1].eng);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_memory_equal(dst, src, sizeof(src));
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	sib_engine_counters_get(w->n[0].eng, &ec);
+	assert_int_equal(ec.retransmits, 0);
+	world_free(w);
 }
 
 static void rc_send_segments_at_mtu_256_and_4096(void **state)
@@ -728,6 +826,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rc_send_delivers_bytes_and_both_completions),
+		cmocka_unit_test(rc_send_waits_for_the_sa_to_place_the_peer),
+		cmocka_unit_test(rc_request_waits_for_the_sa_to_place_its_source),
 		cmocka_unit_test(owed_ack_follows_the_next_request),
 		cmocka_unit_test(rc_qps_in_flight_are_counted_until_acked_or_destroyed),
 		cmocka_unit_test(owed_ack_leaves_before_its_qp_is_destroyed),

@@ -508,6 +508,67 @@ static void a_datagram_waits_for_its_source_to_be_known(void **state)
 	world_free(w);
 }
 
+/*
+ * A UD send whose AH the SA had not placed by the time of the post (the SM
+ * was starved: Open MPI's ranks under load) waits on its send queue and
+ * leaves once the answer is in, instead of going nowhere; a verb never
+ * waits on the SA.  A LID no port has loses the datagram, counted, and the
+ * WQE completes, as on a fabric.
+ */
+static void a_ud_send_waits_for_the_sa_to_place_its_destination(void **state)
+{
+	struct world *w = ud_world(0x1111);
+	static uint8_t src[16], dst[40 + 16];
+	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND, .send_flags = SIB_SEND_SIGNALED };
+	struct sib_engine_counters ec;
+	struct sib_cqe c;
+	uint64_t d;
+
+	(void)state;
+	fill(src, sizeof(src), 9);
+	world_post_recv(&w->n[1], 6, dst, sizeof(dst), rk);
+	s.ud.av.DLID = w->n[1].port.LID;
+	s.ud.av.port_num = 1;
+	s.ud.remote_qpn = sib_qp_num(w->n[1].qp);
+	s.ud.remote_qkey = 0x1111; /* s.ud.dest: none, the SA had not answered */
+	w->lookup_pending = true;
+	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 0); /* waiting, not sent */
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 0);
+	d = sib_engine_next_deadline(w->n[0].eng);
+	assert_true(d > w->now); /* it looks again later, not in a busy loop */
+	w->now = d;
+	sib_engine_tick(w->n[0].eng);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 0); /* still asked */
+	w->lookup_pending = false;
+	w->now = sib_engine_next_deadline(w->n[0].eng);
+	sib_engine_tick(w->n[0].eng);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_memory_equal(dst + 40, src, sizeof(src));
+
+	/* No port has the LID: lost and counted; the WQE completes. */
+	s.wr_id = 2;
+	s.ud.av.DLID = 0x0999;
+	world_post_recv(&w->n[1], 7, dst, sizeof(dst), rk);
+	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[0].scq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(c.wr_id, 2);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 0);
+	sib_engine_counters_get(w->n[0].eng, &ec);
+	assert_int_equal(ec.tx_ud_no_path, 1);
+	world_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -515,6 +576,7 @@ int main(void)
 		cmocka_unit_test(a_forged_rc_write_from_another_socket_is_dropped),
 		cmocka_unit_test(a_forged_ud_datagram_is_dropped_by_its_source),
 		cmocka_unit_test(a_datagram_waits_for_its_source_to_be_known),
+		cmocka_unit_test(a_ud_send_waits_for_the_sa_to_place_its_destination),
 		cmocka_unit_test(uc_message_missing_a_middle_packet_is_dropped_and_the_next_arrives),
 		cmocka_unit_test(uc_write_with_immediate_lands_and_completes),
 		cmocka_unit_test(uc_zero_length_write_with_immediate_needs_no_rkey),
