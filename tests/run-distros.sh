@@ -82,6 +82,13 @@ in_chroot() # DIR SUITE COMMAND
 	local dir=$1 suite=$2 cmd=$3 rc
 
 	cp /etc/resolv.conf "$dir/etc/resolv.conf"
+	# debootstrap writes no /etc/hosts, which every installed Debian has
+	# (the installer writes localhost and the host's name).  Without it
+	# "localhost" does not resolve, and libfabric's verbs provider finds no
+	# address for its MSG endpoints, as on any machine so broken.
+	[ -e "$dir/etc/hosts" ] ||
+		printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' \
+			"$(hostname)" >"$dir/etc/hosts"
 	mkdir -p "$cache/debs/$suite/partial"
 	unshare --mount --propagation private -- bash -c '
 		set -e
@@ -183,7 +190,7 @@ run_fresh() # SUITE (bookworm)
 	fi
 	echo "\$ $second"
 	in_chroot "$work" "$suite" "cd /root/softib && $second" 2>&1 | tee "$log.second.log" |
-		grep --line-buffered -E '^(unit|integration) \(|^--- (test_.*: (FAIL|SKIP)|stage)|^failed|^make test:|^  rdma-core|^(deps|skip):'
+		grep --line-buffered -E '^(unit|integration) \(|^--- (test_.*: (FAIL|SKIP)|stage|why )|^(FAIL|note):|^failed|^make test:|^  rdma-core|^(deps|skip):'
 	rc=${PIPESTATUS[0]}
 	[ $rc -eq 0 ] || tail -n 60 "$log.second.log"
 	if [ $rc -eq 0 ] && grep -q '^make test: all stages passed' "$log.second.log"; then
