@@ -623,8 +623,8 @@ static unsigned rx_batch(struct udp_link *u, struct udp_rx *c, unsigned want)
 
 	/* A poller still reading the last batch claims nothing from here on;
 	 * one that is already applying a datagram it claimed still reads its
-	 * buffer, so nothing overwrites it this time (the store above and the
-	 * load below pair with rx_handle_beside's, in the other order). */
+	 * buffer, so nothing overwrites it this time (this store and the load
+	 * after it pair with rx_handle_beside's, in the other order). */
 	__atomic_store_n(&c->pos, pos_make(++c->gen, 0, 0, 0), __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&c->readers, __ATOMIC_SEQ_CST))
 		return 0;
