@@ -122,14 +122,6 @@ struct sib_park *sib_engine_park(struct sib_engine *eng)
 	return &eng->park;
 }
 
-/* The answer about slid is in (found or not): the parked datagram may go. */
-static bool park_known(struct sib_engine *eng, uint16_t slid)
-{
-	struct sib_endpoint ep;
-
-	return sib_engine_lookup(eng, slid, false, &ep) != -EAGAIN;
-}
-
 struct sib_link *sib_engine_link(struct sib_engine *eng)
 {
 	return eng->link;
@@ -523,7 +515,7 @@ void sib_engine_tick(struct sib_engine *eng)
 
 	__atomic_store_n(&eng->armed, 0, __ATOMIC_RELEASE);
 
-	sib_park_run(&eng->park, eng, now, park_known, sib_engine_rx_parked);
+	sib_park_run(&eng->park, eng, now, sib_engine_rx_parked);
 	pthread_rwlock_rdlock(&eng->qps_lock);
 	for (struct sib_qp *qp = eng->qps; qp; qp = qp->eng_next) {
 		pthread_mutex_lock(&qp->lock);

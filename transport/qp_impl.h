@@ -160,8 +160,8 @@ int sib_engine_lookup(struct sib_engine *eng, uint16_t lid, bool refresh, struct
 /* recv.c: UD datagrams whose source is not known yet wait there. */
 struct sib_park *sib_engine_park(struct sib_engine *eng);
 /* recv.c: a parked datagram, through the receive checks again; last: it
- * may not wait any more. */
-void sib_engine_rx_parked(struct sib_engine *eng, const struct ib_packet *pkt,
+ * may not wait any more.  False: it waits on (src_park.h). */
+bool sib_engine_rx_parked(struct sib_engine *eng, const struct ib_packet *pkt,
 			  const struct sib_endpoint *from, bool last);
 struct sib_numtab *sib_engine_srqns(struct sib_engine *eng);
 /* A timer or waiting output needs a tick by engine time when. */

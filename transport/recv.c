@@ -82,12 +82,51 @@ static uint16_t qp_pkey(struct sib_qp *qp)
 enum rx_verdict {
 	RX_PASS,
 	RX_DROP,
-	RX_PARKED, /* a UD datagram waits for its source to be known (src_park.h) */
+	RX_PARKED, /* it waits in the park (src_park.h) */
 };
+
+/* Where a datagram comes to the checks from: off the link, from the park
+ * again, or from the park for the last time (its time is up). */
+enum rx_from {
+	RX_LINK,
+	RX_PARK,
+	RX_PARK_LAST,
+};
+
+/* Its source is being asked: a datagram off the link is copied into the
+ * park, one from the park stays there; RX_DROP when it may not wait. */
+static enum rx_verdict park(struct sib_engine *eng, const struct ib_packet *pkt,
+			    const struct sib_endpoint *from, enum rx_from how)
+{
+	uint64_t now;
+
+	if (how == RX_PARK)
+		return RX_PARKED;
+	if (how == RX_PARK_LAST)
+		return RX_DROP;
+	now = sib_engine_now(eng);
+	if (!sib_park_add(sib_engine_park(eng), pkt, from, now))
+		return RX_DROP;
+	sib_engine_want_tick(eng, now + SIB_PARK_RECHECK_NS);
+	return RX_PARKED;
+}
+
+/* The park's order rule (src_park.h): a datagram off the link waits behind
+ * whatever waits there already. */
+static bool park_behind(struct sib_engine *eng, const struct ib_packet *pkt,
+			const struct sib_endpoint *from, enum rx_from how)
+{
+	uint64_t now = sib_engine_now(eng);
+
+	if (how != RX_LINK || !sib_park_add_behind(sib_engine_park(eng), pkt, from, now))
+		return false;
+	sib_engine_want_tick(eng, now + SIB_PARK_RECHECK_NS);
+	return true;
+}
 
 static enum rx_verdict source_ok(struct sib_engine *eng, struct sib_qp *qp,
 				 const struct ib_packet *pkt, const struct sib_endpoint *from,
-				 bool may_park)
+				 enum rx_from how)
 {
 	struct sib_engine_counters *c = sib_engine_ctrs(eng);
 	struct sib_endpoint ep;
@@ -96,6 +135,8 @@ static enum rx_verdict source_ok(struct sib_engine *eng, struct sib_qp *qp,
 
 	if (!from)
 		return RX_PASS;
+	if (park_behind(eng, pkt, from, how))
+		return RX_PARKED;
 	if (qp->type == SIB_QPT_UD) {
 		uint64_t now = sib_engine_now(eng);
 
@@ -111,10 +152,8 @@ static enum rx_verdict source_ok(struct sib_engine *eng, struct sib_qp *qp,
 		}
 		if (!rc) /* the LID may have moved: have the SA asked again */
 			sib_engine_lookup(eng, pkt->lrh.SLID, true, &ep);
-		if (rc == -EAGAIN && may_park && sib_park_add(sib_engine_park(eng), pkt, from, now)) {
-			sib_engine_want_tick(eng, now + SIB_PARK_RECHECK_NS);
+		if (rc == -EAGAIN && park(eng, pkt, from, how) == RX_PARKED)
 			return RX_PARKED;
-		}
 	} else {
 		if (!qp->dest_valid) {
 			/* The SA had not placed the peer by RTR: ask now, and
@@ -124,13 +163,8 @@ static enum rx_verdict source_ok(struct sib_engine *eng, struct sib_qp *qp,
 			if (!rc) {
 				qp->dest = ep;
 				__atomic_store_n(&qp->dest_valid, true, __ATOMIC_RELEASE);
-			} else if (rc == -EAGAIN && may_park) {
-				uint64_t now = sib_engine_now(eng);
-
-				if (sib_park_add(sib_engine_park(eng), pkt, from, now)) {
-					sib_engine_want_tick(eng, now + SIB_PARK_RECHECK_NS);
-					return RX_PARKED;
-				}
+			} else if (rc == -EAGAIN && park(eng, pkt, from, how) == RX_PARKED) {
+				return RX_PARKED;
 			}
 		} else {
 			rc = 0;
@@ -154,7 +188,7 @@ static enum rx_verdict source_ok(struct sib_engine *eng, struct sib_qp *qp,
 
 static enum rx_verdict checks_pass(struct sib_engine *eng, struct sib_qp *qp,
 				   const struct ib_packet *pkt, const struct sib_endpoint *from,
-				   bool may_park)
+				   enum rx_from how)
 {
 	struct sib_engine_counters *c = sib_engine_ctrs(eng);
 	const struct ib_opcode_info *op = pkt->op;
@@ -187,7 +221,7 @@ static enum rx_verdict checks_pass(struct sib_engine *eng, struct sib_qp *qp,
 				qp->qp_num, pkt->deth.Q_Key, qp->attr.qkey);
 			return RX_DROP;
 		}
-		return source_ok(eng, qp, pkt, from, may_park);
+		return source_ok(eng, qp, pkt, from, how);
 	}
 	/* Connected QPs take packets only from their peer (IBA 9.6.1.2). */
 	if (pkt->lrh.SLID != qp->attr.ah_attr.DLID ||
@@ -197,7 +231,7 @@ static enum rx_verdict checks_pass(struct sib_engine *eng, struct sib_qp *qp,
 			  pkt->lrh.SLID, qp->attr.ah_attr.DLID);
 		return RX_DROP;
 	}
-	return source_ok(eng, qp, pkt, from, may_park);
+	return source_ok(eng, qp, pkt, from, how);
 }
 
 /*
@@ -205,7 +239,7 @@ static enum rx_verdict checks_pass(struct sib_engine *eng, struct sib_qp *qp,
  * sender must be where its SLID lives (as source_ok does for a UD QP).
  */
 static enum rx_verdict mcast_source_ok(struct sib_engine *eng, const struct ib_packet *pkt,
-				       const struct sib_endpoint *from, bool may_park)
+				       const struct sib_endpoint *from, enum rx_from how)
 {
 	struct sib_engine_counters *c = sib_engine_ctrs(eng);
 	struct sib_endpoint ep;
@@ -217,6 +251,8 @@ static enum rx_verdict mcast_source_ok(struct sib_engine *eng, const struct ib_p
 	if (pkt->lrh.SLID == sib_engine_port(eng)->LID &&
 	    sib_endpoint_equal(from, &sib_engine_link(eng)->local))
 		return RX_PASS;
+	if (park_behind(eng, pkt, from, how))
+		return RX_PARKED;
 	rc = sib_engine_lookup(eng, pkt->lrh.SLID, false, &ep);
 	if (!rc && sib_endpoint_equal(&ep, from))
 		return RX_PASS;
@@ -225,26 +261,22 @@ static enum rx_verdict mcast_source_ok(struct sib_engine *eng, const struct ib_p
 		sib_engine_count(eng, &c->rx_wrong_endpoint);
 		return RX_DROP;
 	}
-	if (rc == -EAGAIN && may_park) {
-		uint64_t now = sib_engine_now(eng);
-
-		if (sib_park_add(sib_engine_park(eng), pkt, from, now)) {
-			sib_engine_want_tick(eng, now + SIB_PARK_RECHECK_NS);
-			return RX_PARKED;
-		}
-	}
+	if (rc == -EAGAIN && park(eng, pkt, from, how) == RX_PARKED)
+		return RX_PARKED;
 	sib_engine_count(eng, &c->rx_unknown_source);
 	return RX_DROP;
 }
 
 /* Each attached QP of the group gets its copy through its own checks
- * (mcast.h); a QP that blocks self loopback skips what it sent itself. */
-static void mcast_rx(struct sib_engine *eng, const struct ib_packet *pkt,
-		     const struct sib_endpoint *from, bool may_park)
+ * (mcast.h); a QP that blocks self loopback skips what it sent itself.
+ * False: it waits in the park. */
+static bool mcast_rx(struct sib_engine *eng, const struct ib_packet *pkt,
+		     const struct sib_endpoint *from, enum rx_from how)
 {
 	struct sib_engine_counters *c = sib_engine_ctrs(eng);
 	uint32_t qpns[SIB_MAX_MCAST_QP_ATTACH];
 	bool self = pkt->lrh.SLID == sib_engine_port(eng)->LID;
+	enum rx_verdict v;
 	unsigned n;
 
 	if (!sib_lid_is_multicast(pkt->lrh.DLID) || pkt->bth.DestQP != SIB_MCAST_QPN) {
@@ -252,19 +284,21 @@ static void mcast_rx(struct sib_engine *eng, const struct ib_packet *pkt,
 		sib_dbg("rx: DLID 0x%04x with DestQP 0x%06x: a multicast needs both a multicast "
 			"DLID and QP 0xFFFFFF (IBA 9.6.1.1), dropped",
 			pkt->lrh.DLID, pkt->bth.DestQP);
-		return;
+		return true;
 	}
-	sib_engine_count(eng, &c->rx_mcast);
+	if (how == RX_LINK) /* once, however long it waits */
+		sib_engine_count(eng, &c->rx_mcast);
 	n = sib_mcast_qpns(eng, pkt->has_grh ? pkt->grh.DGID.raw : NULL, pkt->lrh.DLID, qpns,
 			   SIB_MAX_MCAST_QP_ATTACH);
 	if (!n) {
 		sib_engine_count(eng, &c->rx_bad_mcast);
 		sib_trace("rx: multicast to MLID 0x%04x: no QP attached here, dropped",
 			  pkt->lrh.DLID);
-		return;
+		return true;
 	}
-	if (mcast_source_ok(eng, pkt, from, may_park) != RX_PASS)
-		return;
+	v = mcast_source_ok(eng, pkt, from, how);
+	if (v != RX_PASS)
+		return v != RX_PARKED;
 	sib_engine_rx_lock(eng);
 	for (unsigned i = 0; i < n; i++) {
 		struct sib_qp *qp = sib_engine_rx_find(eng, qpns[i]);
@@ -280,31 +314,32 @@ static void mcast_rx(struct sib_engine *eng, const struct ib_packet *pkt,
 			pthread_mutex_unlock(&qp->lock);
 			continue;
 		}
-		if (checks_pass(eng, qp, pkt, NULL, false) == RX_PASS)
+		if (checks_pass(eng, qp, pkt, NULL, how) == RX_PASS)
 			sib_ud_resp_rx(qp, pkt);
 		pthread_mutex_unlock(&qp->lock);
 	}
 	sib_engine_rx_unlock(eng);
+	return true;
 }
 
-static void rx(struct sib_engine *eng, const struct ib_packet *pkt,
-	       const struct sib_endpoint *from, bool may_park)
+/* False: the datagram waits in the park. */
+static bool rx(struct sib_engine *eng, const struct ib_packet *pkt,
+	       const struct sib_endpoint *from, enum rx_from how)
 {
 	struct sib_engine_counters *c = sib_engine_ctrs(eng);
+	enum rx_verdict v;
 	struct sib_qp *qp;
 
 	if (!pkt->op)
-		return;
-	if (pkt->bth.DestQP == SIB_MCAST_QPN || sib_lid_is_multicast(pkt->lrh.DLID)) {
-		mcast_rx(eng, pkt, from, may_park);
-		return;
-	}
+		return true;
+	if (pkt->bth.DestQP == SIB_MCAST_QPN || sib_lid_is_multicast(pkt->lrh.DLID))
+		return mcast_rx(eng, pkt, from, how);
 	sib_engine_rx_lock(eng);
 	qp = sib_engine_rx_find(eng, pkt->bth.DestQP);
 	if (!qp || qp->eng != eng) {
 		sib_engine_count(eng, &c->rx_no_qp);
 		sib_engine_rx_unlock(eng);
-		return;
+		return true;
 	}
 	pthread_mutex_lock(&qp->lock);
 	/* The order rule (link.h): claimed under the QP's lock, so that a
@@ -313,9 +348,10 @@ static void rx(struct sib_engine *eng, const struct ib_packet *pkt,
 	if (!sib_link_rx_claim()) {
 		pthread_mutex_unlock(&qp->lock);
 		sib_engine_rx_unlock(eng);
-		return;
+		return true;
 	}
-	if (checks_pass(eng, qp, pkt, from, may_park) == RX_PASS) {
+	v = checks_pass(eng, qp, pkt, from, how);
+	if (v == RX_PASS) {
 		switch (qp->type) {
 		case SIB_QPT_RC:
 		case SIB_QPT_XRC_SEND:
@@ -337,18 +373,19 @@ static void rx(struct sib_engine *eng, const struct ib_packet *pkt,
 	}
 	pthread_mutex_unlock(&qp->lock);
 	sib_engine_rx_unlock(eng);
+	return v != RX_PARKED;
 }
 
 void sib_engine_rx(struct sib_engine *eng, const struct ib_packet *pkt,
 		   const struct sib_endpoint *from)
 {
-	rx(eng, pkt, from, true);
+	rx(eng, pkt, from, RX_LINK);
 }
 
-void sib_engine_rx_parked(struct sib_engine *eng, const struct ib_packet *pkt,
+bool sib_engine_rx_parked(struct sib_engine *eng, const struct ib_packet *pkt,
 			  const struct sib_endpoint *from, bool last)
 {
-	rx(eng, pkt, from, !last);
+	return rx(eng, pkt, from, last ? RX_PARK_LAST : RX_PARK);
 }
 
 bool sib_recv_take(struct sib_qp *qp)

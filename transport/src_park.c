@@ -16,6 +16,7 @@ void sib_park_init(struct sib_park *pk)
 {
 	memset(pk, 0, sizeof(*pk));
 	pthread_mutex_init(&pk->lock, NULL);
+	pthread_mutex_init(&pk->run, NULL);
 }
 
 void sib_park_fini(struct sib_park *pk)
@@ -30,15 +31,16 @@ void sib_park_fini(struct sib_park *pk)
 	}
 	pk->head = pk->tail = NULL;
 	pthread_mutex_destroy(&pk->lock);
+	pthread_mutex_destroy(&pk->run);
 }
 
-bool sib_park_add(struct sib_park *pk, const struct ib_packet *pkt, const struct sib_endpoint *from,
-		  uint64_t now)
+static bool park_add(struct sib_park *pk, const struct ib_packet *pkt,
+		     const struct sib_endpoint *from, uint64_t now, bool behind)
 {
 	struct sib_parked *p;
 
 	pthread_mutex_lock(&pk->lock);
-	if (pk->n >= SIB_PARK_MAX) {
+	if (pk->n >= SIB_PARK_MAX || (behind && !pk->n)) {
 		pthread_mutex_unlock(&pk->lock);
 		return false;
 	}
@@ -67,11 +69,34 @@ bool sib_park_add(struct sib_park *pk, const struct ib_packet *pkt, const struct
 	return true;
 }
 
+bool sib_park_add(struct sib_park *pk, const struct ib_packet *pkt, const struct sib_endpoint *from,
+		  uint64_t now)
+{
+	return park_add(pk, pkt, from, now, false);
+}
+
+bool sib_park_add_behind(struct sib_park *pk, const struct ib_packet *pkt,
+			 const struct sib_endpoint *from, uint64_t now)
+{
+	return park_add(pk, pkt, from, now, true);
+}
+
+/* Whether an entry of list waits for the same SLID. */
+static bool slid_waits(const struct sib_parked *list, uint16_t slid)
+{
+	for (; list; list = list->next)
+		if (list->pkt.lrh.SLID == slid)
+			return true;
+	return false;
+}
+
 void sib_park_run(struct sib_park *pk, struct sib_engine *eng, uint64_t now,
-		  bool (*known)(struct sib_engine *eng, uint16_t slid), sib_park_deliver_fn deliver)
+		  sib_park_deliver_fn deliver)
 {
 	struct sib_parked *list, *keep = NULL, **keep_tail = &keep;
 
+	if (pthread_mutex_trylock(&pk->run))
+		return;
 	pthread_mutex_lock(&pk->lock);
 	list = pk->head;
 	pk->head = pk->tail = NULL;
@@ -81,20 +106,23 @@ void sib_park_run(struct sib_park *pk, struct sib_engine *eng, uint64_t now,
 		bool last = now - p->since >= SIB_PARK_MAX_NS;
 
 		list = p->next;
-		if (!last && !known(eng, p->pkt.lrh.SLID)) {
+		/* Never ahead of an earlier one from its source. */
+		if ((!last && slid_waits(keep, p->pkt.lrh.SLID)) ||
+		    !deliver(eng, &p->pkt, &p->from, last)) {
 			p->next = NULL;
 			*keep_tail = p;
 			keep_tail = &p->next;
 			continue;
 		}
-		deliver(eng, &p->pkt, &p->from, last);
 		pthread_mutex_lock(&pk->lock);
 		pk->n--;
 		pthread_mutex_unlock(&pk->lock);
 		free(p);
 	}
-	if (!keep)
+	if (!keep) {
+		pthread_mutex_unlock(&pk->run);
 		return;
+	}
 	/* What still waits goes back in front of what came meanwhile. */
 	pthread_mutex_lock(&pk->lock);
 	*keep_tail = pk->head;
@@ -107,6 +135,7 @@ void sib_park_run(struct sib_park *pk, struct sib_engine *eng, uint64_t now,
 		pk->tail = t;
 	}
 	pthread_mutex_unlock(&pk->lock);
+	pthread_mutex_unlock(&pk->run);
 }
 
 uint64_t sib_park_deadline(struct sib_park *pk, uint64_t now)

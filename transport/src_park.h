@@ -8,6 +8,12 @@
  * again once the answer is in (looked for every SIB_PARK_RECHECK_NS), or
  * after SIB_PARK_MAX_NS, when they are dropped as unknown_source.  At most
  * SIB_PARK_MAX wait at once; more are dropped at once.
+ *
+ * The park keeps order: while anything waits here, every datagram that
+ * arrives waits behind it, and a datagram leaves only after every earlier
+ * one from its SLID.  Without that, a UC message whose First packet waited
+ * while its Middle and Last passed was lost (its PSNs out of order), and
+ * ibv_uc_pingpong -g hung under load.  Connected QPs park too (recv.c).
  */
 #ifndef SIB_TRANSPORT_SRC_PARK_H
 #define SIB_TRANSPORT_SRC_PARK_H
@@ -28,6 +34,7 @@ struct sib_parked;
 
 struct sib_park {
 	pthread_mutex_t lock;
+	pthread_mutex_t run; /* one sib_park_run at a time: two would reorder */
 	struct sib_parked *head, *tail;
 	unsigned n;
 };
@@ -38,16 +45,22 @@ void sib_park_fini(struct sib_park *pk); /* frees what still waits */
 /* Copies the datagram in; false when the park is full. */
 bool sib_park_add(struct sib_park *pk, const struct ib_packet *pkt, const struct sib_endpoint *from,
 		  uint64_t now);
+/* The same, but only while something waits already (the order rule above);
+ * false: nothing waits (or the park is full), go on. */
+bool sib_park_add_behind(struct sib_park *pk, const struct ib_packet *pkt,
+			 const struct sib_endpoint *from, uint64_t now);
 
 /*
- * Hands every parked datagram whose source is known now (or whose time
- * is up) to deliver, in arrival order; the rest wait.  last: the time is
- * up for this one (the receiver drops it if its source is still unknown).
+ * Offers the parked datagrams to deliver in arrival order; deliver returns
+ * false when one must wait on (its source is still being asked), and then
+ * every later one from its SLID waits too.  last: the time is up for this
+ * one (the receiver drops it if its source is still unknown).  A run that
+ * finds another running returns: the next tick looks again.
  */
-typedef void (*sib_park_deliver_fn)(struct sib_engine *eng, const struct ib_packet *pkt,
+typedef bool (*sib_park_deliver_fn)(struct sib_engine *eng, const struct ib_packet *pkt,
 				    const struct sib_endpoint *from, bool last);
 void sib_park_run(struct sib_park *pk, struct sib_engine *eng, uint64_t now,
-		  bool (*known)(struct sib_engine *eng, uint16_t slid), sib_park_deliver_fn deliver);
+		  sib_park_deliver_fn deliver);
 
 /* When sib_park_run should run next (engine time), 0: nothing waits. */
 uint64_t sib_park_deadline(struct sib_park *pk, uint64_t now);

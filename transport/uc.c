@@ -69,8 +69,10 @@ void sib_uc_req_run(struct sib_qp *qp)
 }
 
 /* Abandon the message in progress (IBA 9.8.4: its receive WQE is reused). */
-static void uc_abandon(struct sib_qp *qp)
+static void uc_abandon(struct sib_qp *qp, const struct ib_packet *pkt, const char *why)
 {
+	sib_dbg("rx UC QP 0x%06x: %s PSN 0x%06x: %s; the message is lost (IBA 9.8.4)",
+		qp->qp_num, pkt->op->name, pkt->bth.PSN, why);
 	qp->resp.kind = SIB_MSG_NONE;
 	qp->resp.off = 0;
 	qp->resp.uc_drop = true;
@@ -84,14 +86,19 @@ void sib_uc_resp_rx(struct sib_qp *qp, const struct ib_packet *pkt)
 	bool starts = (f & IB_OPF_FIRST) != 0;
 
 	if (pkt->bth.PSN != r->epsn) {
+		sib_dbg("rx UC QP 0x%06x: %s PSN 0x%06x, expected 0x%06x: the message in "
+			"progress is lost (IBA 9.8.4)",
+			qp->qp_num, pkt->op->name, pkt->bth.PSN, r->epsn);
 		if (r->kind != SIB_MSG_NONE)
-			uc_abandon(qp);
+			uc_abandon(qp, pkt, "a packet of the message in progress is missing");
 		r->uc_drop = true;
 	}
 	r->epsn = psn_add(pkt->bth.PSN, 1);
 	if (r->uc_drop) {
 		if (!starts) {
 			sib_engine_count(qp->eng, &sib_engine_ctrs(qp->eng)->rx_uc_dropped);
+			sib_dbg("rx UC QP 0x%06x: %s PSN 0x%06x of a lost message, dropped",
+				qp->qp_num, pkt->op->name, pkt->bth.PSN);
 			return;
 		}
 		r->uc_drop = false;
@@ -103,10 +110,12 @@ void sib_uc_resp_rx(struct sib_qp *qp, const struct ib_packet *pkt)
 	}
 	if (!starts && r->kind == SIB_MSG_NONE) {
 		sib_engine_count(qp->eng, &sib_engine_ctrs(qp->eng)->rx_uc_dropped);
+		sib_dbg("rx UC QP 0x%06x: %s PSN 0x%06x with no message in progress, dropped",
+			qp->qp_num, pkt->op->name, pkt->bth.PSN);
 		return;
 	}
 	if ((!(f & IB_OPF_LAST) && pkt->payload_len != mtu) || pkt->payload_len > mtu) {
-		uc_abandon(qp);
+		uc_abandon(qp, pkt, "its payload does not fit the path MTU");
 		return;
 	}
 	if (f & IB_OPF_WRITE) {
@@ -120,11 +129,12 @@ void sib_uc_resp_rx(struct sib_qp *qp, const struct ib_packet *pkt)
 		}
 		if (pkt->payload_len > r->remaining ||
 		    ((f & IB_OPF_LAST) && pkt->payload_len != r->remaining)) {
-			uc_abandon(qp);
+			uc_abandon(qp, pkt, "its length disagrees with the RETH's DMA length");
 			return;
 		}
 		if ((f & IB_OPF_IMM) && !r->have_wqe && !sib_recv_take(qp)) {
-			uc_abandon(qp); /* UC has no RNR: the message is lost (IBA 9.8.4) */
+			/* UC has no RNR */
+			uc_abandon(qp, pkt, "no receive WQE is posted");
 			return;
 		}
 		/* Only bytes are checked: a zero-length WRITE's R_Key and VA are
@@ -145,7 +155,7 @@ void sib_uc_resp_rx(struct sib_qp *qp, const struct ib_packet *pkt)
 			if (v != MEMREG_OK) {
 				/* UC: no NAK; the message is dropped (IBA 9.8.4 / 9.7.5.2.4). */
 				sib_log_access(qp, "incoming UC RDMA WRITE", &req, v, &g);
-				uc_abandon(qp);
+				uc_abandon(qp, pkt, "the R_Key does not allow the WRITE");
 				return;
 			}
 			memcpy(g.host, pkt->payload, pkt->payload_len);
@@ -157,7 +167,7 @@ void sib_uc_resp_rx(struct sib_qp *qp, const struct ib_packet *pkt)
 		r->kind = SIB_MSG_WRITE;
 	} else {
 		if (starts && !r->have_wqe && !sib_recv_take(qp)) {
-			uc_abandon(qp);
+			uc_abandon(qp, pkt, "no receive WQE is posted");
 			return;
 		}
 		if (starts)
@@ -181,7 +191,7 @@ void sib_uc_resp_rx(struct sib_qp *qp, const struct ib_packet *pkt)
 				sib_log_access(qp, "incoming UC SEND", &bad, v, &g);
 				r->have_wqe = false;
 				sib_recv_complete(qp, &r->wqe, &c, false);
-				uc_abandon(qp);
+				uc_abandon(qp, pkt, "the receive WQE cannot take it");
 				return;
 			}
 		}

@@ -460,6 +460,61 @@ static void a_forged_ud_datagram_is_dropped_by_its_source(void **state)
 	world_free(w);
 }
 
+/* The answer comes in after the First packet of a message was parked. */
+static bool answer_after_the_first(int node, uint64_t n, const struct ib_packet *pkt, void *arg)
+{
+	struct world *w = arg;
+
+	(void)pkt;
+	if (node == 1 && n == 1)
+		w->slow_lid = 0;
+	return false;
+}
+
+/*
+ * A UC message whose First packet waits in the park for the SA's answer,
+ * while the answer comes in before its Middle and Last arrive: they wait
+ * behind the First, and the message lands whole (src_park.h).  Before, they
+ * passed it, were dropped out of sequence, and the message was lost:
+ * ibv_uc_pingpong -g hung under load.
+ */
+static void uc_packets_wait_behind_a_parked_first(void **state)
+{
+	struct world *w = world_new();
+	enum { LEN = 256 * 4 };
+	static uint8_t src[LEN], dst[LEN];
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND, .send_flags = SIB_SEND_SIGNALED };
+	struct sib_engine_counters ec;
+	struct sib_cqe c;
+
+	(void)state;
+	world_qp(w, 0, SIB_QPT_UC, 16);
+	world_qp(w, 1, SIB_QPT_UC, 16);
+	w->slow_lid = w->n[0].port.LID; /* node 1 cannot place node 0 yet */
+	world_connect(w, SIB_MTU_256);
+	uint32_t sk = world_reg(&w->n[0], src, LEN, MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t rk = world_reg(&w->n[1], dst, LEN, MEMREG_ACCESS_LOCAL_WRITE);
+
+	fill(src, LEN, 3);
+	world_post_recv(&w->n[1], 2, dst, LEN, rk);
+	w->drop = answer_after_the_first;
+	w->drop_arg = w;
+	world_post_send(&w->n[0], &s, src, LEN, sk);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 0); /* all four wait */
+	w->now += SIB_PARK_RECHECK_NS;
+	sib_engine_tick(w->n[1].eng);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(c.byte_len, LEN);
+	assert_memory_equal(dst, src, LEN);
+	sib_engine_counters_get(w->n[1].eng, &ec);
+	assert_int_equal(ec.rx_uc_dropped, 0);
+	assert_int_equal(sib_engine_next_deadline(w->n[1].eng), 0);
+	world_free(w);
+}
+
 /* A datagram from a source the SA has not placed yet waits for the answer
  * (the first SENDs of a new peer are not lost), then passes the checks;
  * one whose answer never comes is dropped after a second. */
@@ -576,6 +631,7 @@ int main(void)
 		cmocka_unit_test(a_forged_rc_write_from_another_socket_is_dropped),
 		cmocka_unit_test(a_forged_ud_datagram_is_dropped_by_its_source),
 		cmocka_unit_test(a_datagram_waits_for_its_source_to_be_known),
+		cmocka_unit_test(uc_packets_wait_behind_a_parked_first),
 		cmocka_unit_test(a_ud_send_waits_for_the_sa_to_place_its_destination),
 		cmocka_unit_test(uc_message_missing_a_middle_packet_is_dropped_and_the_next_arrives),
 		cmocka_unit_test(uc_write_with_immediate_lands_and_completes),
