@@ -76,7 +76,10 @@
  *     socket before it takes more itself, and each datagram is applied by
  *     one thread only, the one whose sib_link_rx_claim() (below) wins it
  *     (the UDP link, with sockets or io_uring; the in-memory link keeps
- *     no order between two pollers).  A poller that has claimed a
+ *     no order between two pollers).  One poller at a time takes a batch
+ *     off the socket and publishes it (the read rule, udp.c), so that no
+ *     poller applies datagrams that left the socket after ones another
+ *     took but has not published yet.  A poller that has claimed a
  *     datagram of another's batch may still read it after the claim, so
  *     that batch's owner takes nothing more into those buffers until it
  *     is done (udp.c, the reader count);

@@ -134,7 +134,7 @@ struct udp_link {
 			uint32_t len, seg;
 			struct sib_endpoint from;
 		} meta[RX_BATCH];
-		uint64_t gen; /* the owner's: batches taken so far */
+		uint64_t gen; /* the owner's: this batch's place among both contexts' */
 		uint64_t pos; /* POS_*: read and claimed by any poller */
 		/* Pollers of the other context inside this one's batch: while
 		 * any is, the owner leaves the buffers alone (rx_batch), since a
@@ -142,6 +142,11 @@ struct udp_link {
 		unsigned readers;
 		void *io;
 	} rx[2];
+	/* The read rule: one context at a time takes a batch off the socket
+	 * and publishes it (rx_batch), so that batches are ordered by gen as
+	 * the socket ordered their datagrams. */
+	pthread_mutex_t rx_read;
+	uint64_t rx_gen; /* under rx_read: batches taken so far, both contexts */
 	bool rx_err_logged;
 };
 
@@ -516,6 +521,15 @@ static uint64_t pos_make(uint64_t gen, unsigned n, unsigned k, unsigned off)
 #define POS_N(p) ((unsigned)((p) >> 22) & 63u)
 #define POS_K(p) ((unsigned)((p) >> 16) & 63u)
 #define POS_OFF(p) ((unsigned)(p) & 0xffffu)
+#define POS_GEN_MASK ((1ull << 36) - 1)
+
+/* Whether batch a was taken after batch b (gens wrap in pos's 36 bits). */
+static bool gen_newer(uint64_t a, uint64_t b)
+{
+	uint64_t d = (a - b) & POS_GEN_MASK;
+
+	return d && d < POS_GEN_MASK / 2;
+}
 
 /* One received message, before anyone handles it: its length and datagram
  * size in meta[k] (length 0: the link drops it, counted). */
@@ -585,14 +599,14 @@ static unsigned rx_handle(struct udp_rx *c, sib_link_rx_fn rx, void *arg)
 }
 
 /* rx_handle on the other context's batch, as a reader its owner does not
- * overwrite (rx_batch). */
-static unsigned rx_handle_beside(struct udp_rx *c, sib_link_rx_fn rx, void *arg)
+ * overwrite (rx_batch), if that batch is older than gen (0: any). */
+static unsigned rx_handle_beside(struct udp_rx *c, sib_link_rx_fn rx, void *arg, uint64_t gen)
 {
 	uint64_t p = __atomic_load_n(&c->pos, __ATOMIC_ACQUIRE);
 	unsigned n;
 
-	if (POS_K(p) >= POS_N(p))
-		return 0; /* nothing left: the usual case, without a store */
+	if (POS_K(p) >= POS_N(p) || (gen && gen_newer(POS_GEN(p), gen)))
+		return 0; /* nothing left (the usual case, without a store), or newer */
 	__atomic_add_fetch(&c->readers, 1, __ATOMIC_SEQ_CST);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* before rx_handle reads pos */
 	n = rx_handle(c, rx, arg);
@@ -617,7 +631,7 @@ static void rx_reset(struct udp_rx *c)
 /* One recvmmsg of up to want messages into c, whose last batch is all
  * claimed, published for any poller (rx_handle); returns how many
  * messages it took. */
-static unsigned rx_batch(struct udp_link *u, struct udp_rx *c, unsigned want)
+static unsigned rx_batch_locked(struct udp_link *u, struct udp_rx *c, unsigned want)
 {
 	int got;
 
@@ -625,7 +639,8 @@ static unsigned rx_batch(struct udp_link *u, struct udp_rx *c, unsigned want)
 	 * one that is already applying a datagram it claimed still reads its
 	 * buffer, so nothing overwrites it this time (this store and the load
 	 * after it pair with rx_handle_beside's, in the other order). */
-	__atomic_store_n(&c->pos, pos_make(++c->gen, 0, 0, 0), __ATOMIC_SEQ_CST);
+	c->gen = ++u->rx_gen;
+	__atomic_store_n(&c->pos, pos_make(c->gen, 0, 0, 0), __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&c->readers, __ATOMIC_SEQ_CST))
 		return 0;
 	rx_reset(c);
@@ -648,6 +663,24 @@ static unsigned rx_batch(struct udp_link *u, struct udp_rx *c, unsigned want)
 	return (unsigned)got;
 }
 
+/*
+ * The read rule (rx_read): without it, a poller that lost the CPU between
+ * taking datagrams off the socket and publishing them let the poller
+ * beside it read and apply later ones first (a UC message whose Last came
+ * before its First was lost: ibv_uc_pingpong -g hung under load).  The lock
+ * is held for one non-blocking receive; a poller that finds it held waits
+ * that long, not for the other's handling of its batch.
+ */
+static unsigned rx_batch(struct udp_link *u, struct udp_rx *c, unsigned want)
+{
+	unsigned got;
+
+	pthread_mutex_lock(&u->rx_read);
+	got = rx_batch_locked(u, c, want);
+	pthread_mutex_unlock(&u->rx_read);
+	return got;
+}
+
 /* The first receive context, or the second while the first is taken;
  * one of them locked (link.h: a poll never waits for another). */
 static struct udp_rx *rx_take(struct udp_link *u)
@@ -661,10 +694,10 @@ static struct udp_rx *rx_take(struct udp_link *u)
 }
 
 /* The order rule (link.h): a batch the other context's poller took off
- * the socket and has not handled (it lost the CPU in the middle) is
- * older than anything this poll takes, so it goes first, before and
- * after each of this poll's own takes (the other poller may have taken
- * one while this one was in the kernel). */
+ * the socket and has not handled (it lost the CPU in the middle) goes
+ * before this poll's own if it is older: before each take, and after it
+ * (the other may have taken one just before this one), but not one the
+ * other took after it (the read rule orders them by gen). */
 static int udp_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *arg)
 {
 	struct udp_link *u = to_udp(l);
@@ -674,9 +707,9 @@ static int udp_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *a
 	while (n < max) {
 		unsigned want = max - n < c->batch ? max - n : c->batch, msgs;
 
-		n += rx_handle_beside(other, rx, arg);
+		n += rx_handle_beside(other, rx, arg, 0);
 		msgs = rx_batch(u, c, want);
-		n += rx_handle_beside(other, rx, arg);
+		n += rx_handle_beside(other, rx, arg, c->gen);
 		n += rx_handle(c, rx, arg);
 		if (msgs < want)
 			break;
@@ -714,6 +747,7 @@ static void udp_close(struct sib_link *l)
 	free(u->rx[0].mem);
 	free(u->rx[1].mem);
 	pthread_mutex_destroy(&u->q_lock);
+	pthread_mutex_destroy(&u->rx_read);
 	pthread_mutex_destroy(&u->tx[0].lock);
 	pthread_mutex_destroy(&u->tx[1].lock);
 	pthread_mutex_destroy(&u->rx[0].lock);
@@ -803,6 +837,7 @@ int sib_link_udp_open_io(const char *addr, const char *netdev, const struct sib_
 	u->io = io;
 	u->fd = -1;
 	pthread_mutex_init(&u->q_lock, NULL);
+	pthread_mutex_init(&u->rx_read, NULL);
 	pthread_mutex_init(&u->tx[0].lock, NULL);
 	pthread_mutex_init(&u->tx[1].lock, NULL);
 	for (unsigned i = 0; i < 2; i++) {
