@@ -116,9 +116,13 @@ static enum rx_verdict park(struct sib_engine *eng, const struct ib_packet *pkt,
 static bool park_behind(struct sib_engine *eng, const struct ib_packet *pkt,
 			const struct sib_endpoint *from, enum rx_from how)
 {
-	uint64_t now = sib_engine_now(eng);
+	struct sib_park *pk = sib_engine_park(eng);
+	uint64_t now;
 
-	if (how != RX_LINK || !sib_park_add_behind(sib_engine_park(eng), pkt, from, now))
+	if (how != RX_LINK || !sib_park_waits(pk))
+		return false; /* the usual case: no clock, no lock */
+	now = sib_engine_now(eng);
+	if (!sib_park_add_behind(pk, pkt, from, now))
 		return false;
 	sib_engine_want_tick(eng, now + SIB_PARK_RECHECK_NS);
 	return true;

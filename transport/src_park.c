@@ -44,12 +44,12 @@ static bool park_add(struct sib_park *pk, const struct ib_packet *pkt,
 		pthread_mutex_unlock(&pk->lock);
 		return false;
 	}
-	pk->n++;
+	__atomic_add_fetch(&pk->n, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&pk->lock);
 	p = malloc(sizeof(*p) + pkt->payload_len);
 	if (!p) {
 		pthread_mutex_lock(&pk->lock);
-		pk->n--;
+		__atomic_sub_fetch(&pk->n, 1, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&pk->lock);
 		return false;
 	}
@@ -115,7 +115,7 @@ void sib_park_run(struct sib_park *pk, struct sib_engine *eng, uint64_t now,
 			continue;
 		}
 		pthread_mutex_lock(&pk->lock);
-		pk->n--;
+		__atomic_sub_fetch(&pk->n, 1, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&pk->lock);
 		free(p);
 	}

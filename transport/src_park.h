@@ -36,8 +36,16 @@ struct sib_park {
 	pthread_mutex_t lock;
 	pthread_mutex_t run; /* one sib_park_run at a time: two would reorder */
 	struct sib_parked *head, *tail;
-	unsigned n;
+	unsigned n; /* parked and not yet delivered; changed under lock */
 };
+
+/* Whether anything waits: the check every datagram makes first, without
+ * the lock (one that a thread parked before it, under its QP's lock, it
+ * sees). */
+static inline bool sib_park_waits(struct sib_park *pk)
+{
+	return __atomic_load_n(&pk->n, __ATOMIC_ACQUIRE) != 0;
+}
 
 void sib_park_init(struct sib_park *pk);
 void sib_park_fini(struct sib_park *pk); /* frees what still waits */
