@@ -14,6 +14,7 @@
  * one from its SLID.  Without that, a UC message whose First packet waited
  * while its Middle and Last passed was lost (its PSNs out of order), and
  * ibv_uc_pingpong -g hung under load.  Connected QPs park too (recv.c).
+ * When the park is full, a datagram that would only wait behind goes on.
  */
 #ifndef SIB_TRANSPORT_SRC_PARK_H
 #define SIB_TRANSPORT_SRC_PARK_H
