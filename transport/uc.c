@@ -68,14 +68,20 @@ void sib_uc_req_run(struct sib_qp *qp)
 	}
 }
 
-/* Abandon the message in progress (IBA 9.8.4: its receive WQE is reused). */
+/* Forget the message in progress (IBA 9.8.4: its receive WQE is reused). */
+static void uc_forget(struct sib_qp *qp)
+{
+	qp->resp.kind = SIB_MSG_NONE;
+	qp->resp.off = 0;
+	qp->resp.uc_drop = true;
+}
+
+/* The same, for a packet the message cannot take, saying why. */
 static void uc_abandon(struct sib_qp *qp, const struct ib_packet *pkt, const char *why)
 {
 	sib_dbg("rx UC QP 0x%06x: %s PSN 0x%06x: %s; the message is lost (IBA 9.8.4)",
 		qp->qp_num, pkt->op->name, pkt->bth.PSN, why);
-	qp->resp.kind = SIB_MSG_NONE;
-	qp->resp.off = 0;
-	qp->resp.uc_drop = true;
+	uc_forget(qp);
 }
 
 void sib_uc_resp_rx(struct sib_qp *qp, const struct ib_packet *pkt)
@@ -86,12 +92,11 @@ void sib_uc_resp_rx(struct sib_qp *qp, const struct ib_packet *pkt)
 	bool starts = (f & IB_OPF_FIRST) != 0;
 
 	if (pkt->bth.PSN != r->epsn) {
-		sib_dbg("rx UC QP 0x%06x: %s PSN 0x%06x, expected 0x%06x: the message in "
-			"progress is lost (IBA 9.8.4)",
-			qp->qp_num, pkt->op->name, pkt->bth.PSN, r->epsn);
-		if (r->kind != SIB_MSG_NONE)
-			uc_abandon(qp, pkt, "a packet of the message in progress is missing");
-		r->uc_drop = true;
+		sib_dbg("rx UC QP 0x%06x: %s PSN 0x%06x, expected 0x%06x: out of sequence%s "
+			"(IBA 9.8.4)",
+			qp->qp_num, pkt->op->name, pkt->bth.PSN, r->epsn,
+			r->kind != SIB_MSG_NONE ? "; the message in progress is lost" : "");
+		uc_forget(qp);
 	}
 	r->epsn = psn_add(pkt->bth.PSN, 1);
 	if (r->uc_drop) {
