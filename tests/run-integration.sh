@@ -14,7 +14,8 @@ export SOFTIB="$B/softib"
 at_exit=()
 kill_run_sm() { for p in $(pgrep -f -- "softib-sm --daemon --listen $SOFTIB_SM\$" 2>/dev/null); do kill "$p"; done; }
 if [ -z "${SOFTIB_SM:-}" ]; then
-  export SOFTIB_SM=127.0.0.1:$((30000 + RANDOM % 20000))
+  # (a port outside the kernel's ephemeral range: lib.sh's sib_free_port)
+  export SOFTIB_SM=127.0.0.1:$(. "$top/tests/integration/lib.sh"; sib_free_port udp)
   at_exit+=(kill_run_sm)
 fi
 # softib's per-user directory (subnet key files, counters sockets) for the

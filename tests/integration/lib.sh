@@ -113,21 +113,37 @@ sib_in_ns()
 	fi
 }
 
-# A port between 20000 and 59999 that no socket of that protocol uses now
-# (in this namespace) and that this test has not handed out before.  Ports
-# are only reserved by binding them, so two tests could still pick the same
-# one; starting from a pid-dependent point makes that unlikely.
+# A port that no socket of that protocol uses now (in this namespace), that
+# this test has not handed out before, and that lies outside the kernel's
+# ephemeral range (ip_local_port_range): a socket bound to port 0 (a link,
+# a client's connect) could otherwise take it before the program it is for
+# binds it -- a rank's link once sat on a test's SM port, and the SM it
+# started could not listen.  Ports are only reserved by binding them, so
+# two tests could still pick the same one; starting from a pid-dependent
+# point makes that unlikely.  Handed-out ports are kept in the test's temp
+# dir as well, since callers take the port in a subshell: $(sib_free_port).
 sib_free_port()
 {
-	local proto=${1:-tcp} flag=-tan p i
+	local proto=${1:-tcp} flag=-tan p i lo=10000 n=50000 elo=32768 ehi=60999 used
 
 	[ "$proto" = udp ] && flag=-uan
-	p=$((20000 + (($$ * 7919 + RANDOM) % 40000)))
-	for ((i = 0; i < 40000; i++)); do
-		p=$((20000 + (p - 20000 + 1) % 40000))
-		case "$SIB_USED_PORTS" in *" $p "*) continue ;; esac
+	read -r elo ehi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null
+	if ((elo - lo >= 2000)); then
+		n=$((elo - lo)) # below the ephemeral range
+	elif ((65535 - ehi >= 2000)); then
+		lo=$((ehi + 1)) n=$((65535 - ehi)) # the range starts low: above it
+	fi
+	used=$SIB_USED_PORTS
+	[ -n "$SIB_TMP" ] && [ -f "$SIB_TMP/ports.used" ] && used+=" $(tr '\n' ' ' <"$SIB_TMP/ports.used")"
+	p=$((lo + (($$ * 7919 + RANDOM) % n)))
+	for ((i = 0; i < n; i++)); do
+		p=$((lo + (p - lo + 1) % n))
+		# 18754: the default SM address, a user's own SM.
+		case "$used " in *" $p "*) continue ;; esac
+		[ "$p" -eq 18754 ] && continue
 		if [ -z "$(ss -H $flag "sport = :$p" 2>/dev/null)" ]; then
 			SIB_USED_PORTS+="$p "
+			[ -n "$SIB_TMP" ] && echo "$p" >>"$SIB_TMP/ports.used"
 			echo "$p"
 			return 0
 		fi

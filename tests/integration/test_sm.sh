@@ -30,11 +30,13 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-new_port() { local p=$((20000 + RANDOM % 25000)); ports_used+=("$p"); echo "$p"; }
+. "$(dirname "$0")/lib.sh" # sib_free_port: not in the kernel's ephemeral range
+# P: a UDP port of this test's own (in this shell, so that cleanup sees it).
+new_port() { P=$(sib_free_port udp) || exit 1; ports_used+=("$P"); }
 lid_of() { awk '$1 == "port_lid:" { print $2 }' <<<"$1"; }
 
 # 1. Foreground SM: joins are printed, the port is ACTIVE with SM-given LIDs.
-P=$(new_port)
+new_port
 "$SM" --listen 127.0.0.1:$P >"$tmp/fg.out" 2>&1 &
 fg=$!
 for _ in $(seq 300); do grep -q listening "$tmp/fg.out" && break; sleep 0.1; done
@@ -49,7 +51,7 @@ kill $fg; wait $fg 2>/dev/null
 
 # 2. Auto-started SM: distinct LIDs for two concurrent processes and a
 #    longer-lived one.
-P=$(new_port)
+new_port
 export SOFTIB_SM=127.0.0.1:$P
 mkfifo "$tmp/hold.in"
 "$SOFTIB" run "$HOLD" 60 <"$tmp/hold.in" >"$tmp/hold.out" 2>&1 &
@@ -73,7 +75,7 @@ n=$(sm_pids "$P" | wc -l)
 [ "$n" -eq 1 ] || bad "$n SM processes on port $P, want 1"
 
 # 3. $(...) returns although the SM it started keeps running.
-P=$(new_port)
+new_port
 out=$(SOFTIB_SM=127.0.0.1:$P "$SOFTIB" run ibv_devinfo 2>&1)
 grep -q 'state:[[:space:]]*PORT_ACTIVE (4)' <<<"$out" || bad "command substitution: port not ACTIVE"
 n=$(sm_pids "$P" | wc -l)
@@ -85,7 +87,7 @@ unset SOFTIB_SM
 #    Each first process returns only once its detached SM has bound the
 #    address or found it taken, so after `wait` the count is final, with
 #    no sleep however slow the machine.
-P=$(new_port)
+new_port
 for i in 1 2 3 4; do "$SM" --daemon --listen 127.0.0.1:$P --idle-exit 2 & done
 wait
 n=$(sm_pids "$P" | wc -l)
@@ -94,7 +96,7 @@ for _ in $(seq 300); do [ -z "$(sm_pids "$P")" ] && break; sleep 0.1; done
 [ -z "$(sm_pids "$P")" ] || bad "daemon with --idle-exit 2 still runs after 30 s"
 
 # 5. Capture of a bring-up.
-P=$(new_port)
+new_port
 "$SM" --listen 127.0.0.1:$P >"$tmp/cap-sm.out" 2>&1 &
 capsm=$!
 for _ in $(seq 300); do grep -q listening "$tmp/cap-sm.out" && break; sleep 0.1; done
