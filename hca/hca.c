@@ -344,9 +344,9 @@ struct sib_hca *sib_hca_get(void)
 	return hca;
 }
 
-/* A process that exits without closing its device still sends the ACKs an
- * application-thread drain left queued (sib_progress_drain), as a real
- * HCA would have sent them already. */
+/* A process that exits without closing its device still sends what a
+ * polling thread left queued (the transmit rule), as a real HCA would
+ * have sent it already. */
 __attribute__((destructor)) static void hca_flush_at_exit(void)
 {
 	pthread_mutex_lock(&hca_global_lock);
@@ -421,7 +421,7 @@ int sib_hca_port_stats(struct sib_hca *hca, unsigned port_num, struct sib_port_s
 	out->rx_mad_malformed = __atomic_load_n(&hca->progress.rx_mad_malformed, __ATOMIC_RELAXED);
 	out->rx_gsi_unclaimed = __atomic_load_n(&hca->progress.rx_gsi_unclaimed, __ATOMIC_RELAXED);
 	out->rx_smp_unclaimed = __atomic_load_n(&hca->progress.rx_smp_unclaimed, __ATOMIC_RELAXED);
-	out->drains_beside = __atomic_load_n(&hca->progress.drains_beside, __ATOMIC_RELAXED);
+	out->watches = __atomic_load_n(&hca->progress.watches, __ATOMIC_RELAXED);
 	out->wakes_thread = __atomic_load_n(&hca->progress.wakes_thread, __ATOMIC_RELAXED);
 	out->wakes_waiter = __atomic_load_n(&hca->progress.wakes_waiter, __ATOMIC_RELAXED);
 	out->wakes_event = __atomic_load_n(&hca->progress.wakes_event, __ATOMIC_RELAXED);

@@ -111,16 +111,16 @@ struct sib_port_stats {
 	uint64_t rx_mad_malformed;     /* QP0/QP1 packets that were no MAD */
 	uint64_t rx_gsi_unclaimed;     /* QP1 MADs no agent here serves */
 	uint64_t rx_smp_unclaimed;     /* QP0 MADs of a class no agent serves */
-	uint64_t drains_beside;	       /* application drains that lost the CPU holding
-					* the links, which the progress thread
-					* drained beside (progress.h, the drain rule) */
+	uint64_t watches;	       /* times the progress thread began to watch the
+					* links of a polling application (watch mode,
+					* progress.c) */
 	uint64_t smp_refused;	       /* SMPs the SMA discarded (M_Key, strangers' Sets) */
 	uint64_t M_KeyViolations;      /* PortInfo:M_KeyViolations */
 	uint64_t sa_sent, sa_hits, sa_timeouts; /* the SA client */
 	uint64_t sa_foreign;	       /* SA answers not from the port's SM */
 	struct sib_cm_counters cm;		/* the communication manager */
 	/* the HCA's thread wake-ups and the messages they were for
-	 * (progress.h, the wake-up rule); the same on every port */
+	 * (docs/architecture.md, the waiting rule); the same on every port */
 	uint64_t wakes_thread, wakes_waiter, wakes_event, rx_requests;
 };
 

@@ -1,4 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The data path's rules (docs/architecture.md), each in one place here:
+ *   - the receive rule: read_links, under read_lock;
+ *   - the transmit rule: flush_links, and sib_progress_post's one
+ *     exception (a thread that polls sends with its next poll);
+ *   - the waiting rule: links_owner decides who sleeps on the links, and
+ *     watch_mode is its one heuristic.
+ */
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
@@ -27,14 +35,18 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/* ---------------------------------------------------------------- the receive rule */
+
 struct rx_ctx {
 	struct sib_hca *hca;
 	unsigned port_num;
 	unsigned placing; /* data packets that were not plain ACKs */
 };
 
-/* True for a data packet that may change memory or wants an answer: any
- * but a plain ACK or NAK, which only completes work requests. */
+/* One datagram, on the thread that reads the links: decoded, then to the
+ * MAD layer (QP0, QP1) or the data path, which hands it to its QP.  True
+ * for a data packet that may change memory or wants an answer: any but a
+ * plain ACK or NAK, which only completes work requests. */
 static bool progress_rx(struct sib_hca *hca, unsigned port_num, const uint8_t *buf, size_t len,
 			const struct sib_endpoint *from)
 {
@@ -44,7 +56,7 @@ static bool progress_rx(struct sib_hca *hca, unsigned port_num, const uint8_t *b
 	sib_rx_data_fn rx_data;
 
 	if (err != IB_PKT_OK) {
-		if (link && sib_link_rx_claim())
+		if (link)
 			sib_link_count_pkt_err(link, err);
 		return false;
 	}
@@ -52,10 +64,6 @@ static bool progress_rx(struct sib_hca *hca, unsigned port_num, const uint8_t *b
 		struct sib_mad_addr a;
 		const uint8_t *mad = sib_mgmt_parse(&pkt, &a);
 
-		/* A MAD is handled once (link.h, the order rule); a data packet
-		 * is claimed under its QP's lock (transport/recv.c). */
-		if (!sib_link_rx_claim())
-			return false;
 		if (!mad) {
 			sib_link_count(&hca->progress.rx_mad_malformed, 1);
 			return false;
@@ -93,67 +101,20 @@ static void rx_cb(void *arg, const uint8_t *pkt, size_t len, const struct sib_en
 		c->placing++;
 }
 
-enum { DRAIN_BATCH = 16, DRAIN_MAX = 256 };
+enum { READ_BATCH = 16, READ_MAX = 256 };
 
-/* Owed ACKs (the data path is on port 1's link) unless acks is false,
- * then the link's queue. */
-static void flush_port(struct sib_hca *hca, unsigned i, bool acks)
+/*
+ * The receive rule: with read_lock held, every port's link, up to READ_MAX
+ * datagrams each, each handed on in the order the link received them.
+ * Batches of READ_BATCH, each but the last followed by a flush: the ACKs
+ * and read responses they made leave before the next batch is read, so the
+ * peer's window keeps moving.  What the last batch made stays queued for
+ * the caller (the transmit rule).
+ */
+static int read_links(struct sib_hca *hca, unsigned *placing)
 {
-	if (acks && i == 0 && hca->engine)
-		sib_engine_send_owed(hca->engine);
-	sib_link_flush(hca->node.mgmt[i].link);
-}
-
-enum drain_mode {
-	/* Everything the packets caused leaves. */
-	DRAIN_FLUSH,
-	/* An application thread drains for its poll (with a lease): the ACKs
-	 * its last batch asks for stay owed (engine.h) and what it queued
-	 * stays queued, so the completions reach the caller one system call
-	 * sooner.  They leave with the caller's next post (after its request,
-	 * in one sendmmsg), its next drain, its drain_end, a QP change, or
-	 * the progress thread's next pass (which may hold them in turn:
-	 * DRAIN_HOLD), whichever comes first. */
-	DRAIN_DEFER,
-	/* The progress thread while an application that posts holds a
-	 * lease (thread_pass), and a thread that waits for completion
-	 * events (the wake-up rule): owed ACKs stay owed, the rest leaves. */
-	DRAIN_HOLD,
-};
-
-/* The thread holds owed ACKs for the application's next post, and has not
- * held them for its bound yet. */
-static bool acks_held(struct sib_progress *pg)
-{
-	uint64_t since = __atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED);
-
-	return since && sib_link_now_ns() - since < pg->ack_hold_max_ns;
-}
-
-static bool waiter_active(struct sib_progress *pg, uint64_t now);
-
-/* ACKs a drain left owed for the application's next post: held from now,
- * unless already (the bound counts from the first). */
-static void hold_start(struct sib_hca *hca)
-{
-	struct sib_progress *pg = &hca->progress;
-
-	if (hca->engine && sib_engine_acks_owed(hca->engine) &&
-	    !__atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED))
-		__atomic_store_n(&pg->ack_hold_ns, sib_link_now_ns(), __ATOMIC_RELAXED);
-}
-
-/* Every port's link, up to DRAIN_MAX datagrams each; under drain_lock. */
-static int drain_links(struct sib_hca *hca, enum drain_mode mode, unsigned *placing)
-{
-	struct sib_progress *pg = &hca->progress;
-	bool defer = mode == DRAIN_DEFER;
-	/* What the thread holds stays for this caller's post (thread_pass). */
-	bool acks = mode == DRAIN_FLUSH || (defer && !acks_held(pg));
 	int total = 0;
 
-	if (hca->engine)
-		sib_engine_defer_acks(hca->engine, mode != DRAIN_FLUSH);
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
 		struct sib_link *link = hca->node.mgmt[i].link;
 		struct rx_ctx c = { hca, i + 1, 0 };
@@ -161,90 +122,71 @@ static int drain_links(struct sib_hca *hca, enum drain_mode mode, unsigned *plac
 
 		if (!link)
 			continue;
-		if (defer)
-			flush_port(hca, i, acks); /* what the last drain left */
-		/* Small batches, each followed by a flush: the ACKs and read
-		 * responses they caused leave before the next batch is read,
-		 * so the peer's window keeps moving. */
-		while ((n = sib_link_poll(link, DRAIN_BATCH, rx_cb, &c)) > 0) {
+		while ((n = sib_link_poll(link, READ_BATCH, rx_cb, &c)) > 0) {
 			total += n;
-			if (n < DRAIN_BATCH || total >= DRAIN_MAX ||
-			    __atomic_load_n(&pg->beside, __ATOMIC_RELAXED))
-				break; /* ... or the thread took over (drain_beside) */
-			flush_port(hca, i, mode != DRAIN_HOLD);
+			if (n < READ_BATCH || total >= READ_MAX)
+				break;
+			sib_link_flush(link);
 		}
-		if (!defer || !total)
-			flush_port(hca, i, acks);
 		if (placing)
 			*placing += c.placing;
 	}
-	if (hca->engine && mode != DRAIN_FLUSH)
-		sib_engine_defer_acks(hca->engine, false);
-	/* A caller that takes packets itself is served as usual again: what
-	 * is owed leaves with its next post or drain. */
-	if (defer && total && __atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED))
-		__atomic_store_n(&pg->ack_hold_ns, 0, __ATOMIC_RELAXED);
 	return total;
+}
+
+/* ---------------------------------------------------------------- the transmit rule */
+
+/* Every port's queued packets leave (one sender at a time: link.h). */
+static void flush_links(struct sib_hca *hca)
+{
+	for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
+		if (hca->node.mgmt[i].link)
+			sib_link_flush(hca->node.mgmt[i].link);
 }
 
 void sib_progress_flush(struct sib_hca *hca)
 {
-	for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
-		if (hca->node.mgmt[i].link)
-			flush_port(hca, i, true);
+	flush_links(hca);
 }
 
 int sib_progress_poll(struct sib_hca *hca)
 {
 	int n;
 
-	pthread_mutex_lock(&hca->progress.drain_lock);
-	n = drain_links(hca, DRAIN_FLUSH, NULL);
-	pthread_mutex_unlock(&hca->progress.drain_lock);
+	pthread_mutex_lock(&hca->progress.read_lock);
+	n = read_links(hca, NULL);
+	pthread_mutex_unlock(&hca->progress.read_lock);
+	flush_links(hca);
 	return n + sib_timers_run(&hca->progress.timers);
 }
 
-/* A burst left packets queued lately (also one newer than now). */
-static bool tx_deferred(struct sib_progress *pg, uint64_t now)
-{
-	return __atomic_load_n(&pg->tx_deferred_ns, __ATOMIC_SEQ_CST) + SIB_PROGRESS_LEASE_NS > now;
-}
+/* ---------------------------------------------------------------- the waiting rule */
+
+/* This thread polled a CQ and holds the links until then (its share of
+ * poll_until): its posts wait for its next poll. */
+static __thread uint64_t polls_until;
 
 /*
- * The thread is about to sleep for ns (UINT64_MAX: no timeout): it
- * publishes when it will look again, then caps the sleep at the burst
- * bound if a burst is queued, and at the end of an application's lease
- * (the leftovers rule).  Both sequentially consistent, like the other
- * side (sib_progress_post, lease_renew: their time, then wake_by_ns, in
- * wake_by), so the one is either seen here or sees the long sleep and
- * kicks it.
+ * Who holds the links now; *until: when the holder's lease ends (the
+ * progress thread looks in then), for a thread inside a wait a lease from
+ * now (it looks in once a lease while one waits).
  */
-static uint64_t sleep_publish(struct sib_progress *pg, uint64_t now, uint64_t ns)
+static enum sib_links_owner links_owner(struct sib_progress *pg, uint64_t now, uint64_t *until)
 {
-	uint64_t held = __atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED), busy;
+	uint64_t w = __atomic_load_n(&pg->wait_until, __ATOMIC_SEQ_CST);
+	uint64_t p = __atomic_load_n(&pg->poll_until, __ATOMIC_SEQ_CST);
 
-	/* Held ACKs leave by their bound (hold_update). */
-	if (held) {
-		uint64_t left = held + pg->ack_hold_max_ns > now ? held + pg->ack_hold_max_ns - now : 0;
-
-		if (left < ns)
-			ns = left;
+	if (__atomic_load_n(&pg->waiters, __ATOMIC_SEQ_CST)) {
+		*until = now + SIB_PROGRESS_LEASE_NS;
+		return SIB_OWNER_WAITER;
 	}
-	__atomic_store_n(&pg->wake_by_ns, ns == UINT64_MAX ? UINT64_MAX : now + ns,
-			 __ATOMIC_SEQ_CST);
-	if (ns > SIB_PROGRESS_DEFER_NS && tx_deferred(pg, now)) {
-		ns = SIB_PROGRESS_DEFER_NS;
-		__atomic_store_n(&pg->wake_by_ns, now + ns, __ATOMIC_SEQ_CST);
-	}
-	busy = __atomic_load_n(&pg->busy_until_ns, __ATOMIC_SEQ_CST);
-	if (busy > now && ns > busy - now) {
-		ns = busy - now;
-		__atomic_store_n(&pg->wake_by_ns, now + ns, __ATOMIC_SEQ_CST);
-	}
-	return ns;
+	*until = w > p ? w : p;
+	if (*until <= now)
+		return SIB_OWNER_THREAD;
+	return w > now ? SIB_OWNER_WAITER : SIB_OWNER_POLLER;
 }
 
-/* Kicks the thread once if it sleeps past `by` (sleep_publish). */
+/* Kicks the sleeping thread once if it would sleep past by. */
 static void wake_by(struct sib_progress *pg, uint64_t by)
 {
 	uint64_t wake = __atomic_load_n(&pg->wake_by_ns, __ATOMIC_SEQ_CST), one = 1;
@@ -256,129 +198,92 @@ static void wake_by(struct sib_progress *pg, uint64_t by)
 		sib_dbg("progress kick: %s", strerror(errno));
 }
 
-void sib_progress_post(struct sib_hca *hca, struct sib_qp *qp)
-{
-	struct sib_progress *pg = &hca->progress;
-	uint64_t now = sib_link_now_ns();
-	uint64_t prev = __atomic_exchange_n(&pg->last_post_ns, now, __ATOMIC_RELAXED);
-
-	/* Back-to-back posts while a poller holds the lease: a burst whose
-	 * packets go out together (UDP GSO) when the poller polls next, a
-	 * post comes after a pause, the queue fills, or at the latest
-	 * SIB_PROGRESS_DEFER_NS later from the progress thread.  A lone post
-	 * transmits at once. */
-	if (now - prev < SIB_PROGRESS_BURST_NS &&
-	    __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED) > now) {
-		__atomic_store_n(&pg->tx_deferred_ns, now, __ATOMIC_SEQ_CST);
-		sib_qp_kick_queued(qp);
-		/* The thread went to sleep before this burst, for longer than
-		 * the bound (sleep_publish): wake it once, so that it sleeps
-		 * to the bound. */
-		wake_by(pg, now + SIB_PROGRESS_DEFER_NS);
-		return;
-	}
-	sib_qp_kick(qp);
-}
-
-/* The caller polls: renewed only when a good part of the lease has passed,
- * one shared store per few hundred microseconds, not one per poll.
- * Returns the time it read. */
+/* The calling thread polls: its lease (and the HCA's) is renewed once a
+ * quarter of it has passed, not at every poll.  A lease that begins wakes
+ * the progress thread if it sleeps past its end (on the links, with no
+ * timeout): it must look in by then for what this thread leaves queued. */
 static uint64_t lease_renew(struct sib_progress *pg)
 {
-	uint64_t now = sib_link_now_ns(), until = now + SIB_PROGRESS_LEASE_NS;
-	uint64_t busy = __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED);
+	uint64_t now = sib_link_now_ns(), until = now + SIB_PROGRESS_LEASE_NS, old;
 
-	__atomic_store_n(&pg->last_drain_ns, now, __ATOMIC_RELAXED);
-	if (until > busy + SIB_PROGRESS_LEASE_NS / 4) {
-		__atomic_store_n(&pg->busy_until_ns, until, __ATOMIC_SEQ_CST);
-		/* A lease begins: a thread asleep past its end is woken,
-		 * so that it looks in by then (the leftovers rule). */
-		if (busy <= now)
-			wake_by(pg, until);
-	}
+	if (polls_until > now + SIB_PROGRESS_LEASE_NS * 3 / 4)
+		return now;
+	polls_until = until;
+	old = __atomic_exchange_n(&pg->poll_until, until, __ATOMIC_SEQ_CST);
+	if (old <= now)
+		wake_by(pg, until);
 	return now;
 }
 
-/*
- * An application drain's claim on the links, under drain_lock: the time
- * it took them, unless the thread is draining beside a stuck drainer.
- * Stamp, then look (both sequentially consistent), as drain_beside sets
- * beside, then looks: one of the two sees the other, so a fresh drain
- * and the thread never drain together.
- */
-static bool drain_claim(struct sib_progress *pg, uint64_t now)
+/* A thread waits for events, or left a wait less than a lease ago: it
+ * holds the links, and its next wait sends what is queued. */
+static bool waiter_holds(struct sib_progress *pg, uint64_t now)
 {
-	__atomic_store_n(&pg->drain_since_ns, now, __ATOMIC_SEQ_CST);
-	if (!__atomic_load_n(&pg->beside, __ATOMIC_SEQ_CST))
-		return true;
-	__atomic_store_n(&pg->drain_since_ns, 0, __ATOMIC_RELAXED);
-	return false;
+	return __atomic_load_n(&pg->waiters, __ATOMIC_SEQ_CST) ||
+	       __atomic_load_n(&pg->wait_until, __ATOMIC_RELAXED) > now;
 }
 
-int sib_progress_drain(struct sib_hca *hca, bool lease)
+int sib_progress_polled(struct sib_hca *hca, bool empty, bool lease)
 {
 	struct sib_progress *pg = &hca->progress;
 	uint64_t now = lease ? lease_renew(pg) : sib_link_now_ns();
 	int n;
 
-	if (pthread_mutex_trylock(&pg->drain_lock))
+	/* What this thread queued leaves first (the transmit rule). */
+	flush_links(hca);
+	if (!empty)
 		return 0;
-	if (!drain_claim(pg, now)) {
-		pthread_mutex_unlock(&pg->drain_lock);
+	__atomic_store_n(&pg->last_take_ns, now, __ATOMIC_RELAXED);
+	/* Another thread reads: it hands out what it takes. */
+	if (pthread_mutex_trylock(&pg->read_lock))
 		return 0;
-	}
-	/* Without a lease nothing may wait for this caller's next call,
-	 * but the ACKs of one that waits for events (the wake-up rule). */
-	if (!lease && waiter_active(pg, now)) {
-		n = drain_links(hca, DRAIN_HOLD, NULL);
-		hold_start(hca);
-	} else {
-		n = drain_links(hca, lease ? DRAIN_DEFER : DRAIN_FLUSH, NULL);
-	}
-	__atomic_store_n(&pg->drain_since_ns, 0, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&pg->drain_lock);
+	n = read_links(hca, NULL);
+	pthread_mutex_unlock(&pg->read_lock);
+	/* Without a lease nothing may wait for this thread's next call. */
+	if (!lease && !waiter_holds(pg, now))
+		flush_links(hca);
 	return n;
 }
 
-void sib_progress_touch(struct sib_hca *hca)
+void sib_progress_post(struct sib_hca *hca, struct sib_qp *qp)
 {
-	lease_renew(&hca->progress);
+	uint64_t now = sib_link_now_ns();
+
+	sib_qp_kick(qp);
+	/* A thread that polls sends with its next poll: a burst of posts goes
+	 * out in one system call, and the ACKs its last poll made go ahead of
+	 * it.  Its lease bounds the wait (the progress thread looks in at its
+	 * end).  Any other thread sends before it returns. */
+	if (polls_until > now) {
+		__atomic_store_n(&hca->progress.last_take_ns, now, __ATOMIC_RELAXED);
+		return;
+	}
+	flush_links(hca);
 }
 
-/* An application thread waits for completion events on the links, or
- * left such a wait less than a lease ago (the wake-up rule). */
-static bool waiter_active(struct sib_progress *pg, uint64_t now)
-{
-	return __atomic_load_n(&pg->waiters, __ATOMIC_SEQ_CST) ||
-	       __atomic_load_n(&pg->wait_lease_ns, __ATOMIC_RELAXED) > now;
-}
-
-void sib_progress_drain_end(struct sib_hca *hca)
+void sib_progress_armed(struct sib_hca *hca)
 {
 	struct sib_progress *pg = &hca->progress;
-	uint64_t one = 1;
+	uint64_t now = sib_link_now_ns(), one = 1;
 
-	/* What a deferring drain left; a waiter's ACKs wait for its post. */
-	if (waiter_active(pg, sib_link_now_ns())) {
-		for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
-			if (hca->node.mgmt[i].link)
-				flush_port(hca, i, false);
-	} else {
-		sib_progress_flush(hca);
-	}
-	if (!__atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED))
+	polls_until = 0;
+	/* A thread that waits for events holds the links: its next sleep
+	 * sends what is queued. */
+	if (waiter_holds(pg, now))
 		return;
-	__atomic_store_n(&pg->busy_until_ns, 0, __ATOMIC_RELAXED);
-	/* An application that waits in ibv_get_cq_event takes the links
-	 * itself (the wake-up rule): the thread sleeps on. */
-	if (waiter_active(pg, sib_link_now_ns()))
+	flush_links(hca);
+	if (__atomic_load_n(&pg->poll_until, __ATOMIC_RELAXED) <= now)
 		return;
-	if (__atomic_load_n(&pg->lease_sleep, __ATOMIC_ACQUIRE) && pg->kick_fd >= 0 &&
+	__atomic_store_n(&pg->poll_until, 0, __ATOMIC_SEQ_CST);
+	/* The thread sleeps on its timers: it takes the links now. */
+	if (__atomic_load_n(&pg->timers_only, __ATOMIC_SEQ_CST) && pg->kick_fd >= 0 &&
 	    write(pg->kick_fd, &one, sizeof(one)) < 0)
 		sib_dbg("progress kick: %s", strerror(errno));
 }
 
-/* sib_progress_wait's fd on this thread (-1: none), and whether a drain
+/* ---------------------------------------------------------------- waiting for an event */
+
+/* sib_progress_wait's fd on this thread (-1: none), and whether a read
  * here wrote its event. */
 static __thread int wait_fd = -1;
 static __thread bool wait_fd_written;
@@ -411,27 +316,42 @@ static bool signals_restart(void)
 	return true;
 }
 
-/* The waiter's drain: it has nothing else to do, so it waits for the
- * drain lock (a drain is short).  What it owes but ACKs leaves at once;
- * the ACKs wait for its post, at most the hold's bound (sib_progress_wait
- * sends them then if it still waits). */
-static void waiter_drain(struct sib_hca *hca)
+/* Arms every port's link for a sleep; true when datagrams wait already
+ * (link.h: what arrives after the arm makes the fd readable). */
+static bool arm_links(struct sib_hca *hca, struct pollfd *fds, unsigned *nfds, int64_t *timeout,
+		      uint64_t now)
 {
-	struct sib_progress *pg = &hca->progress;
-	bool claimed;
+	bool pending = false;
 
-	pthread_mutex_lock(&pg->drain_lock);
-	claimed = drain_claim(pg, sib_link_now_ns());
-	if (claimed) {
-		drain_links(hca, DRAIN_HOLD, NULL);
-		hold_start(hca);
-		__atomic_store_n(&pg->drain_since_ns, 0, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
+		struct sib_link *link = hca->node.mgmt[i].link;
+		uint64_t d;
+
+		if (!link)
+			continue;
+		if (sib_link_wait_arm(link) > 0)
+			pending = true;
+		fds[*nfds].fd = sib_link_wait_fd(link);
+		fds[(*nfds)++].events = POLLIN;
+		d = sib_link_next_deadline_ns(link);
+		if (d) {
+			int64_t left = d <= now ? 0 : (int64_t)(d - now);
+
+			if (*timeout < 0 || left < *timeout)
+				*timeout = left;
+		}
 	}
-	pthread_mutex_unlock(&pg->drain_lock);
-	if (!claimed)
-		sched_yield(); /* the thread drains beside: it is done in a moment */
+	return pending;
 }
 
+/*
+ * The waiting rule, for a thread that waits for a completion event: it
+ * sends what is queued, sleeps on the links and its channel, and reads the
+ * links itself when they wake it, so the event it waits for is written by
+ * the thread that reads it (one wake-up per message, as a blocking UDP
+ * receiver has).  What its last read made (ACKs) stays queued for its next
+ * post: the progress thread looks in once a lease meanwhile.
+ */
 int sib_progress_wait(struct sib_hca *hca, int fd)
 {
 	struct sib_progress *pg = &hca->progress;
@@ -442,49 +362,23 @@ int sib_progress_wait(struct sib_hca *hca, int fd)
 		return -EINVAL;
 	wait_fd = fd;
 	wait_fd_written = false;
+	polls_until = 0;
 	__atomic_add_fetch(&pg->waiters, 1, __ATOMIC_SEQ_CST);
+	/* The links are this thread's now: a progress thread asleep on them
+	 * looks again (thread_sleep's store and load pair with these). */
+	if (!__atomic_load_n(&pg->timers_only, __ATOMIC_SEQ_CST))
+		wake_by(pg, 0);
 	for (;;) {
 		unsigned nfds = 1;
-		bool pending = false;
 		int64_t timeout = -1; /* ns */
-		uint64_t now = sib_link_now_ns();
 		struct timespec ts;
-		uint64_t held;
+		bool pending;
 		int n;
 
+		flush_links(hca);
 		fds[0].fd = fd;
 		fds[0].events = POLLIN;
-		fds[0].revents = 0;
-		/* Arm, then sleep: what arrives after wait_arm wakes us (link.h). */
-		for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
-			struct sib_link *link = hca->node.mgmt[i].link;
-			uint64_t d;
-
-			if (!link)
-				continue;
-			if (sib_link_wait_arm(link) > 0)
-				pending = true;
-			fds[nfds].fd = sib_link_wait_fd(link);
-			fds[nfds].events = POLLIN;
-			fds[nfds++].revents = 0;
-			d = sib_link_next_deadline_ns(link);
-			if (d) {
-				int64_t left = d <= now ? 0 : (int64_t)(d - now);
-
-				if (timeout < 0 || left < timeout)
-					timeout = left;
-			}
-		}
-		/* ACKs held for our next post leave by their bound. */
-		held = __atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED);
-		if (held && hca->engine) {
-			if (now - held >= pg->ack_hold_max_ns || !sib_engine_acks_owed(hca->engine)) {
-				__atomic_store_n(&pg->ack_hold_ns, 0, __ATOMIC_RELAXED);
-				sib_progress_flush(hca);
-			} else if (timeout < 0 || held + pg->ack_hold_max_ns - now < (uint64_t)timeout) {
-				timeout = (int64_t)(held + pg->ack_hold_max_ns - now);
-			}
-		}
+		pending = arm_links(hca, fds, &nfds, &timeout, sib_link_now_ns());
 		if (pending)
 			timeout = 0;
 		ts.tv_sec = timeout < 0 ? 0 : (time_t)(timeout / 1000000000);
@@ -504,12 +398,16 @@ int sib_progress_wait(struct sib_hca *hca, int fd)
 			sib_link_count(&pg->wakes_waiter, 1);
 		if (fds[0].revents)
 			break; /* the event (or an error the read will report) */
-		waiter_drain(hca);
+		/* It has nothing else to do: it waits for another reader. */
+		pthread_mutex_lock(&pg->read_lock);
+		read_links(hca, NULL);
+		pthread_mutex_unlock(&pg->read_lock);
+		__atomic_store_n(&pg->last_take_ns, sib_link_now_ns(), __ATOMIC_RELAXED);
 		if (wait_fd_written)
 			break;
 	}
-	__atomic_store_n(&pg->wait_lease_ns, sib_link_now_ns() + SIB_PROGRESS_LEASE_NS,
-			 __ATOMIC_RELAXED);
+	__atomic_store_n(&pg->wait_until, sib_link_now_ns() + SIB_PROGRESS_LEASE_NS,
+			 __ATOMIC_SEQ_CST);
 	__atomic_sub_fetch(&pg->waiters, 1, __ATOMIC_SEQ_CST);
 	wait_fd = -1;
 	return rc;
@@ -525,173 +423,62 @@ void sib_hca_set_rx_data(struct sib_hca *hca, sib_rx_data_fn fn)
 	__atomic_store_n(&hca->progress.rx_data, fn, __ATOMIC_RELEASE);
 }
 
-/*
- * Whether the thread's pass holds the ACKs it owes: while an application
- * thread polls (a lease) and has posted lately.  An application waiting on
- * memory (ib_write_lat) sees the WRITE the thread took and answers within
- * microseconds; its request and the ACK then reach the peer in one
- * message, which the peer's poll for that ACK takes whole.  Sent alone,
- * the ACK completes the peer's request early, the peer goes back to
- * waiting on memory, and nobody drains our answer there until its
- * progress thread looks: up to a lease, or a wake-up per hop from then on
- * (the thread's watch mode).
- */
-static bool hold_acks(struct sib_progress *pg)
-{
-	uint64_t now = sib_link_now_ns();
+/* ---------------------------------------------------------------- the progress thread */
 
-	return __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED) > now &&
-	       __atomic_load_n(&pg->last_post_ns, __ATOMIC_RELAXED) + SIB_PROGRESS_LEASE_NS > now;
-}
-
-/* After a pass: starts holding what is owed, or sends it once it has been
- * held for the bound (the thread's sleeps end by then: sleep_publish). */
-static void hold_update(struct sib_hca *hca, bool held)
-{
-	struct sib_progress *pg = &hca->progress;
-	uint64_t since = __atomic_load_n(&pg->ack_hold_ns, __ATOMIC_RELAXED), now;
-
-	if (!held || !hca->engine || !sib_engine_acks_owed(hca->engine)) {
-		if (since)
-			__atomic_store_n(&pg->ack_hold_ns, 0, __ATOMIC_RELAXED);
-		return;
-	}
-	now = sib_link_now_ns();
-	if (!since) {
-		__atomic_store_n(&pg->ack_hold_ns, now, __ATOMIC_RELAXED);
-	} else if (now - since >= pg->ack_hold_max_ns) {
-		__atomic_store_n(&pg->ack_hold_ns, 0, __ATOMIC_RELAXED);
-		flush_port(hca, 0, true);
-	}
-}
-
-/*
- * The drain rule (progress.h): drain_lock's holder, an application drain,
- * has had the links for SIB_LINK_STUCK_NS, so it lost the CPU in the
- * middle of its drain.  Takes every port's datagrams beside it (the links
- * give a second poller buffers of its own) and sends all that is owed and
- * queued, as a pass without an application does.  Returns the number of
- * packets, or -1 when the holder is not stuck (or has just left).
- */
-static int drain_beside(struct sib_hca *hca, unsigned *placing)
-{
-	struct sib_progress *pg = &hca->progress;
-	uint64_t since = __atomic_load_n(&pg->drain_since_ns, __ATOMIC_SEQ_CST);
-	int total = 0;
-
-	if (!since || sib_link_now_ns() < since + SIB_LINK_STUCK_NS)
-		return -1;
-	__atomic_store_n(&pg->beside, true, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&pg->drain_since_ns, __ATOMIC_SEQ_CST) != since) {
-		/* It left, and a fresh drain may have begun (drain_claim). */
-		__atomic_store_n(&pg->beside, false, __ATOMIC_RELEASE);
-		return -1;
-	}
-	if (since != pg->beside_of) { /* a new stuck drain: counted once */
-		pg->beside_of = since;
-		__atomic_fetch_add(&pg->drains_beside, 1, __ATOMIC_RELAXED);
-		sib_dbg("progress: an application thread has held the links for over %llu us (it "
-			"lost the CPU in the middle of a drain); draining beside it",
-			SIB_LINK_STUCK_NS / 1000);
-	}
-	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
-		struct sib_link *link = hca->node.mgmt[i].link;
-		struct rx_ctx c = { hca, i + 1, 0 };
-		int n;
-
-		if (!link)
-			continue;
-		while ((n = sib_link_poll(link, DRAIN_BATCH, rx_cb, &c)) > 0) {
-			total += n;
-			if (n < DRAIN_BATCH || total >= DRAIN_MAX)
-				break;
-			flush_port(hca, i, true);
-		}
-		flush_port(hca, i, true);
-		*placing += c.placing;
-	}
-	__atomic_store_n(&pg->beside, false, __ATOMIC_RELEASE);
-	return total;
-}
-
-/* The thread's sib_progress_poll: an application thread draining now
- * holds the links (and a lease, so the thread sleeps next), unless it
- * has held them too long (drain_beside).  *placing: how many of the
- * packets were more than plain ACKs (progress_rx). */
-static int thread_pass(struct sib_hca *hca, bool *busy, int *packets, unsigned *placing)
+/* The thread's pass: every link read (waiting for another reader: the
+ * thread has nothing else to do), everything queued sent, the timers run. */
+static int thread_pass(struct sib_hca *hca, int *packets, unsigned *placing)
 {
 	struct sib_progress *pg = &hca->progress;
 
-	*packets = 0;
 	*placing = 0;
-	*busy = pthread_mutex_trylock(&pg->drain_lock) != 0;
-	if (*busy) {
-		int n = drain_beside(hca, placing);
-
-		if (n >= 0) {
-			*packets = n;
-			*busy = false; /* the links are the thread's for this pass */
-		}
-	} else {
-		bool hold = hold_acks(pg);
-
-		/* Nothing owed before this pass: the application's post took
-		 * what was held, and a new hold starts from now. */
-		if (hold && hca->engine && !sib_engine_acks_owed(hca->engine))
-			__atomic_store_n(&pg->ack_hold_ns, 0, __ATOMIC_RELAXED);
-		*packets = drain_links(hca, hold ? DRAIN_HOLD : DRAIN_FLUSH, placing);
-		hold_update(hca, hold);
-		pthread_mutex_unlock(&pg->drain_lock);
-	}
+	pthread_mutex_lock(&pg->read_lock);
+	*packets = read_links(hca, placing);
+	pthread_mutex_unlock(&pg->read_lock);
+	flush_links(hca);
 	return *packets + sib_timers_run(&pg->timers);
 }
 
-/* Sleeps up to ns on the timers, the kick and the stop fd only; true when
- * the thread is to stop. */
-static bool lease_sleep(struct sib_hca *hca, uint64_t ns)
-{
-	struct sib_progress *pg = &hca->progress;
-	struct pollfd fds[3] = {
-		{ .fd = sib_timers_fd(&pg->timers), .events = POLLIN },
-		{ .fd = pg->kick_fd, .events = POLLIN },
-		{ .fd = pg->stop_fd, .events = POLLIN },
-	};
-	struct timespec ts;
-	uint64_t v;
+/*
+ * Watch mode, the waiting rule's one heuristic: while an application
+ * thread holds the links, the thread sleeps on its timers only, since the
+ * holder reads the links itself; but a holder that polls a CQ now and then
+ * and waits on something else in between (ib_write_lat spins on memory for
+ * the peer's WRITE) leaves what it waits for unread.  The thread watches
+ * the links too (sleeps on them) from when one of its passes finds a
+ * packet other than a plain ACK that the holder had left for
+ * SIB_PROGRESS_STALE_NS, until SIB_PROGRESS_WATCH_EMPTY wake-ups in a row
+ * find that the holder read the datagrams first.  A plain ACK only
+ * completes work requests, which the holder sees when it polls; a sender
+ * that is short of CPU leaves ACKs unread too, and watching its links
+ * would take a wake-up per datagram from it.  Returns whether to watch.
+ */
+struct watch {
+	bool on;
+	unsigned empty;
+};
 
-	/* A drain_end that misses this flag costs at most the timeout. */
-	__atomic_store_n(&pg->lease_sleep, true, __ATOMIC_SEQ_CST);
-	ns = sleep_publish(pg, sib_link_now_ns(), ns);
-	ts.tv_sec = (time_t)(ns / 1000000000ull);
-	ts.tv_nsec = (long)(ns % 1000000000ull);
-	ppoll(fds, 3, &ts, NULL);
-	sib_link_count(&pg->wakes_thread, 1);
-	__atomic_store_n(&pg->wake_by_ns, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&pg->lease_sleep, false, __ATOMIC_RELEASE);
-	if (fds[0].revents & POLLIN && read(sib_timers_fd(&pg->timers), &v, sizeof(v)) < 0 &&
-	    errno != EAGAIN)
-		sib_dbg("timerfd read: %s", strerror(errno));
-	if (fds[1].revents & POLLIN && read(pg->kick_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		sib_dbg("kick read: %s", strerror(errno));
-	return fds[2].revents & POLLIN;
+static bool watch_mode(struct sib_progress *pg, struct watch *w, enum sib_links_owner owner,
+		       int packets, unsigned placing, uint64_t now)
+{
+	if (owner != SIB_OWNER_POLLER) { /* a waiter reads what wakes it */
+		w->on = false;
+		w->empty = 0;
+	} else if (packets) {
+		w->empty = 0;
+		if (!w->on && placing &&
+		    now - __atomic_load_n(&pg->last_take_ns, __ATOMIC_RELAXED) >
+			    SIB_PROGRESS_STALE_NS) {
+			w->on = true;
+			sib_link_count(&pg->watches, 1);
+		}
+	} else if (w->on && ++w->empty >= SIB_PROGRESS_WATCH_EMPTY) {
+		w->on = false;
+		w->empty = 0;
+	}
+	return w->on;
 }
 
-/*
- * While an application thread polls (a lease), the thread either sleeps
- * until the lease runs out, so that datagrams the poller takes do not wake
- * it too, or, in watch mode, sleeps on the links as usual.  Watch mode is
- * for a poller that polls a CQ now and then but waits on something else
- * in between (ib_write_lat spins on memory): the thread entered it when it
- * found a packet other than a plain ACK waiting that the poller had left
- * for a while, and leaves it when the poller keeps taking the datagrams
- * first.  A plain ACK only completes work requests, which the poller sees
- * when it polls; what a thread waiting on memory waits for is an RDMA
- * WRITE, a READ response or atomic result, or the peer's wait for our
- * answer to its READ.  A sender that spends a while posting, or that two
- * busy processes on two cores keep off the CPU, leaves ACKs waiting too:
- * watching its links would cost a wake-up per datagram and take CPU it
- * needs (ib_send_bw moved 15 to 20 % less).
- */
 /* The scheduler's struct sched_attr (sched_setattr(2)); glibc has no
  * wrapper, and linux/sched/types.h clashes with sched.h. */
 struct sched_attr_v1 {
@@ -702,9 +489,8 @@ struct sched_attr_v1 {
 	uint64_t sched_runtime, sched_deadline, sched_period;
 };
 
-/* The wake-up rule: a short slice (EEVDF, Linux 6.12 and later: a waking
- * task with a shorter slice preempts the running one), the thread's nice
- * value kept.  Refused or ignored by older kernels: no harm. */
+/* SIB_PROGRESS_SLICE_NS, the thread's nice value kept.  Refused or
+ * ignored by older kernels: no harm. */
 static void short_slice(void)
 {
 #ifdef SYS_sched_setattr
@@ -721,126 +507,103 @@ static void short_slice(void)
 #endif
 }
 
+/*
+ * Sleeps up to timeout ns (negative: until woken) on the timers, the kick
+ * and the stop fd, and on the links unless timers_only.  It first says
+ * when it looks again (wake_by_ns, for wake_by); going to sleep on the
+ * links as their holder, it then looks at the holder once more: a lease
+ * that began meanwhile (lease_renew's exchange, then its load of
+ * wake_by_ns; all sequentially consistent) or a waiter that came
+ * (sib_progress_wait) sends it back to decide again.  True when the
+ * thread is to stop.
+ */
+static bool thread_sleep(struct sib_hca *hca, bool timers_only, bool watching, int64_t timeout)
+{
+	struct sib_progress *pg = &hca->progress;
+	struct pollfd fds[SIB_NUM_PORTS + 3];
+	uint64_t now = sib_link_now_ns(), until, v;
+	unsigned nfds = 0;
+	struct timespec ts;
+
+	if (!timers_only && arm_links(hca, fds, &nfds, &timeout, now))
+		return false; /* datagrams wait already */
+	__atomic_store_n(&pg->timers_only, timers_only, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&pg->wake_by_ns, timeout < 0 ? UINT64_MAX : now + (uint64_t)timeout,
+			 __ATOMIC_SEQ_CST);
+	if (!timers_only && !watching && links_owner(pg, now, &until) != SIB_OWNER_THREAD) {
+		/* An application took the links meanwhile: decide again. */
+		__atomic_store_n(&pg->wake_by_ns, 0, __ATOMIC_RELEASE);
+		return false;
+	}
+	fds[nfds].fd = pg->kick_fd;
+	fds[nfds++].events = POLLIN;
+	fds[nfds].fd = sib_timers_fd(&pg->timers);
+	fds[nfds++].events = POLLIN;
+	fds[nfds].fd = pg->stop_fd;
+	fds[nfds++].events = POLLIN;
+	ts.tv_sec = timeout < 0 ? 0 : (time_t)(timeout / 1000000000);
+	ts.tv_nsec = timeout < 0 ? 0 : (long)(timeout % 1000000000);
+	if (ppoll(fds, nfds, timeout < 0 ? NULL : &ts, NULL) < 0 && errno != EINTR) {
+		sib_err("progress thread: poll failed: %s; stopping", strerror(errno));
+		return true;
+	}
+	sib_link_count(&pg->wakes_thread, 1);
+	__atomic_store_n(&pg->wake_by_ns, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&pg->timers_only, false, __ATOMIC_RELEASE);
+	if (fds[nfds - 3].revents & POLLIN && read(pg->kick_fd, &v, sizeof(v)) < 0 &&
+	    errno != EAGAIN)
+		sib_dbg("kick read: %s", strerror(errno));
+	if (fds[nfds - 2].revents & POLLIN && read(sib_timers_fd(&pg->timers), &v, sizeof(v)) < 0 &&
+	    errno != EAGAIN)
+		sib_dbg("timerfd read: %s", strerror(errno));
+	return fds[nfds - 1].revents & POLLIN;
+}
+
+/*
+ * The waiting rule, for the progress thread.  It reads the links, sends
+ * and runs its timers until a pass finds nothing; then, when it holds the
+ * links, it polls them for SOFTIB_SPIN_US after the last datagram and
+ * sleeps on them; when an application thread holds them, it sleeps on its
+ * timers until that thread's lease ends (or on the links too, in watch
+ * mode).
+ */
 static void *progress_main(void *arg)
 {
 	struct sib_hca *hca = arg;
 	struct sib_progress *pg = &hca->progress;
-	struct pollfd fds[SIB_NUM_PORTS + 3];
-	bool watch = false;
-	unsigned empty = 0;
+	struct watch w = { 0 };
 	uint64_t last_rx = 0;
 
 	short_slice();
 	for (;;) {
-		unsigned nfds = 0;
-		int64_t timeout = -1; /* ns */
-		struct timespec ts;
-		bool pending = false, draining;
-		uint64_t now, busy;
+		enum sib_links_owner owner;
+		uint64_t now, until;
 		unsigned placing;
-		int packets, n = thread_pass(hca, &draining, &packets, &placing);
+		int packets, n = thread_pass(hca, &packets, &placing);
+		bool stop;
 
 		now = sib_link_now_ns();
-		busy = __atomic_load_n(&pg->busy_until_ns, __ATOMIC_RELAXED);
+		owner = links_owner(pg, now, &until);
 		if (n > 0) {
-			uint64_t active = __atomic_load_n(&pg->last_drain_ns, __ATOMIC_RELAXED),
-				 post = __atomic_load_n(&pg->last_post_ns, __ATOMIC_RELAXED);
-
-			if (!packets) /* timers only */
-				continue;
-			empty = 0;
-			last_rx = now;
-			if (post > active)
-				active = post;
-			if (!watch && placing && busy > now && now - active > SIB_PROGRESS_STALE_NS)
-				watch = true;
-			continue;
-		}
-		/* An application thread waits on the links for its event (the
-		 * wake-up rule): look in once a lease, for the drain rule. */
-		if (waiter_active(pg, now)) {
-			uint64_t until = __atomic_load_n(&pg->wait_lease_ns, __ATOMIC_RELAXED);
-
-			if (lease_sleep(hca, until > now ? until - now : SIB_PROGRESS_LEASE_NS))
-				break;
-			continue;
-		}
-		if (watch && (busy > now || draining) && ++empty >= SIB_PROGRESS_WATCH_EMPTY) {
-			watch = false;
-			empty = 0;
-		}
-		if ((busy > now || draining) && !watch) {
-			/* An application thread drains the links: look again
-			 * when its lease runs out (or it says it sleeps); one
-			 * draining past its lease is done in a moment.  A burst
-			 * caps the sleep (sleep_publish). */
-			if (lease_sleep(hca, busy > now ? busy - now : SIB_PROGRESS_LEASE_NS / 4))
-				break;
-			continue;
-		}
-		/* Nobody polls here but datagrams came a moment ago: the
-		 * next one (a READ in ib_read_lat) is likely as close, and
-		 * waking from sleep costs tens of microseconds here. */
-		if (!(busy > now || draining) && now - last_rx < pg->spin_ns) {
-			cpu_relax();
-			continue;
-		}
-		/* Arm every link, then check once more: whatever arrives
-		 * after wait_arm makes its fd readable (link.h). */
-		for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
-			struct sib_link *link = hca->node.mgmt[i].link;
-			uint64_t d;
-
-			if (!link)
-				continue;
-			if (sib_link_wait_arm(link) > 0)
-				pending = true;
-			fds[nfds].fd = sib_link_wait_fd(link);
-			fds[nfds++].events = POLLIN;
-			d = sib_link_next_deadline_ns(link);
-			if (d) {
-				int64_t left = d <= now ? 0 : (int64_t)(d - now);
-
-				if (timeout < 0 || left < timeout)
-					timeout = left;
+			if (packets) {
+				last_rx = now;
+				watch_mode(pg, &w, owner, packets, placing, now);
 			}
-		}
-		if (pending)
 			continue;
-		fds[nfds].fd = pg->kick_fd;
-		fds[nfds++].events = POLLIN;
-		fds[nfds].fd = sib_timers_fd(&pg->timers);
-		fds[nfds++].events = POLLIN;
-		fds[nfds].fd = pg->stop_fd;
-		fds[nfds++].events = POLLIN;
-		/* Packets a post left queued leave within the bound even if
-		 * the poller never comes back: the sleep is capped at it, and
-		 * a burst posted while this sleeps kicks it (sib_progress_post). */
-		timeout = (int64_t)sleep_publish(pg, now, timeout < 0 ? UINT64_MAX : (uint64_t)timeout);
-		if (timeout == (int64_t)UINT64_MAX)
-			timeout = -1;
-		ts.tv_sec = timeout < 0 ? 0 : (time_t)(timeout / 1000000000);
-		ts.tv_nsec = timeout < 0 ? 0 : (long)(timeout % 1000000000);
-		if (ppoll(fds, nfds, timeout < 0 ? NULL : &ts, NULL) < 0 && errno != EINTR) {
-			sib_err("progress thread: poll failed: %s; stopping", strerror(errno));
-			break;
 		}
-		sib_link_count(&pg->wakes_thread, 1);
-		__atomic_store_n(&pg->wake_by_ns, 0, __ATOMIC_RELEASE);
-		if (fds[nfds - 3].revents & POLLIN) {
-			uint64_t v;
+		if (owner == SIB_OWNER_THREAD) {
+			watch_mode(pg, &w, owner, 0, 0, now);
+			if (now - last_rx < pg->spin_ns) {
+				cpu_relax();
+				continue;
+			}
+			stop = thread_sleep(hca, false, false, -1);
+		} else {
+			bool watching = watch_mode(pg, &w, owner, 0, 0, now);
 
-			if (read(pg->kick_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-				sib_dbg("kick read: %s", strerror(errno));
+			stop = thread_sleep(hca, !watching, watching, (int64_t)(until - now));
 		}
-		if (fds[nfds - 2].revents & POLLIN) {
-			uint64_t expirations;
-
-			if (read(sib_timers_fd(&pg->timers), &expirations, sizeof(expirations)) < 0 &&
-			    errno != EAGAIN)
-				sib_dbg("timerfd read: %s", strerror(errno));
-		}
-		if (fds[nfds - 1].revents & POLLIN)
+		if (stop)
 			break;
 	}
 	return NULL;
@@ -872,8 +635,7 @@ int sib_progress_init(struct sib_hca *hca)
 
 	memset(pg, 0, sizeof(*pg));
 	pg->spin_ns = spin_from_env();
-	pg->ack_hold_max_ns = SIB_PROGRESS_DEFER_NS;
-	pthread_mutex_init(&pg->drain_lock, NULL);
+	pthread_mutex_init(&pg->read_lock, NULL);
 	pg->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	pg->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	terr = sib_timers_init(&pg->timers);
@@ -925,5 +687,5 @@ void sib_progress_fini(struct sib_hca *hca)
 		close(pg->kick_fd);
 	pg->stop_fd = pg->kick_fd = -1;
 	sib_timers_fini(&pg->timers);
-	pthread_mutex_destroy(&pg->drain_lock);
+	pthread_mutex_destroy(&pg->read_lock);
 }

@@ -62,7 +62,8 @@ static const char *state_name(enum sib_port_state s)
 
 #define ENGINE_COUNTERS(X)                                                                         \
 	X(rx_no_qp) X(rx_bad_transport) X(rx_bad_state) X(P_KeyViolations) X(Q_KeyViolations)    \
-	X(rx_bad_source) X(rx_wrong_endpoint) X(rx_unknown_source) X(rx_ud_no_wqe)                 \
+	X(rx_bad_source) X(rx_wrong_endpoint) X(rx_unknown_source) X(rx_waited) X(rx_queued)      \
+	X(rx_queue_full) X(rx_ud_no_wqe)                                                           \
 	X(rx_bad_mcast) X(tx_mcast) X(rx_mcast) X(rx_uc_dropped) X(tx_ud_no_path) X(rx_duplicates) X(tx_seq_naks) X(tx_rnr_naks) X(retransmits) X(timeouts)
 
 size_t sib_hca_stats_text(struct sib_hca *hca, char *buf, size_t len)
@@ -144,7 +145,7 @@ size_t sib_hca_stats_text(struct sib_hca *hca, char *buf, size_t len)
 		    (unsigned long long)st.sa_sent, p, (unsigned long long)st.sa_hits, p,
 		    (unsigned long long)st.sa_timeouts);
 		put(&t, "port%u.sa_foreign %llu\n", p, (unsigned long long)st.sa_foreign);
-		put(&t, "port%u.drains_beside %llu\n", p, (unsigned long long)st.drains_beside);
+		put(&t, "port%u.watches %llu\n", p, (unsigned long long)st.watches);
 		put(&t, "port%u.wakes_thread %llu\nport%u.wakes_waiter %llu\n", p,
 		    (unsigned long long)st.wakes_thread, p, (unsigned long long)st.wakes_waiter);
 		put(&t, "port%u.wakes_event %llu\nport%u.rx_requests %llu\n", p,

@@ -119,11 +119,6 @@ static void capture_rx_one(void *arg, const uint8_t *pkt, size_t len,
 {
 	struct capture_rx *r = arg;
 
-	/* Recorded and handled once, by the poller that wins it (link.h, the
-	 * order rule); claimed here, before its QP's lock, so a datagram a
-	 * stuck poller holds may reach its QP after the next one. */
-	if (!sib_link_rx_claim())
-		return;
 	record(r->c, pkt, len, IB_PCAP_PORT_RECEIVED);
 	r->rx(r->arg, pkt, len, from);
 }

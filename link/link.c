@@ -253,48 +253,6 @@ void sib_link_counters_get(const struct sib_link *l, struct sib_link_counters *o
 	out->rx_bytes = load(&bottom->counters.rx_bytes);
 }
 
-/* The datagram this thread's rx() handles (link.h, the order rule). */
-enum { RX_NONE, RX_OPEN, RX_WON, RX_LOST };
-static __thread struct sib_link_rx_cur rx_cur;
-
-bool sib_link_rx_claim(void)
-{
-	uint64_t at;
-
-	switch (rx_cur.state) {
-	case RX_OPEN:
-		at = rx_cur.at;
-		/* Only the thread that moves the position on from exactly this
-		 * datagram applies it; the one that loses finds it moved. */
-		rx_cur.state = __atomic_compare_exchange_n(rx_cur.pos, &at, rx_cur.next, false,
-							   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
-				       ? RX_WON
-				       : RX_LOST;
-		return rx_cur.state == RX_WON;
-	case RX_LOST:
-		return false;
-	default: /* not in a poll that keeps order, or already won */
-		return true;
-	}
-}
-
-void sib_link_rx_begin(struct sib_link_rx_cur *save, uint64_t *pos, uint64_t at, uint64_t next)
-{
-	*save = rx_cur;
-	rx_cur.pos = pos;
-	rx_cur.at = at;
-	rx_cur.next = next;
-	rx_cur.state = RX_OPEN;
-}
-
-bool sib_link_rx_end(const struct sib_link_rx_cur *save)
-{
-	bool won = sib_link_rx_claim();
-
-	rx_cur = *save;
-	return won;
-}
-
 void sib_link_count_pkt_err(struct sib_link *l, enum ib_pkt_err err)
 {
 	if ((unsigned)err < IB_PKT_ERR_COUNT)
@@ -365,11 +323,15 @@ int sib_link_open_env(struct sib_link **out)
 	static uint64_t links_opened; /* the fault stream of each link in a process */
 	const char *faults = env("SOFTIB_FAULTS");
 	const char *capture = env("SOFTIB_CAPTURE");
+	const char *rate = env("SOFTIB_RATE");
 	struct sib_fault_cfg cfg;
 	struct sib_link *l, *w;
+	uint64_t rate_bps = 0;
 	int ret;
 
 	*out = NULL;
+	if (rate && (ret = sib_link_rate_parse(rate, &rate_bps)))
+		return ret;
 	if (faults) {
 		ret = sib_fault_cfg_parse(faults, &cfg);
 		if (ret)
@@ -395,6 +357,11 @@ int sib_link_open_env(struct sib_link **out)
 		}
 		l = w;
 	}
-	*out = l;
+	ret = sib_link_sched_wrap(l, rate_bps, &w);
+	if (ret) {
+		sib_link_close(l);
+		return ret;
+	}
+	*out = w;
 	return 0;
 }

@@ -16,9 +16,12 @@
  *   mem.c      an in-memory hub for unit tests: in order, no threads
  *   faults.c   SOFTIB_FAULTS: drop/dup/reorder/corrupt/delay on send
  *   capture.c  SOFTIB_CAPTURE: every packet sent and received, as pcap
+ *   sched.c    the port's transmit scheduler: a packet leaves once due
+ *              (SOFTIB_RATE)
  * sib_link_open_env() builds the stack a port uses:
- *   transport -> faults -> capture -> udp
- * so a capture shows what really went on the wire (corruptions included).
+ *   transport -> sched -> faults -> capture -> udp
+ * so every packet passes the port's transmit scheduler (sched.c), and a
+ * capture shows what really went on the wire (corruptions included).
  *
  * Sending, without an extra copy: the caller asks for a buffer, writes the
  * packet into it and commits it.  Commits are queued and handed to the
@@ -57,36 +60,26 @@
  * so no wakeup is lost.  Spurious wakeups (another thread polled the
  * datagram first) are possible and harmless.
  *
- * Locking.  Application threads (posts) and the progress thread use one link
- * concurrently:
- *   - the send side (tx_alloc, tx_commit, tx_abort, flush) takes the link's
- *     send lock for a few instructions each, flush for as long as it takes
- *     to hand the queue to the kernel, so that packets leave in commit
- *     order; a buffer between tx_alloc and tx_commit belongs to the caller
- *     alone, and several may be outstanding per thread (up to
- *     SIB_LINK_TX_BUFS in all).  A flush that finds the sender's lock held
- *     for SIB_LINK_STUCK_NS sends beside that sender (the socket link);
- *   - poll takes the link's receive lock for the whole call; rx() runs
- *     under it and may send (an ACK, a read response) but must not poll
- *     the same link.  A second thread that polls meanwhile does not wait
- *     for the first, which may have lost the CPU in the middle of its
- *     poll: it takes datagrams beside it, with buffers of its own.  The
- *     order rule keeps datagrams in the order they left the socket: a
- *     poller handles the rest of any batch another poller took off the
- *     socket before it takes more itself, and each datagram is applied by
- *     one thread only, the one whose sib_link_rx_claim() (below) wins it
- *     (the UDP link, with sockets or io_uring; the in-memory link keeps
- *     no order between two pollers).  One poller at a time takes a batch
- *     off the socket and publishes it (the read rule, udp.c), so that no
- *     poller applies datagrams that left the socket after ones another
- *     took but has not published yet.  A poller that has claimed a
- *     datagram of another's batch may still read it after the claim, so
- *     that batch's owner takes nothing more into those buffers until it
- *     is done (udp.c, the reader count);
+ * Locking.  Application threads (posts, polls) and the progress thread use
+ * one link concurrently (docs/architecture.md says who does what, and the
+ * lock order):
+ *   - the send side (tx_alloc, tx_commit, tx_abort, flush) keeps one queue
+ *     in commit order and one sender at a time: flush hands the whole
+ *     queue to the kernel, and a flush that finds another thread sending
+ *     returns at once, leaving its packets to that sender, which looks at
+ *     the queue again before it lets go.  A buffer between tx_alloc and
+ *     tx_commit belongs to the caller alone, and several may be
+ *     outstanding per thread (up to SIB_LINK_TX_BUFS in all); tx_alloc
+ *     that finds none free waits for the sender;
+ *   - poll takes the link's receive side for the whole call: one poller at
+ *     a time, each datagram handed to rx() in the order the link received
+ *     them.  rx() runs on the polling thread and may send (an ACK, a read
+ *     response) but must not poll the same link;
  *   - wait_fd, wait_arm, counters and the fields of struct sib_link may be
  *     used from any thread;
  *   - sib_link_close only once nothing else uses the link.
- * The send and receive sides never take each other's lock.
+ * The receive side may take the send side's locks (rx() sends); the send
+ * side never takes the receive side's.
  */
 #ifndef SIB_LINK_LINK_H
 #define SIB_LINK_LINK_H
@@ -98,15 +91,6 @@
 #include <sys/socket.h>
 
 #include "wire/packet.h"
-
-/*
- * A thread that has held a link's receive or send side this long, where a
- * poll or a send takes microseconds, has lost the CPU in the middle of
- * one: the scheduler may leave it off for longer than a peer's whole
- * retry budget (hundreds of milliseconds on a loaded machine), so no
- * other thread waits for it longer than this (Locking, below).
- */
-#define SIB_LINK_STUCK_NS 1000000ull
 
 /* The largest datagram a link carries: any IBA packet (IB_MAX_PACKET) with
  * room to spare.  Larger datagrams are dropped on receive (RX_TRUNCATED). */
@@ -342,34 +326,6 @@ int sib_link_send(struct sib_link *l, const void *pkt, size_t len, const struct 
 void sib_link_counters_get(const struct sib_link *l, struct sib_link_counters *out);
 void sib_link_count_pkt_err(struct sib_link *l, enum ib_pkt_err err);
 
-/*
- * The order rule (Locking, above).  A poller that finds a batch another
- * poller took off the socket and has not handled (that thread lost the CPU
- * in the middle of it) handles the rest of it, in order, before it reads
- * the socket itself; so two threads may run rx() on the same datagram.
- * rx() calls sib_link_rx_claim() where the datagram's effect begins, under
- * the lock that orders it against the next datagram of the same flow (a
- * data packet: its QP's lock): true, the datagram is this thread's to
- * apply; false, another thread has claimed it, and rx() leaves it alone.
- * A datagram is claimed only once its predecessors are, so what one QP
- * receives keeps the socket's order (UC, which never retransmits, loses a
- * message to any reorder).  Outside a poll, and on links that keep no
- * order, it returns true.  A datagram rx() did not claim is claimed when
- * rx() returns.
- */
-bool sib_link_rx_claim(void);
-/* For link back ends: the datagram this thread's rx() is about to handle is
- * the one at *pos == at, and claiming it moves *pos to next.  Saves the
- * previous one in *save (rx() of one link may run inside another's). */
-struct sib_link_rx_cur {
-	uint64_t *pos;
-	uint64_t at, next;
-	int state;
-};
-void sib_link_rx_begin(struct sib_link_rx_cur *save, uint64_t *pos, uint64_t at, uint64_t next);
-/* Claims it if rx() did not; restores *save.  True when this thread won it. */
-bool sib_link_rx_end(const struct sib_link_rx_cur *save);
-
 /* For implementations. */
 static inline void sib_link_count(uint64_t *c, uint64_t n)
 {
@@ -442,9 +398,21 @@ int sib_link_faults_wrap(struct sib_link *inner, const struct sib_fault_cfg *cfg
 int sib_link_capture_wrap(struct sib_link *inner, const char *path, struct sib_link **out);
 
 /*
+ * The port's transmit scheduler (sched.c; docs/architecture.md, the
+ * transmit rule): every packet passes it in commit order and leaves for
+ * inner once due; rate_bps 0: every packet is due at once.  Held packets
+ * leave at a flush at or after their due time (sib_link_next_deadline_ns
+ * says when).
+ */
+int sib_link_sched_wrap(struct sib_link *inner, uint64_t rate_bps, struct sib_link **out);
+/* SOFTIB_RATE: bits per second, with k, M or G ("10G").  0 or -EINVAL
+ * after a line saying what it wants. */
+int sib_link_rate_parse(const char *s, uint64_t *rate_bps);
+
+/*
  * The stack a port uses, from the environment: SOFTIB_LINK, SOFTIB_ADDR,
- * SOFTIB_NETDEV, SOFTIB_CAPTURE, SOFTIB_FAULTS (see man/softib.7).  On
- * failure nothing is left open.
+ * SOFTIB_NETDEV, SOFTIB_CAPTURE, SOFTIB_FAULTS, SOFTIB_RATE (see
+ * man/softib.7).  On failure nothing is left open.
  */
 int sib_link_open_env(struct sib_link **out);
 

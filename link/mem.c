@@ -33,7 +33,7 @@ struct mem_link {
 	struct mem_pkt q[MEM_QUEUE]; /* ring, under the hub lock */
 	unsigned head, count;
 	bool armed; /* a waiter may sleep on efd (mem_wait_arm); under the hub lock */
-	pthread_mutex_t poll_lock; /* held by the first poller; a second goes beside (link.h) */
+	pthread_mutex_t poll_lock; /* one poller at a time (link.h) */
 };
 
 struct sib_mem_hub {
@@ -178,10 +178,7 @@ static int mem_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *a
 	struct sib_mem_hub *hub = m->hub;
 	unsigned n = 0;
 
-	/* A poller that finds another one in (which lost the CPU mid-poll)
-	 * goes on beside it: the hub lock guards the queue (link.h). */
-	bool alone = !pthread_mutex_trylock(&m->poll_lock);
-
+	pthread_mutex_lock(&m->poll_lock);
 	while (n < max) {
 		struct mem_pkt p;
 
@@ -205,8 +202,7 @@ static int mem_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *a
 		hub->free_bufs[hub->nfree++] = p.buf;
 		pthread_mutex_unlock(&hub->lock);
 	}
-	if (alone)
-		pthread_mutex_unlock(&m->poll_lock);
+	pthread_mutex_unlock(&m->poll_lock);
 	return (int)n;
 }
 

@@ -11,12 +11,10 @@
  *     one message of equal-sized segments (the kernel says the size), so
  *     one pass through the kernel's receive path carries up to 64 KiB;
  *   - the wait fd is the socket itself: readable while datagrams wait;
- *   - two receive contexts, each with its own buffers and lock: a poll
- *     that finds the first one taken (its poller lost the CPU in the
- *     middle of a poll: hca/progress.h, the drain rule) uses the second
- *     rather than wait for that thread to be scheduled again; it first
- *     handles the rest of the batch that poller took off the socket, so
- *     that datagrams keep the socket's order (link.h, the order rule).
+ *   - one receive context (its buffers and lock): one thread reads the
+ *     link at a time, and handles each datagram of its batch in the order
+ *     the socket gave them before it takes more (docs/architecture.md,
+ *     the receive rule; the HCA decides which thread that is).
  * io_uring (the first version) ran receive work on the thread that armed
  * the receive, so only that thread could take datagrams and every burst
  * woke it; plain recvmmsg lets a thread polling an empty CQ drain the link
@@ -26,11 +24,11 @@
  * plain sendmmsg/recvmmsg here, io_uring in uring.c (SOFTIB_LINK=uring),
  * which keeps all of the above and changes only how the kernel is asked.
  *
- * Packets leave in commit order: one thread sends at a time (tx[0]),
- * and it takes the whole queue when it starts.  A sender that has held
- * tx[0] for SIB_LINK_STUCK_NS has lost the CPU in the middle of a send:
- * the others no longer wait for it but send with tx[1], and its own batch
- * leaves when it runs again, after theirs (link.h).
+ * Packets leave in commit order: one thread sends at a time, taking the
+ * whole queue when it starts, and a thread that finds another sending
+ * leaves its packets to it: the sender looks at the queue again when it
+ * is done (docs/architecture.md, the transmit rule).  Only a thread that
+ * needs a buffer and finds none free waits for the sender.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -55,10 +53,8 @@
 #endif
 
 /* Messages per recvmmsg, and the room for each (a datagram longer than
- * SIB_LINK_MAX_DGRAM is dropped as truncated); the second receive context
- * serves only while the first one's poller is off the CPU, with fewer. */
+ * SIB_LINK_MAX_DGRAM is dropped as truncated). */
 #define RX_BATCH 32
-#define RX_BATCH_BESIDE 8
 #define RX_MSG_SIZE (64u << 10) /* a UDP_GRO message: at most one UDP length */
 /* A GSO message: at most this many bytes (the UDP length field, less the
  * IPv6 header) and segments (the kernel's UDP_MAX_SEGMENTS is 64 or more). */
@@ -102,8 +98,7 @@ struct udp_link {
 	struct tx_pkt queue[SIB_LINK_TX_BUFS];
 	unsigned queued;
 
-	/* A sender's scratch: tx[0] for every flush, tx[1] only while the
-	 * holder of tx[0] has had it for SIB_LINK_STUCK_NS (tx_take). */
+	/* The sender's scratch: one thread sends at a time (tx_flush). */
 	struct udp_tx {
 		pthread_mutex_t lock;
 		struct tx_pkt sending[SIB_LINK_TX_BUFS];
@@ -114,39 +109,20 @@ struct udp_link {
 		struct sockaddr_storage names[SIB_LINK_TX_BUFS];
 		union tx_ctrl ctrl[SIB_LINK_TX_BUFS];
 		void *io; /* the I/O context (io_uring: a ring), used under lock */
-	} tx[2];
-	uint64_t send_since; /* when tx[0]'s holder took it (0: free) */
+	} tx;
 	bool tx_err_logged;
 
+	/* The receive context: one poller at a time (udp_poll). */
 	struct udp_rx {
 		pthread_mutex_t lock; /* the receive buffers below */
-		unsigned batch;	      /* messages per recvmmsg: RX_BATCH or RX_BATCH_BESIDE */
 		uint8_t *mem;
 		struct mmsghdr msgs[RX_BATCH];
 		struct iovec iov[RX_BATCH];
 		struct sockaddr_storage names[RX_BATCH];
 		union rx_ctrl ctrl[RX_BATCH];
 		unsigned used; /* messages the kernel may have written since the last reset */
-		/* The batch taken off the socket, published for every poller
-		 * (the order rule, link.h): each message's length (0: dropped)
-		 * and datagram size, and pos, the next datagram to claim. */
-		struct rx_msg {
-			uint32_t len, seg;
-			struct sib_endpoint from;
-		} meta[RX_BATCH];
-		uint64_t gen; /* the owner's: this batch's place among both contexts' */
-		uint64_t pos; /* POS_*: read and claimed by any poller */
-		/* Pollers of the other context inside this one's batch: while
-		 * any is, the owner leaves the buffers alone (rx_batch), since a
-		 * datagram one of them has claimed may still be in use. */
-		unsigned readers;
 		void *io;
-	} rx[2];
-	/* The read rule: one context at a time takes a batch off the socket
-	 * and publishes it (rx_batch), so that batches are ordered by gen as
-	 * the socket ordered their datagrams. */
-	pthread_mutex_t rx_read;
-	uint64_t rx_gen; /* under rx_read: batches taken so far, both contexts */
+	} rx;
 	bool rx_err_logged;
 };
 
@@ -315,64 +291,44 @@ static void tx_send(struct udp_link *u, struct udp_tx *t, unsigned m)
 	}
 }
 
-/*
- * The first sender's scratch, locked; or, once its holder has had it for
- * SIB_LINK_STUCK_NS (a send takes microseconds: that thread lost the CPU
- * in the middle of one), the second, so that this thread's packets leave
- * now rather than when the scheduler runs that one again (link.h).
- */
-static struct udp_tx *tx_take(struct udp_link *u)
+/* Sends what is queued, in commit order: one thread at a time.  A thread
+ * that finds another sending returns and leaves its packets to that one,
+ * which looks at the queue again once it lets go (the fences pair with
+ * tx_queue's, so that one of the two sees the other); with wait, it waits
+ * for the sender instead (a buffer is needed: udp_tx_alloc). */
+static void tx_flush(struct udp_link *u, bool wait)
 {
-	uint64_t since;
-	struct timespec until;
+	struct udp_tx *t = &u->tx;
 
-	if (pthread_mutex_trylock(&u->tx[0].lock)) {
-		since = __atomic_load_n(&u->send_since, __ATOMIC_RELAXED);
-		if (!since)
-			since = sib_link_now_ns();
-		since += SIB_LINK_STUCK_NS;
-		until.tv_sec = (time_t)(since / 1000000000ull);
-		until.tv_nsec = (long)(since % 1000000000ull);
-		if (pthread_mutex_clocklock(&u->tx[0].lock, CLOCK_MONOTONIC, &until)) {
-			pthread_mutex_lock(&u->tx[1].lock);
-			return &u->tx[1];
-		}
-	}
-	__atomic_store_n(&u->send_since, sib_link_now_ns(), __ATOMIC_RELAXED);
-	return &u->tx[0];
-}
+	for (;;) {
+		unsigned n;
 
-static void tx_give(struct udp_link *u, struct udp_tx *t)
-{
-	if (t == &u->tx[0])
-		__atomic_store_n(&u->send_since, 0, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&t->lock);
-}
-
-/* Sends everything queued, in commit order (but for a stuck sender's
- * packets, which leave when it runs again: tx_take). */
-static void tx_flush(struct udp_link *u)
-{
-	struct udp_tx *t = tx_take(u);
-	unsigned n;
-
-	pthread_mutex_lock(&u->q_lock);
-	n = u->queued;
-	memcpy(t->sending, u->queue, n * sizeof(u->queue[0]));
-	u->queued = 0;
-	pthread_mutex_unlock(&u->q_lock);
-	if (n) {
-		tx_send(u, t, tx_build(u, t, n));
-		/* The kernel has copied every payload (or dropped the packet). */
-		for (unsigned i = 0; i < n; i++)
-			if (t->sending[i].payload)
-				t->sending[i].hold.release(t->sending[i].hold.ctx);
+		if (wait)
+			pthread_mutex_lock(&t->lock);
+		else if (pthread_mutex_trylock(&t->lock))
+			return;
 		pthread_mutex_lock(&u->q_lock);
-		for (unsigned i = 0; i < n; i++)
-			u->free_slots[u->nfree++] = t->sending[i].slot;
+		n = u->queued;
+		memcpy(t->sending, u->queue, n * sizeof(u->queue[0]));
+		u->queued = 0;
 		pthread_mutex_unlock(&u->q_lock);
+		if (n) {
+			tx_send(u, t, tx_build(u, t, n));
+			/* The kernel has copied every payload (or dropped the packet). */
+			for (unsigned i = 0; i < n; i++)
+				if (t->sending[i].payload)
+					t->sending[i].hold.release(t->sending[i].hold.ctx);
+			pthread_mutex_lock(&u->q_lock);
+			for (unsigned i = 0; i < n; i++)
+				u->free_slots[u->nfree++] = t->sending[i].slot;
+			pthread_mutex_unlock(&u->q_lock);
+		}
+		pthread_mutex_unlock(&t->lock);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&u->queued, __ATOMIC_RELAXED))
+			return;
+		wait = false; /* queued meanwhile: send it, unless another sender took over */
 	}
-	tx_give(u, t);
 }
 
 static uint8_t *udp_tx_alloc(struct sib_link *l, size_t *cap)
@@ -392,7 +348,7 @@ static uint8_t *udp_tx_alloc(struct sib_link *l, size_t *cap)
 		/* None free: they are queued (send them), being sent by another
 		 * thread (flush waits for it) or held by callers (NULL). */
 		if (!buf && (queued || !tries))
-			tx_flush(u);
+			tx_flush(u, true);
 	}
 	if (!buf)
 		sib_link_count(&l->counters.drop[SIB_LINK_DROP_TX_NO_BUFFER], 1);
@@ -433,8 +389,10 @@ static void tx_queue(struct udp_link *u, uint8_t *buf, size_t len, struct tx_pkt
 	u->queue[u->queued++] = *p;
 	full = u->queued >= SIB_LINK_TX_BATCH;
 	pthread_mutex_unlock(&u->q_lock);
-	if (full)
-		tx_flush(u);
+	if (full) {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs with tx_flush's */
+		tx_flush(u, false);
+	}
 }
 
 static void udp_tx_commit(struct sib_link *l, uint8_t *buf, size_t len,
@@ -463,8 +421,10 @@ static int udp_flush(struct sib_link *l)
 {
 	struct udp_link *u = to_udp(l);
 
-	if (__atomic_load_n(&u->queued, __ATOMIC_RELAXED))
-		tx_flush(u);
+	if (__atomic_load_n(&u->queued, __ATOMIC_RELAXED)) {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs with tx_flush's */
+		tx_flush(u, false);
+	}
 	return 0;
 }
 
@@ -508,112 +468,6 @@ static unsigned rx_cmsgs(struct udp_link *u, struct msghdr *mh)
 	return seg;
 }
 
-/*
- * A receive context's position: the batch (gen, which changes with every
- * batch, so that a claim on an older one fails), its number of messages,
- * and the next datagram to claim (message k, byte offset off).
- */
-static uint64_t pos_make(uint64_t gen, unsigned n, unsigned k, unsigned off)
-{
-	return gen << 28 | (uint64_t)n << 22 | (uint64_t)k << 16 | off;
-}
-#define POS_GEN(p) ((p) >> 28)
-#define POS_N(p) ((unsigned)((p) >> 22) & 63u)
-#define POS_K(p) ((unsigned)((p) >> 16) & 63u)
-#define POS_OFF(p) ((unsigned)(p) & 0xffffu)
-#define POS_GEN_MASK ((1ull << 36) - 1)
-
-/* Whether batch a was taken after batch b (gens wrap in pos's 36 bits). */
-static bool gen_newer(uint64_t a, uint64_t b)
-{
-	uint64_t d = (a - b) & POS_GEN_MASK;
-
-	return d && d < POS_GEN_MASK / 2;
-}
-
-/* One received message, before anyone handles it: its length and datagram
- * size in meta[k] (length 0: the link drops it, counted). */
-static void rx_message(struct udp_link *u, struct udp_rx *c, unsigned k)
-{
-	struct msghdr *mh = &c->msgs[k].msg_hdr;
-	struct rx_msg *m = &c->meta[k];
-	unsigned len = c->msgs[k].msg_len, seg;
-
-	m->len = 0;
-	if (sib_endpoint_from_sockaddr(mh->msg_name, mh->msg_namelen, &m->from)) {
-		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_MALFORMED], 1);
-		return;
-	}
-	seg = rx_cmsgs(u, mh);
-	if (mh->msg_flags & MSG_TRUNC) {
-		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_TRUNCATED], 1);
-		return;
-	}
-	if (!seg || seg >= len)
-		seg = len;
-	if (seg > SIB_LINK_MAX_DGRAM) { /* larger than any IB packet */
-		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_TRUNCATED],
-			       (len + seg - 1) / seg);
-		return;
-	}
-	sib_link_count(&u->link.counters.rx_packets, (len + seg - 1) / seg);
-	sib_link_count(&u->link.counters.rx_bytes, len);
-	m->seg = seg;
-	m->len = len;
-}
-
-/*
- * What is left of c's published batch, datagram by datagram in order,
- * possibly with another poller doing the same (the order rule, link.h):
- * each goes to rx, and counts for the thread whose claim wins it.  What
- * this thread reads of a batch that has moved on since it looked is never
- * used: its claim fails.
- */
-static unsigned rx_handle(struct udp_rx *c, sib_link_rx_fn rx, void *arg)
-{
-	unsigned won = 0;
-
-	for (;;) {
-		uint64_t p = __atomic_load_n(&c->pos, __ATOMIC_ACQUIRE), next;
-		unsigned n = POS_N(p), k = POS_K(p), off = POS_OFF(p), len, seg, l;
-		struct sib_link_rx_cur save;
-		struct sib_endpoint from;
-
-		if (k >= n)
-			return won;
-		len = __atomic_load_n(&c->meta[k].len, __ATOMIC_RELAXED);
-		seg = __atomic_load_n(&c->meta[k].seg, __ATOMIC_RELAXED);
-		if (off >= len || !seg) { /* a dropped message (or a stale look) */
-			__atomic_compare_exchange_n(&c->pos, &p, pos_make(POS_GEN(p), n, k + 1, 0),
-						    false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-			continue;
-		}
-		memcpy(&from, &c->meta[k].from, sizeof(from));
-		l = len - off < seg ? len - off : seg;
-		next = off + l < len ? p + l : pos_make(POS_GEN(p), n, k + 1, 0);
-		sib_link_rx_begin(&save, &c->pos, p, next);
-		rx(arg, (const uint8_t *)c->iov[k].iov_base + off, l, &from);
-		if (sib_link_rx_end(&save))
-			won++;
-	}
-}
-
-/* rx_handle on the other context's batch, as a reader its owner does not
- * overwrite (rx_batch), if that batch is older than gen (0: any). */
-static unsigned rx_handle_beside(struct udp_rx *c, sib_link_rx_fn rx, void *arg, uint64_t gen)
-{
-	uint64_t p = __atomic_load_n(&c->pos, __ATOMIC_ACQUIRE);
-	unsigned n;
-
-	if (POS_K(p) >= POS_N(p) || (gen && gen_newer(POS_GEN(p), gen)))
-		return 0; /* nothing left (the usual case, without a store), or newer */
-	__atomic_add_fetch(&c->readers, 1, __ATOMIC_SEQ_CST);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* before rx_handle reads pos */
-	n = rx_handle(c, rx, arg);
-	__atomic_sub_fetch(&c->readers, 1, __ATOMIC_RELEASE);
-	return n;
-}
-
 /* The lengths and flags recvmmsg wrote back, set again for the next call;
  * only those of messages it may have touched. */
 static void rx_reset(struct udp_rx *c)
@@ -628,21 +482,45 @@ static void rx_reset(struct udp_rx *c)
 	c->used = 0;
 }
 
-/* One recvmmsg of up to want messages into c, whose last batch is all
- * claimed, published for any poller (rx_handle); returns how many
- * messages it took. */
-static unsigned rx_batch_locked(struct udp_link *u, struct udp_rx *c, unsigned want)
+/* One received message: each datagram it holds (a UDP_GRO message holds a
+ * GSO burst, cut at the size the kernel gives) goes to rx in order, unless
+ * the link drops the message (counted).  Returns the datagrams handed on. */
+static unsigned rx_message(struct udp_link *u, struct udp_rx *c, unsigned k, sib_link_rx_fn rx,
+			   void *arg)
+{
+	struct msghdr *mh = &c->msgs[k].msg_hdr;
+	const uint8_t *buf = c->iov[k].iov_base;
+	unsigned len = c->msgs[k].msg_len, seg, n = 0;
+	struct sib_endpoint from;
+
+	if (sib_endpoint_from_sockaddr(mh->msg_name, mh->msg_namelen, &from)) {
+		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_MALFORMED], 1);
+		return 0;
+	}
+	seg = rx_cmsgs(u, mh);
+	if (mh->msg_flags & MSG_TRUNC) {
+		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_TRUNCATED], 1);
+		return 0;
+	}
+	if (!seg || seg >= len)
+		seg = len;
+	if (seg > SIB_LINK_MAX_DGRAM) { /* larger than any IB packet */
+		sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_RX_TRUNCATED],
+			       (len + seg - 1) / seg);
+		return 0;
+	}
+	sib_link_count(&u->link.counters.rx_packets, (len + seg - 1) / seg);
+	sib_link_count(&u->link.counters.rx_bytes, len);
+	for (unsigned off = 0; off < len; off += seg, n++)
+		rx(arg, buf + off, len - off < seg ? len - off : seg, &from);
+	return n;
+}
+
+/* One recvmmsg of up to want messages into c; how many it took. */
+static unsigned rx_batch(struct udp_link *u, struct udp_rx *c, unsigned want)
 {
 	int got;
 
-	/* A poller still reading the last batch claims nothing from here on;
-	 * one that is already applying a datagram it claimed still reads its
-	 * buffer, so nothing overwrites it this time (this store and the load
-	 * after it pair with rx_handle_beside's, in the other order). */
-	c->gen = ++u->rx_gen;
-	__atomic_store_n(&c->pos, pos_make(c->gen, 0, 0, 0), __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&c->readers, __ATOMIC_SEQ_CST))
-		return 0;
 	rx_reset(c);
 	got = u->io->recvmmsg(c->io, u->fd, c->msgs, want);
 	/* The kernel writes back only the messages it filled; the one after
@@ -657,60 +535,25 @@ static unsigned rx_batch_locked(struct udp_link *u, struct udp_rx *c, unsigned w
 		}
 		return 0;
 	}
-	for (int k = 0; k < got; k++)
-		rx_message(u, c, (unsigned)k);
-	__atomic_store_n(&c->pos, pos_make(c->gen, (unsigned)got, 0, 0), __ATOMIC_RELEASE);
 	return (unsigned)got;
 }
 
-/*
- * The read rule (rx_read): without it, a poller that lost the CPU between
- * taking datagrams off the socket and publishing them let the poller
- * beside it read and apply later ones first (a UC message whose Last came
- * before its First was lost: ibv_uc_pingpong -g hung under load).  The lock
- * is held for one non-blocking receive; a poller that finds it held waits
- * that long, not for the other's handling of its batch.
- */
-static unsigned rx_batch(struct udp_link *u, struct udp_rx *c, unsigned want)
-{
-	unsigned got;
-
-	pthread_mutex_lock(&u->rx_read);
-	got = rx_batch_locked(u, c, want);
-	pthread_mutex_unlock(&u->rx_read);
-	return got;
-}
-
-/* The first receive context, or the second while the first is taken;
- * one of them locked (link.h: a poll never waits for another). */
-static struct udp_rx *rx_take(struct udp_link *u)
-{
-	if (!pthread_mutex_trylock(&u->rx[0].lock))
-		return &u->rx[0];
-	if (!pthread_mutex_trylock(&u->rx[1].lock))
-		return &u->rx[1];
-	pthread_mutex_lock(&u->rx[0].lock); /* a third poller: take turns */
-	return &u->rx[0];
-}
-
-/* The order rule (link.h): a batch the other context's poller took off
- * the socket and has not handled (it lost the CPU in the middle) goes
- * before this poll's own if it is older: before each take, and after it
- * (the other may have taken one just before this one), but not one the
- * other took after it (the read rule orders them by gen). */
+/* One poller at a time (link.h): batches off the socket, each handled in
+ * the socket's order before the next is taken, until max datagrams or an
+ * empty socket. */
 static int udp_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *arg)
 {
 	struct udp_link *u = to_udp(l);
-	struct udp_rx *c = rx_take(u), *other = c == &u->rx[0] ? &u->rx[1] : &u->rx[0];
+	struct udp_rx *c = &u->rx;
 	unsigned n = 0;
 
+	pthread_mutex_lock(&c->lock);
 	while (n < max) {
-		unsigned want = max - n < c->batch ? max - n : c->batch, msgs;
+		unsigned want = max - n < RX_BATCH ? max - n : RX_BATCH;
+		unsigned msgs = rx_batch(u, c, want);
 
-		n += rx_handle_beside(other, rx, arg, 0);
-		msgs = rx_batch(u, c, want);
-		n += rx_handle_beside(other, rx, arg, c->gen);
-		n += rx_handle(c, rx, arg);
+		for (unsigned k = 0; k < msgs; k++)
+			n += rx_message(u, c, k, rx, arg);
 		if (msgs < want)
 			break;
 	}
@@ -735,23 +578,17 @@ static void udp_close(struct sib_link *l)
 
 	if (u->fd >= 0)
 		udp_flush(l);
-	for (unsigned i = 0; i < 2; i++) {
-		if (u->tx[i].io)
-			u->io->close(u->tx[i].io);
-		if (u->rx[i].io)
-			u->io->close(u->rx[i].io);
-	}
+	if (u->tx.io)
+		u->io->close(u->tx.io);
+	if (u->rx.io)
+		u->io->close(u->rx.io);
 	if (u->fd >= 0)
 		close(u->fd);
 	free(u->tx_mem);
-	free(u->rx[0].mem);
-	free(u->rx[1].mem);
+	free(u->rx.mem);
 	pthread_mutex_destroy(&u->q_lock);
-	pthread_mutex_destroy(&u->rx_read);
-	pthread_mutex_destroy(&u->tx[0].lock);
-	pthread_mutex_destroy(&u->tx[1].lock);
-	pthread_mutex_destroy(&u->rx[0].lock);
-	pthread_mutex_destroy(&u->rx[1].lock);
+	pthread_mutex_destroy(&u->tx.lock);
+	pthread_mutex_destroy(&u->rx.lock);
 	free(u);
 }
 
@@ -809,7 +646,7 @@ static const struct sib_udp_io sys_io = {
 /* A receive context's messages, each over its own part of its memory. */
 static void setup_rx(struct udp_rx *c)
 {
-	for (unsigned k = 0; k < c->batch; k++) {
+	for (unsigned k = 0; k < RX_BATCH; k++) {
 		struct msghdr *mh = &c->msgs[k].msg_hdr;
 
 		c->iov[k].iov_base = c->mem + (size_t)k * RX_MSG_SIZE;
@@ -819,7 +656,7 @@ static void setup_rx(struct udp_rx *c)
 		mh->msg_iovlen = 1;
 		mh->msg_control = c->ctrl[k].buf;
 	}
-	c->used = c->batch;
+	c->used = RX_BATCH;
 	rx_reset(c);
 }
 
@@ -837,16 +674,11 @@ int sib_link_udp_open_io(const char *addr, const char *netdev, const struct sib_
 	u->io = io;
 	u->fd = -1;
 	pthread_mutex_init(&u->q_lock, NULL);
-	pthread_mutex_init(&u->rx_read, NULL);
-	pthread_mutex_init(&u->tx[0].lock, NULL);
-	pthread_mutex_init(&u->tx[1].lock, NULL);
-	for (unsigned i = 0; i < 2; i++) {
-		pthread_mutex_init(&u->rx[i].lock, NULL);
-		u->rx[i].batch = i ? RX_BATCH_BESIDE : RX_BATCH;
-		u->rx[i].mem = aligned_alloc(4096, (size_t)u->rx[i].batch * RX_MSG_SIZE);
-	}
+	pthread_mutex_init(&u->tx.lock, NULL);
+	pthread_mutex_init(&u->rx.lock, NULL);
+	u->rx.mem = aligned_alloc(4096, (size_t)RX_BATCH * RX_MSG_SIZE);
 	u->tx_mem = aligned_alloc(4096, (size_t)SIB_LINK_TX_BUFS * SIB_LINK_MAX_DGRAM);
-	if (!u->tx_mem || !u->rx[0].mem || !u->rx[1].mem) {
+	if (!u->tx_mem || !u->rx.mem) {
 		udp_close(&u->link);
 		return -ENOMEM;
 	}
@@ -854,8 +686,7 @@ int sib_link_udp_open_io(const char *addr, const char *netdev, const struct sib_
 		u->free_slots[i] = (uint16_t)(SIB_LINK_TX_BUFS - 1 - i);
 	u->nfree = SIB_LINK_TX_BUFS;
 
-	setup_rx(&u->rx[0]);
-	setup_rx(&u->rx[1]);
+	setup_rx(&u->rx);
 	u->fd = sib_link_socket_open(addr, netdev, &u->link.local, &u->af);
 	if (u->fd < 0) {
 		int ret = u->fd;
@@ -864,11 +695,11 @@ int sib_link_udp_open_io(const char *addr, const char *netdev, const struct sib_
 		udp_close(&u->link);
 		return ret;
 	}
-	for (unsigned i = 0; i < 2; i++) {
-		int ret = io->open(&u->tx[i].io, u->fd, why, why_len);
+	{
+		int ret = io->open(&u->tx.io, u->fd, why, why_len);
 
 		if (!ret)
-			ret = io->open(&u->rx[i].io, u->fd, why, why_len);
+			ret = io->open(&u->rx.io, u->fd, why, why_len);
 		if (ret) {
 			udp_close(&u->link);
 			return ret;

@@ -2,9 +2,9 @@
 /*
  * The UDP link with its system calls through io_uring (DESIGN.md section
  * 4; SOFTIB_LINK=uring, the default where io_uring_setup is allowed).
- * The link itself is udp.c's: its queues, UDP GSO on send, UDP_GRO on
- * receive, two receive contexts and two senders' scratch (link.h's
- * locking).  Each of those four gets a ring of its own, used only under
+ * The link itself is udp.c's: its queue, UDP GSO on send, UDP_GRO on
+ * receive, its receive context and its sender's scratch (link.h's
+ * locking).  Each of those two gets a ring of its own, used only under
  * its lock, and udp.c's sendmmsg and recvmmsg become one io_uring_enter
  * each (struct sib_udp_io, socket.h):
  *   - send: a chain of SENDMSG requests (IOSQE_IO_LINK), one per GSO

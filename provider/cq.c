@@ -138,30 +138,22 @@ static int poll_some(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 }
 
 /*
- * Every poll tells the progress thread that this thread polls (the lease,
- * DESIGN.md section 6); one that found nothing also drains the links
- * itself rather than wait for the progress thread.  A thread that armed
- * the CQ is about to sleep (ibv_get_cq_event): its polls hold no lease,
- * or the progress thread would leave the event it waits for to the
- * lease's end.  True when the caller should look at the CQ again: it
- * found nothing, and what arrived meanwhile is reported now, whoever
- * took it (this drain, or the progress thread beside a drain that lost
- * the CPU).  A poll that missed it would let the program act on a later
- * event first: libfabric's ofi_rxm closed a connection on the peer's
- * DISCONNECTED over an unread completion of fi_pingpong's final message.
+ * The waiting rule (docs/architecture.md): every poll says that this
+ * thread polls (it holds the links for a lease) and sends what it queued;
+ * one that found nothing also reads the links itself rather than wait for
+ * the progress thread.  A thread that armed the CQ is about to sleep
+ * (ibv_get_cq_event): its polls hold no lease, or the progress thread
+ * would leave the event it waits for to the lease's end.  True when the
+ * caller should look at the CQ again: it found nothing, and what arrived
+ * meanwhile is reported now, whoever read it.  A poll that missed it would
+ * let the program act on a later event first: libfabric's ofi_rxm closed
+ * a connection on the peer's DISCONNECTED over an unread completion of
+ * fi_pingpong's final message.
  */
 static bool after_poll(struct ibv_context *ctx, struct sib_cq *cq, bool found)
 {
-	struct sib_hca *hca = to_sctx(ctx)->hca;
-	bool lease = !sib_cq_armed(cq);
-
-	if (found) {
-		if (lease)
-			sib_progress_touch(hca);
-		return false;
-	}
-	sib_progress_drain(hca, lease);
-	return true;
+	sib_progress_polled(to_sctx(ctx)->hca, !found, !sib_cq_armed(cq));
+	return !found;
 }
 
 static int softib_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
@@ -179,7 +171,7 @@ static int softib_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
 static int softib_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 {
 	/* The application is about to sleep: the progress thread serves it. */
-	sib_progress_drain_end(to_sctx(cq->context)->hca);
+	sib_progress_armed(to_sctx(cq->context)->hca);
 	sib_cq_arm(to_scq(cq)->cq, solicited_only != 0);
 	return 0;
 }

@@ -129,6 +129,7 @@ static const struct {
 	{ "rx_bad_source", "bad_source" },
 	{ "rx_wrong_endpoint", "wrong_endpoint" },
 	{ "rx_unknown_source", "unknown_source" },
+	{ "rx_queue_full", "queue_full" },
 	{ "rx_ud_no_wqe", "ud_no_wqe" },
 	{ "rx_bad_mcast", "bad_mcast" },
 	{ "rx_uc_dropped", "uc_dropped" },
@@ -194,10 +195,11 @@ static void print_counters(const char *text, unsigned p)
 		       "application waiting for events %llu, events handed to it %llu)\n",
 		       "wake-ups", msgs, th + wa + ev, th, wa, ev);
 	}
-	if (K("drains_beside"))
-		printf("  %-15s %llu polling threads lost the CPU holding the link; the progress "
-		       "thread took their datagrams\n",
-		       "progress", K("drains_beside"));
+	if (K("rx_queued") || K("rx_waited") || K("watches"))
+		printf("  %-15s %llu datagrams waited for their QP, %llu for the SA to place their "
+		       "source; the progress thread watched a polling application's links %llu "
+		       "times\n",
+		       "receive", K("rx_queued"), K("rx_waited"), K("watches"));
 	printf("  %-15s %llu queries, %llu cache hits, %llu timeouts, %llu foreign answers\n",
 	       "SA client", K("sa_sent"), K("sa_hits"), K("sa_timeouts"), K("sa_foreign"));
 	printf("  %-15s %llu MADs in, %llu out, %llu retransmitted, %llu timed out, "

@@ -13,7 +13,6 @@
 #include "transport/mcast.h"
 #include "transport/numtab.h"
 #include "transport/qp_impl.h"
-#include "transport/src_park.h"
 
 struct sib_engine {
 	struct sib_link *link;
@@ -40,10 +39,7 @@ struct sib_engine {
 	 * again without the number table's lock.  Read under qps_lock held
 	 * for reading, cleared under it held for writing when the QP leaves. */
 	struct sib_qp *rx_last;
-	bool defer_acks;    /* set by the drainer, under the drain lock */
 	uint32_t rc_busy;   /* RC QPs with requests in flight */
-	uint32_t acks_owed; /* QPs with resp.ack_owed set */
-	struct sib_park park; /* UD datagrams waiting for their source (src_park.h) */
 	struct sib_mcast *mcast; /* groups and member ports (mcast.h) */
 	struct sib_engine_counters ctrs;
 };
@@ -83,8 +79,17 @@ int sib_engine_create(const struct sib_engine_init *in, struct sib_engine **out)
 	eng->arm_arg = in->arm_arg;
 	eng->bad_pkey = in->bad_pkey;
 	eng->bad_pkey_arg = in->bad_pkey_arg;
-	pthread_rwlock_init(&eng->qps_lock, NULL);
-	sib_park_init(&eng->park);
+	/* Readers preferred (glibc's default, said here because sib_qp_unlock
+	 * relies on it): a thread holding it for reading takes it again
+	 * without waiting for a writer. */
+	{
+		pthread_rwlockattr_t ra;
+
+		pthread_rwlockattr_init(&ra);
+		pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_READER_NP);
+		pthread_rwlock_init(&eng->qps_lock, &ra);
+		pthread_rwlockattr_destroy(&ra);
+	}
 	*out = eng;
 	return 0;
 }
@@ -95,7 +100,6 @@ void sib_engine_destroy(struct sib_engine *eng)
 		return;
 	if (eng->qps)
 		sib_warn("engine destroyed with QPs still attached");
-	sib_park_fini(&eng->park);
 	sib_mcast_free(eng->mcast);
 	pthread_rwlock_destroy(&eng->qps_lock);
 	free(eng);
@@ -117,9 +121,9 @@ struct sib_mcast *sib_engine_mcast(struct sib_engine *eng)
 	return eng->mcast;
 }
 
-struct sib_park *sib_engine_park(struct sib_engine *eng)
+struct sib_qp *sib_engine_qps(struct sib_engine *eng)
 {
-	return &eng->park;
+	return eng->qps;
 }
 
 struct sib_link *sib_engine_link(struct sib_engine *eng)
@@ -162,49 +166,8 @@ void sib_engine_rc_busy_add(struct sib_engine *eng, int d)
 	__atomic_fetch_add(&eng->rc_busy, (uint32_t)d, __ATOMIC_RELAXED);
 }
 
-void sib_engine_defer_acks(struct sib_engine *eng, bool on)
-{
-	__atomic_store_n(&eng->defer_acks, on, __ATOMIC_RELAXED);
-}
-
-bool sib_engine_acks_deferred(struct sib_engine *eng)
-{
-	return __atomic_load_n(&eng->defer_acks, __ATOMIC_RELAXED);
-}
-
-bool sib_engine_acks_owed(struct sib_engine *eng)
-{
-	return __atomic_load_n(&eng->acks_owed, __ATOMIC_RELAXED) != 0;
-}
-
-void sib_engine_owe_ack(struct sib_engine *eng)
-{
-	__atomic_fetch_add(&eng->acks_owed, 1, __ATOMIC_RELAXED);
-}
-
-void sib_engine_ack_paid(struct sib_engine *eng)
-{
-	__atomic_fetch_sub(&eng->acks_owed, 1, __ATOMIC_RELAXED);
-}
-
-void sib_engine_send_owed(struct sib_engine *eng)
-{
-	if (!__atomic_load_n(&eng->acks_owed, __ATOMIC_RELAXED))
-		return;
-	pthread_rwlock_rdlock(&eng->qps_lock);
-	for (struct sib_qp *qp = eng->qps; qp; qp = qp->eng_next) {
-		if (!__atomic_load_n(&qp->resp.ack_owed, __ATOMIC_RELAXED))
-			continue;
-		pthread_mutex_lock(&qp->lock);
-		sib_rc_resp_send_owed(qp);
-		pthread_mutex_unlock(&qp->lock);
-	}
-	pthread_rwlock_unlock(&eng->qps_lock);
-}
-
 void sib_engine_flush(struct sib_engine *eng)
 {
-	sib_engine_send_owed(eng);
 	sib_link_flush(eng->link);
 }
 
@@ -365,6 +328,7 @@ static void req_run(struct sib_qp *qp)
 	default:
 		break;
 	}
+	sib_qp_sqd_check(qp);
 }
 
 /*
@@ -391,12 +355,12 @@ static bool dest_of_sibling(struct sib_engine *eng, struct sib_qp *self, uint16_
 	for (struct sib_qp *qp = eng->qps; qp && !found; qp = qp->eng_next) {
 		if (qp == self || qp->type == SIB_QPT_UD)
 			continue;
-		pthread_mutex_lock(&qp->lock);
+		sib_qp_lock(qp);
 		if (qp->dest_valid && qp->attr.ah_attr.DLID == dlid) {
 			*out = qp->dest;
 			found = true;
 		}
-		pthread_mutex_unlock(&qp->lock);
+		sib_qp_unlock(qp);
 	}
 	pthread_rwlock_unlock(&eng->qps_lock);
 	return found;
@@ -408,45 +372,31 @@ static void resolve_late(struct sib_qp *qp)
 	struct sib_av av;
 	bool need;
 
-	pthread_mutex_lock(&qp->lock);
+	sib_qp_lock(qp);
 	need = !qp->dest_valid && qp->type != SIB_QPT_UD &&
 	       (qp->attr.qp_state == SIB_QPS_RTR || qp->attr.qp_state == SIB_QPS_RTS);
 	av = qp->attr.ah_attr;
-	pthread_mutex_unlock(&qp->lock);
+	sib_qp_unlock(qp);
 	if (!need || (!dest_of_sibling(qp->eng, qp, av.DLID, &dest) &&
 		      sib_engine_resolve_nowait(qp->eng, &av, &dest)))
 		return;
-	pthread_mutex_lock(&qp->lock);
+	sib_qp_lock(qp);
 	if (!qp->dest_valid) {
 		qp->dest = dest;
 		qp->dest_valid = true;
 	}
-	pthread_mutex_unlock(&qp->lock);
+	sib_qp_unlock(qp);
 }
 
-static void kick(struct sib_qp *qp, bool flush)
+void sib_qp_kick(struct sib_qp *qp)
 {
 	if (!qp->eng)
 		return;
 	if (!__atomic_load_n(&qp->dest_valid, __ATOMIC_RELAXED))
 		resolve_late(qp);
-	pthread_mutex_lock(&qp->lock);
+	sib_qp_lock(qp);
 	req_run(qp);
-	pthread_mutex_unlock(&qp->lock);
-	if (flush)
-		sib_engine_flush(qp->eng); /* the owed ACKs after the request: engine.h */
-	else
-		sib_engine_send_owed(qp->eng);
-}
-
-void sib_qp_kick(struct sib_qp *qp)
-{
-	kick(qp, true);
-}
-
-void sib_qp_kick_queued(struct sib_qp *qp)
-{
-	kick(qp, false);
+	sib_qp_unlock(qp);
 }
 
 struct poll_ctx {
@@ -515,17 +465,20 @@ void sib_engine_tick(struct sib_engine *eng)
 
 	__atomic_store_n(&eng->armed, 0, __ATOMIC_RELEASE);
 
-	sib_park_run(&eng->park, eng, now, sib_engine_rx_parked);
 	pthread_rwlock_rdlock(&eng->qps_lock);
 	for (struct sib_qp *qp = eng->qps; qp; qp = qp->eng_next) {
-		pthread_mutex_lock(&qp->lock);
+		uint64_t wait = sib_rxq_deadline(&qp->rxq);
+
+		sib_qp_lock(qp);
 		if (qp->type == SIB_QPT_RC || qp->type == SIB_QPT_XRC_SEND ||
 		    qp->type == SIB_QPT_XRC_RECV) {
 			sib_rc_req_timer(qp, now);
 			sib_rc_resp_run(qp);
 		}
 		req_run(qp);
-		pthread_mutex_unlock(&qp->lock);
+		if (wait && wait <= now) /* a datagram's wait for its source is over */
+			sib_rxq_wake(&qp->rxq);
+		sib_qp_unlock(qp);
 	}
 	pthread_rwlock_unlock(&eng->qps_lock);
 	sib_engine_flush(eng);
@@ -535,14 +488,17 @@ void sib_engine_tick(struct sib_engine *eng)
 
 uint64_t sib_engine_next_deadline(struct sib_engine *eng)
 {
-	uint64_t now = sib_engine_now(eng), best = sib_park_deadline(&eng->park, now);
+	uint64_t now = sib_engine_now(eng), best = 0;
 
 	pthread_rwlock_rdlock(&eng->qps_lock);
 	for (struct sib_qp *qp = eng->qps; qp; qp = qp->eng_next) {
-		pthread_mutex_lock(&qp->lock);
-		uint64_t d = qp_deadline(qp, now);
+		uint64_t w = sib_rxq_deadline(&qp->rxq), d;
 
-		pthread_mutex_unlock(&qp->lock);
+		sib_qp_lock(qp);
+		d = qp_deadline(qp, now);
+		sib_qp_unlock(qp);
+		if (w && (!d || w < d))
+			d = w;
 		if (d && (!best || d < best))
 			best = d;
 	}

@@ -24,8 +24,10 @@
  * into sib_engine_rx(), and an injected clock moves time forward.
  *
  * Threads: posts, rx and tick may run on different threads.  Each QP's
- * lock guards its transport state; the engine's QP lock (a rwlock) keeps a
- * QP alive while rx or tick uses it.
+ * lock guards its transport state, and whoever holds it applies what the
+ * QP received meanwhile (rxq.h; docs/architecture.md, the receive rule);
+ * the engine's QP lock (a rwlock) keeps a QP alive while rx or tick uses
+ * it.
  */
 #ifndef SIB_TRANSPORT_ENGINE_H
 #define SIB_TRANSPORT_ENGINE_H
@@ -92,7 +94,10 @@ struct sib_engine_counters {
 	uint64_t Q_KeyViolations;   /* DETH Q_Key does not match (IBA 9.6.1.1) */
 	uint64_t rx_bad_source;	    /* connected QP: SLID / source QP not its peer */
 	uint64_t rx_wrong_endpoint; /* the UDP sender is not where the source lives */
-	uint64_t rx_unknown_source; /* where the source lives is not known yet */
+	uint64_t rx_unknown_source; /* where the source lives is not known (in time) */
+	uint64_t rx_waited;	    /* datagrams that waited for the SA to place their source */
+	uint64_t rx_queued;	    /* datagrams that waited for their QP (rxq.h) */
+	uint64_t rx_queue_full;	    /* ... and were dropped: SIB_RXQ_MAX waited already */
 	uint64_t rx_ud_no_wqe;	    /* UD datagram with no receive WQE: dropped */
 	uint64_t rx_bad_mcast;	    /* multicast with no QP attached, or DLID/DestQP disagree */
 	uint64_t tx_mcast;	    /* multicast packets sent (a copy per member port) */
@@ -133,22 +138,14 @@ void sib_engine_rx(struct sib_engine *eng, const struct ib_packet *pkt,
  */
 int sib_engine_poll(struct sib_engine *eng, unsigned max);
 
-/*
- * Owed ACKs (IBA 9.7.5.1.1 lets a responder coalesce them).  While an
- * application thread drains the link for its poll (sib_progress_drain),
- * the ACKs its packets ask for are owed, not built: the completions reach
- * it first, and when it posts next the ACK follows its request in the
- * same system call, so the peer sees the request without an ACK in front
- * of it.  sib_engine_send_owed builds every owed ACK; every flush point
- * calls it (post, drain, tick, QP change, the progress thread).
- */
-void sib_engine_defer_acks(struct sib_engine *eng, bool on);
-bool sib_engine_acks_deferred(struct sib_engine *eng);
-/* Whether some QP owes an ACK now (a relaxed read). */
-bool sib_engine_acks_owed(struct sib_engine *eng);
-void sib_engine_send_owed(struct sib_engine *eng);
-/* The owed ACKs, then everything the link has queued. */
+/* Everything the link has queued leaves now (the transmit rule). */
 void sib_engine_flush(struct sib_engine *eng);
+
+/*
+ * The SA answered where LID lid lives (or that nothing lives there): the
+ * QPs whose datagrams wait for their source look again (rxq.h).
+ */
+void sib_engine_source_known(struct sib_engine *eng, uint16_t lid);
 
 /* Timers that are due, output that waits for room; then flush the link. */
 void sib_engine_tick(struct sib_engine *eng);
@@ -162,10 +159,9 @@ uint64_t sib_engine_next_deadline(struct sib_engine *eng);
  */
 void sib_engine_quiesce(struct sib_engine *eng);
 
-/* Transmit what the QP's send queue allows now (after a post). */
+/* Transmit what the QP's send queue allows now (after a post): the packets
+ * are queued on the link; the caller flushes (the transmit rule). */
 void sib_qp_kick(struct sib_qp *qp);
-/* The same, but the packets stay queued on the link until its next flush. */
-void sib_qp_kick_queued(struct sib_qp *qp);
 
 /*
  * Resolve the destination of an AV (outside any QP lock).  0 or a negative

@@ -138,6 +138,7 @@ int sib_qp_create(struct sib_qp_init *in, struct sib_qp **out, char *why, size_t
 		return ENOMEM;
 	}
 	pthread_mutex_init(&qp->lock, NULL);
+	sib_rxq_init(&qp->rxq);
 	qp->type = in->type;
 	qp->attr.qp_state = SIB_QPS_RESET;
 	qp->attr.cap = in->cap;
@@ -179,7 +180,7 @@ static void clean_cqs(struct sib_qp *qp)
 
 void sib_qp_destroy(struct sib_qp *qp)
 {
-	/* ACKs this QP owes, and what a drain left queued, leave first. */
+	/* What the port queued (this QP's last ACKs among it) leaves first. */
 	if (qp->eng)
 		sib_engine_flush(qp->eng);
 	/* First out of the engine: rx and timers no longer find the QP. */
@@ -200,6 +201,7 @@ void sib_qp_destroy(struct sib_qp *qp)
 	sib_wq_fini(&qp->rq);
 	free(qp->req.w);
 	free(qp->resp.res);
+	sib_rxq_fini(&qp->rxq); /* what still waited is lost with the QP */
 	pthread_mutex_destroy(&qp->lock);
 	free(qp);
 }
@@ -223,9 +225,9 @@ enum sib_qp_state sib_qp_state(struct sib_qp *qp)
 {
 	enum sib_qp_state s;
 
-	pthread_mutex_lock(&qp->lock);
+	sib_qp_lock(qp);
 	s = qp->attr.qp_state;
-	pthread_mutex_unlock(&qp->lock);
+	sib_qp_unlock(qp);
 	return s;
 }
 
@@ -287,8 +289,6 @@ void sib_qp_dp_reset(struct sib_qp *qp)
 	struct sib_rd_res *res = qp->resp.res;
 	uint32_t w_len = qp->req.w_len;
 
-	if (qp->resp.ack_owed && qp->eng) /* dropped with the state it acknowledged */
-		sib_engine_ack_paid(qp->eng);
 	if (qp->req.busy && qp->eng) /* nothing in flight any more */
 		sib_engine_rc_busy_add(qp->eng, -1);
 	memset(w, 0, sizeof(*w) * (w_len ? w_len : 1));
@@ -308,13 +308,31 @@ void sib_qp_dp_reset(struct sib_qp *qp)
 		qp->resp.res_len = SIB_MAX_QP_RD_ATOM;
 }
 
+/* Whether a WQE that began is still outstanding: they sit at the head of
+ * the send queue until they complete, in order. */
+static bool sq_begun_outstanding(struct sib_qp *qp)
+{
+	if (!qp->sq.count || qp->type == SIB_QPT_UD || !qp->req.w)
+		return false;
+	return sq_req(qp, 0)->begun;
+}
+
+void sib_qp_sqd_check(struct sib_qp *qp)
+{
+	if (qp->attr.qp_state != SIB_QPS_SQD || !qp->attr.sq_draining || sq_begun_outstanding(qp))
+		return;
+	qp->attr.sq_draining = 0;
+	if (qp->sqd_notify) {
+		qp->sqd_notify = false;
+		sib_event_raise(qp->sink, SIB_EV_SQ_DRAINED, qp->user, 0);
+	}
+}
+
 /* Enter ERR: flush both queues; a QP on an SRQ gets Last WQE Reached (IBA 11.6.3.1). */
 void sib_qp_enter_error_locked(struct sib_qp *qp)
 {
 	bool was_err = qp->attr.qp_state == SIB_QPS_ERR;
 
-	/* What was accepted is acknowledged, as a hardware HCA would have. */
-	sib_rc_resp_send_owed(qp);
 	qp->attr.qp_state = SIB_QPS_ERR;
 	flush_sq(qp);
 	if (qp->resp.have_wqe) {
@@ -388,10 +406,10 @@ int sib_qp_modify(struct sib_qp *qp, const struct sib_qp_attr *attr, uint32_t ma
 		  const struct sib_qp_limits *lim, char *why, size_t why_len)
 {
 	struct sib_endpoint dest;
-	bool drained = false, resolved = false;
+	bool resolved = false;
 	int rc;
 
-	if (qp->eng) /* owed and queued ACKs leave under the old state */
+	if (qp->eng) /* what the port queued leaves under the old state */
 		sib_engine_flush(qp->eng);
 
 	/* Path -> endpoint before taking the lock: resolving may wait for the
@@ -409,7 +427,7 @@ int sib_qp_modify(struct sib_qp *qp, const struct sib_qp_attr *attr, uint32_t ma
 				 "the first post_send will look again",
 				 qp->qp_num, attr->ah_attr.DLID, err);
 	}
-	pthread_mutex_lock(&qp->lock);
+	sib_qp_lock(qp);
 	enum sib_qp_state cur = qp->attr.qp_state;
 	enum sib_qp_state next = (mask & SIB_QP_STATE) ? attr->qp_state : cur;
 
@@ -450,33 +468,38 @@ int sib_qp_modify(struct sib_qp *qp, const struct sib_qp_attr *attr, uint32_t ma
 		sib_qp_enter_error_locked(qp);
 		break;
 	case SIB_QPS_SQD:
+		/* IBA 10.3.1.4: SQD starts no new WQE and finishes those that
+		 * began; the drain ends once every one of them is acknowledged
+		 * (sib_qp_sqd_check, which the requester and completer call). */
 		qp->attr.qp_state = SIB_QPS_SQD;
-		/*
-		 * SQD stops new sends and finishes those already begun (10.3.1.4).
-		 * Nothing is in flight until the data path exists, so the queue is
-		 * drained at once.
-		 */
-		qp->attr.sq_draining = 0;
-		drained = cur == SIB_QPS_RTS && (mask & SIB_QP_EN_SQD_ASYNC_NOTIFY) &&
-			  attr->en_sqd_async_notify;
+		if (cur == SIB_QPS_RTS) {
+			qp->attr.sq_draining = 1;
+			qp->sqd_notify = (mask & SIB_QP_EN_SQD_ASYNC_NOTIFY) &&
+					 attr->en_sqd_async_notify;
+			sib_qp_sqd_check(qp);
+		}
 		break;
 	default:
+		if (cur == SIB_QPS_SQD && next != SIB_QPS_SQD) {
+			qp->attr.sq_draining = 0;
+			qp->sqd_notify = false;
+		}
 		qp->attr.qp_state = next;
 		break;
 	}
-	if (drained)
-		sib_event_raise(qp->sink, SIB_EV_SQ_DRAINED, qp->user, 0);
 out:
-	pthread_mutex_unlock(&qp->lock);
+	sib_qp_unlock(qp);
+	if (!rc && next == SIB_QPS_RTS && cur == SIB_QPS_SQD && qp->eng) /* what waited in SQD */
+		sib_engine_want_tick(qp->eng, sib_engine_now(qp->eng));
 	return rc;
 }
 
 void sib_qp_query(struct sib_qp *qp, struct sib_qp_attr *attr)
 {
-	pthread_mutex_lock(&qp->lock);
+	sib_qp_lock(qp);
 	*attr = qp->attr;
 	attr->cur_qp_state = qp->attr.qp_state;
-	pthread_mutex_unlock(&qp->lock);
+	sib_qp_unlock(qp);
 }
 
 /* Which operations each service offers (IBA 9.4 / Table 38 opcodes). */
@@ -544,7 +567,7 @@ int sib_qp_post_send(struct sib_qp *qp, const struct sib_send_wqe *wqe, const st
 {
 	int rc = 0;
 
-	pthread_mutex_lock(&qp->lock);
+	sib_qp_lock(qp);
 	enum sib_qp_state s = qp->attr.qp_state;
 
 	if (!has_sq(qp->type)) {
@@ -607,7 +630,7 @@ int sib_qp_post_send(struct sib_qp *qp, const struct sib_send_wqe *wqe, const st
 	}
 	/* Remote operations stay outstanding for the requester (next issue). */
 out:
-	pthread_mutex_unlock(&qp->lock);
+	sib_qp_unlock(qp);
 	return rc;
 }
 
@@ -616,7 +639,7 @@ int sib_qp_post_recv(struct sib_qp *qp, uint64_t wr_id, const struct sib_sge *sg
 {
 	int rc = 0;
 
-	pthread_mutex_lock(&qp->lock);
+	sib_qp_lock(qp);
 	if (qp->srq) {
 		snprintf(why, why_len, "QP receives from an SRQ: use ibv_post_srq_recv");
 		rc = EINVAL;
@@ -637,7 +660,7 @@ int sib_qp_post_recv(struct sib_qp *qp, uint64_t wr_id, const struct sib_sge *sg
 		if (qp->attr.qp_state == SIB_QPS_ERR)
 			flush_rq(qp);
 	}
-	pthread_mutex_unlock(&qp->lock);
+	sib_qp_unlock(qp);
 	return rc;
 }
 
@@ -645,9 +668,9 @@ uint32_t sib_qp_sq_count(struct sib_qp *qp)
 {
 	uint32_t n;
 
-	pthread_mutex_lock(&qp->lock);
+	sib_qp_lock(qp);
 	n = qp->sq.count;
-	pthread_mutex_unlock(&qp->lock);
+	sib_qp_unlock(qp);
 	return n;
 }
 
@@ -655,16 +678,16 @@ uint32_t sib_qp_rq_count(struct sib_qp *qp)
 {
 	uint32_t n;
 
-	pthread_mutex_lock(&qp->lock);
+	sib_qp_lock(qp);
 	n = qp->rq.count;
-	pthread_mutex_unlock(&qp->lock);
+	sib_qp_unlock(qp);
 	return n;
 }
 
 void sib_qp_set_error(struct sib_qp *qp)
 {
-	pthread_mutex_lock(&qp->lock);
+	sib_qp_lock(qp);
 	sib_qp_enter_error_locked(qp);
-	pthread_mutex_unlock(&qp->lock);
+	sib_qp_unlock(qp);
 	sib_event_raise(qp->sink, SIB_EV_QP_FATAL, qp->user, 0);
 }

@@ -14,6 +14,7 @@
 #include "transport/caps.h"
 #include "transport/engine.h"
 #include "transport/qp.h"
+#include "transport/rxq.h"
 
 /* PSNs are 24 bits (IBA 9.3.1): arithmetic modulo 2^24, compared within a
  * window of 2^23 (IBA 9.7.4.1.1). */
@@ -31,6 +32,8 @@ static inline int32_t psn_diff(uint32_t a, uint32_t b)
 /* Requester's view of one send WQE, parallel to the send queue's slots. */
 struct sib_req_wqe {
 	bool started;	     /* PSNs assigned */
+	bool begun;	     /* a packet of it went out once (go-back-N may clear
+			      * started): SQD finishes it (IBA 10.3.1.4) */
 	bool done;	     /* acknowledged (send/write) or answered (read/atomic) */
 	uint8_t local_err;   /* a local error status to report when it reaches the head */
 	uint32_t first_psn;
@@ -85,8 +88,6 @@ enum sib_msg_kind { SIB_MSG_NONE, SIB_MSG_SEND, SIB_MSG_WRITE };
 struct sib_resp {
 	uint32_t epsn;	     /* expected PSN */
 	uint32_t msn;	     /* messages completed (IBA 9.7.7.2.2) */
-	bool ack_owed;	     /* an ACK for ack_psn waits (engine.h, owed ACKs) */
-	uint32_t ack_psn, ack_msn;
 	bool nak_sent;	     /* a sequence-error NAK for epsn is out (send once) */
 	bool uc_drop;	     /* UC: dropping until the next First/Only */
 	enum sib_msg_kind kind;
@@ -125,6 +126,7 @@ struct sib_qp {
 
 	/* ---- the data path ---- */
 	struct sib_engine *eng;
+	struct sib_rxq rxq; /* datagrams waiting to be applied (rxq.h); own lock */
 	struct sib_qp *eng_next, *eng_prev; /* the engine's list; under its rwlock */
 	struct sib_endpoint dest;	    /* connected QPs: where the peer lives */
 	bool dest_valid;
@@ -138,10 +140,31 @@ struct sib_qp {
 	struct sib_resp resp;
 	/* IBV_QP_CREATE_BLOCK_SELF_MCAST_LB: no copy of its own multicasts (mcast.h). */
 	bool block_self_mcast_lb;
+	bool sqd_notify; /* SQ_DRAINED is due when the drain ends (en_sqd_async_notify) */
 };
+
+/*
+ * The QP's lock: whoever holds it applies the QP's datagrams (the receive
+ * rule, docs/architecture.md).  sib_qp_unlock applies what waits in the
+ * QP's input queue before it lets go (recv.c); every unlock of qp->lock in
+ * the data path goes through it, so nothing queued is left behind.
+ */
+static inline void sib_qp_lock(struct sib_qp *qp)
+{
+	pthread_mutex_lock(&qp->lock);
+}
+void sib_qp_unlock(struct sib_qp *qp);
 
 /* qp.c: with the lock held. */
 void sib_qp_enter_error_locked(struct sib_qp *qp);
+/* In SQD: once nothing begun is outstanding, the drain is over (SQ_DRAINED
+ * if the consumer asked for it, IBA 10.3.1.4, 11.6.3.1). */
+void sib_qp_sqd_check(struct sib_qp *qp);
+/* The requesters: in SQD no WQE that has not begun starts. */
+static inline bool sib_qp_may_start(const struct sib_qp *qp)
+{
+	return qp->attr.qp_state != SIB_QPS_SQD;
+}
 void sib_qp_complete_send_locked(struct sib_qp *qp, const struct sib_send_wqe *w,
 				 enum sib_wc_status status);
 /* qp.c: reset the data path state (RESET, INIT) and start it (RTR, RTS). */
@@ -157,12 +180,8 @@ struct sib_engine_counters *sib_engine_ctrs(struct sib_engine *eng);
 struct sib_numtab *sib_engine_qpns(struct sib_engine *eng);
 /* The owner's lookup (engine.h sib_lookup_fn); -ENOENT without one. */
 int sib_engine_lookup(struct sib_engine *eng, uint16_t lid, bool refresh, struct sib_endpoint *out);
-/* recv.c: UD datagrams whose source is not known yet wait there. */
-struct sib_park *sib_engine_park(struct sib_engine *eng);
-/* recv.c: a parked datagram, through the receive checks again; last: it
- * may not wait any more.  False: it waits on (src_park.h). */
-bool sib_engine_rx_parked(struct sib_engine *eng, const struct ib_packet *pkt,
-			  const struct sib_endpoint *from, bool last);
+/* The engine's QPs (a list through eng_next), under sib_engine_rx_lock. */
+struct sib_qp *sib_engine_qps(struct sib_engine *eng);
 struct sib_numtab *sib_engine_srqns(struct sib_engine *eng);
 /* A timer or waiting output needs a tick by engine time when. */
 void sib_engine_want_tick(struct sib_engine *eng, uint64_t when);
@@ -174,11 +193,6 @@ void sib_engine_rx_lock(struct sib_engine *eng);
 /* RC QPs with requests in flight (they share a window, rc_requester.c). */
 uint32_t sib_engine_rc_busy(struct sib_engine *eng);
 void sib_engine_rc_busy_add(struct sib_engine *eng, int d);
-/* Owed ACKs (engine.h): one more QP owes one, one was paid. */
-void sib_engine_owe_ack(struct sib_engine *eng);
-void sib_engine_ack_paid(struct sib_engine *eng);
-/* rc_responder.c: sends the QP's owed ACK, if any; with the QP lock held. */
-void sib_rc_resp_send_owed(struct sib_qp *qp);
 /* Under sib_engine_rx_lock: the QP numbered qpn, or NULL. */
 struct sib_qp *sib_engine_rx_find(struct sib_engine *eng, uint32_t qpn);
 void sib_engine_rx_unlock(struct sib_engine *eng);

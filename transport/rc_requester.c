@@ -471,6 +471,8 @@ static void req_run(struct sib_qp *qp)
 		if (r->local_err)
 			break;
 		if (!r->started) {
+			if (!r->begun && !sib_qp_may_start(qp))
+				break; /* SQD: only what began goes on */
 			/* IBA 10.8.3.3: a fenced WQE waits for earlier READs and atomics. */
 			if ((w->send_flags & SIB_SEND_FENCE) && rd_outstanding(qp))
 				break;
@@ -488,7 +490,7 @@ static void req_run(struct sib_qp *qp)
 			r->last_psn = psn_add(q->psn, sib_req_npkts(w, mtu) - 1);
 			r->rsp_psn = r->first_psn;
 			r->asked = 0;
-			r->started = true;
+			r->started = r->begun = true;
 			q->cur_off = 0;
 		}
 		if (w->opcode == SIB_WR_RDMA_READ) {

@@ -75,19 +75,10 @@ static void ack_packet(struct sib_qp *qp, uint32_t psn, uint8_t syndrome, uint32
 	sib_tx_send_hdr(qp, &pkt, &qp->dest);
 }
 
-static void owed_clear(struct sib_qp *qp)
-{
-	if (qp->resp.ack_owed) {
-		__atomic_store_n(&qp->resp.ack_owed, false, __ATOMIC_RELAXED);
-		sib_engine_ack_paid(qp->eng);
-	}
-}
-
-/* An ACK or NAK sent now also acknowledges every request before psn
- * (IBA 9.7.5.1.1), so it settles an owed ACK, which is older. */
+/* An ACK or NAK, queued on the link behind whatever the port sent before
+ * it (the transmit rule: nothing made later leaves ahead of it). */
 static void send_ack(struct sib_qp *qp, uint32_t psn, uint8_t syndrome)
 {
-	owed_clear(qp);
 	ack_packet(qp, psn, syndrome, qp->resp.msn);
 }
 
@@ -597,16 +588,6 @@ static enum resp_state complete(struct resp_ctx *c)
 	return RESP_ACKNOWLEDGE;
 }
 
-void sib_rc_resp_send_owed(struct sib_qp *qp)
-{
-	struct sib_resp *r = &qp->resp;
-
-	if (!r->ack_owed)
-		return;
-	owed_clear(qp);
-	ack_packet(qp, r->ack_psn, ack_syndrome(), r->ack_msn);
-}
-
 static enum resp_state acknowledge(struct resp_ctx *c)
 {
 	struct sib_resp *r = R(c);
@@ -614,20 +595,8 @@ static enum resp_state acknowledge(struct resp_ctx *c)
 
 	r->epsn = psn_add(c->pkt->bth.PSN, 1);
 	/* Coalesced: only when the requester asks (IBA 9.7.5.1.1). */
-	if (!c->pkt->bth.A)
-		return RESP_DONE;
-	if (!sib_engine_acks_deferred(qp->eng)) {
+	if (c->pkt->bth.A)
 		send_ack(qp, c->pkt->bth.PSN, ack_syndrome());
-		return RESP_DONE;
-	}
-	/* Owed: the newest covers the older ones (engine.h).  Its PSN is that
-	 * of a SEND or WRITE, never one a READ's responses use. */
-	if (!r->ack_owed) {
-		__atomic_store_n(&r->ack_owed, true, __ATOMIC_RELAXED);
-		sib_engine_owe_ack(qp->eng);
-	}
-	r->ack_psn = c->pkt->bth.PSN;
-	r->ack_msn = r->msn;
 	return RESP_DONE;
 }
 

@@ -11,7 +11,7 @@
 #include "transport/mcast.h"
 #include "transport/numtab.h"
 #include "transport/qp_impl.h"
-#include "transport/src_park.h"
+#include "transport/rxq.h"
 #include "transport/srq.h"
 
 /* Which QP types accept which BTH transport (IBA 9.6: "QP type matches"). */
@@ -82,65 +82,40 @@ static uint16_t qp_pkey(struct sib_qp *qp)
 enum rx_verdict {
 	RX_PASS,
 	RX_DROP,
-	RX_PARKED, /* it waits in the park (src_park.h) */
+	RX_WAIT, /* its source is being asked: it waits in its QP's queue (rxq.h) */
 };
 
-/* Where a datagram comes to the checks from: off the link, from the park
- * again, or from the park for the last time (its time is up). */
-enum rx_from {
-	RX_LINK,
-	RX_PARK,
-	RX_PARK_LAST,
-};
-
-/* Its source is being asked: a datagram off the link is copied into the
- * park, one from the park stays there; RX_DROP when it may not wait. */
-static enum rx_verdict park(struct sib_engine *eng, const struct ib_packet *pkt,
-			    const struct sib_endpoint *from, enum rx_from how)
+/* Where LID lid lives is being asked: the datagram waits for the answer,
+ * unless its time is up (last). */
+static enum rx_verdict source_unknown(struct sib_engine *eng, struct sib_qp *qp,
+				      const struct ib_packet *pkt, const struct sib_endpoint *from,
+				      int rc, bool last)
 {
-	uint64_t now;
+	char e[SIB_ENDPOINT_STRLEN];
 
-	if (how == RX_PARK)
-		return RX_PARKED;
-	if (how == RX_PARK_LAST)
-		return RX_DROP;
-	now = sib_engine_now(eng);
-	if (!sib_park_add(sib_engine_park(eng), pkt, from, now))
-		return RX_DROP;
-	sib_engine_want_tick(eng, now + SIB_PARK_RECHECK_NS);
-	return RX_PARKED;
-}
-
-/* The park's order rule (src_park.h): a datagram off the link waits behind
- * whatever waits there already. */
-static bool park_behind(struct sib_engine *eng, const struct ib_packet *pkt,
-			const struct sib_endpoint *from, enum rx_from how)
-{
-	struct sib_park *pk = sib_engine_park(eng);
-	uint64_t now;
-
-	if (how != RX_LINK || !sib_park_waits(pk))
-		return false; /* the usual case: no clock, no lock */
-	now = sib_engine_now(eng);
-	if (!sib_park_add_behind(pk, pkt, from, now))
-		return false;
-	sib_engine_want_tick(eng, now + SIB_PARK_RECHECK_NS);
-	return true;
+	if (rc == -EAGAIN && !last)
+		return RX_WAIT;
+	sib_engine_count(eng, &sib_engine_ctrs(eng)->rx_unknown_source);
+	sib_dbg("rx QP 0x%06x: %s from %s: where LID 0x%04x lives is not known (%d%s), dropped",
+		qp->qp_num, pkt->op->name, sib_endpoint_str(from, e), pkt->lrh.SLID, rc,
+		rc == -EAGAIN ? ": the SA did not answer in time" : "");
+	return RX_DROP;
 }
 
 static enum rx_verdict source_ok(struct sib_engine *eng, struct sib_qp *qp,
 				 const struct ib_packet *pkt, const struct sib_endpoint *from,
-				 enum rx_from how)
+				 bool last)
 {
-	struct sib_engine_counters *c = sib_engine_ctrs(eng);
 	struct sib_endpoint ep;
 	char e[SIB_ENDPOINT_STRLEN];
 	int rc;
 
 	if (!from)
 		return RX_PASS;
-	if (park_behind(eng, pkt, from, how))
-		return RX_PARKED;
+	/* A multicast looped back from this port's own link (mcast.h). */
+	if (sib_lid_is_multicast(pkt->lrh.DLID) && pkt->lrh.SLID == sib_engine_port(eng)->LID &&
+	    sib_endpoint_equal(from, &sib_engine_link(eng)->local))
+		return RX_PASS;
 	if (qp->type == SIB_QPT_UD) {
 		uint64_t now = sib_engine_now(eng);
 
@@ -156,43 +131,33 @@ static enum rx_verdict source_ok(struct sib_engine *eng, struct sib_qp *qp,
 		}
 		if (!rc) /* the LID may have moved: have the SA asked again */
 			sib_engine_lookup(eng, pkt->lrh.SLID, true, &ep);
-		if (rc == -EAGAIN && park(eng, pkt, from, how) == RX_PARKED)
-			return RX_PARKED;
-	} else {
-		if (!qp->dest_valid) {
-			/* The SA had not placed the peer by RTR: ask now, and
-			 * the request waits for the answer as a datagram does
-			 * (a starved SM must not spend the peer's retries). */
-			rc = sib_engine_lookup(eng, qp->attr.ah_attr.DLID, false, &ep);
-			if (!rc) {
-				qp->dest = ep;
-				__atomic_store_n(&qp->dest_valid, true, __ATOMIC_RELEASE);
-			} else if (rc == -EAGAIN && park(eng, pkt, from, how) == RX_PARKED) {
-				return RX_PARKED;
-			}
-		} else {
-			rc = 0;
+	} else if (!qp->dest_valid) {
+		/* The SA had not placed the peer by RTR: ask now, and the
+		 * request waits for the answer as a datagram does (a starved
+		 * SM must not spend the peer's retries). */
+		rc = sib_engine_lookup(eng, qp->attr.ah_attr.DLID, false, &ep);
+		if (!rc) {
+			qp->dest = ep;
+			__atomic_store_n(&qp->dest_valid, true, __ATOMIC_RELEASE);
 		}
-		if (!rc && sib_endpoint_equal(&qp->dest, from))
-			return RX_PASS;
-	}
-	if (rc) {
-		sib_engine_count(eng, &c->rx_unknown_source);
-		sib_dbg("rx QP 0x%06x: %s from %s: where LID 0x%04x lives is not known (%d), "
-			"dropped",
-			qp->qp_num, pkt->op->name, sib_endpoint_str(from, e), pkt->lrh.SLID, rc);
 	} else {
-		sib_engine_count(eng, &c->rx_wrong_endpoint);
-		sib_dbg("rx QP 0x%06x: %s with SLID 0x%04x came from %s, not from where that LID "
-			"lives, dropped",
-			qp->qp_num, pkt->op->name, pkt->lrh.SLID, sib_endpoint_str(from, e));
+		rc = 0;
+		ep = qp->dest;
 	}
+	if (rc)
+		return source_unknown(eng, qp, pkt, from, rc, last);
+	if (sib_endpoint_equal(&ep, from))
+		return RX_PASS;
+	sib_engine_count(eng, &sib_engine_ctrs(eng)->rx_wrong_endpoint);
+	sib_dbg("rx QP 0x%06x: %s with SLID 0x%04x came from %s, not from where that LID lives, "
+		"dropped",
+		qp->qp_num, pkt->op->name, pkt->lrh.SLID, sib_endpoint_str(from, e));
 	return RX_DROP;
 }
 
 static enum rx_verdict checks_pass(struct sib_engine *eng, struct sib_qp *qp,
 				   const struct ib_packet *pkt, const struct sib_endpoint *from,
-				   enum rx_from how)
+				   bool last)
 {
 	struct sib_engine_counters *c = sib_engine_ctrs(eng);
 	const struct ib_opcode_info *op = pkt->op;
@@ -225,7 +190,7 @@ static enum rx_verdict checks_pass(struct sib_engine *eng, struct sib_qp *qp,
 				qp->qp_num, pkt->deth.Q_Key, qp->attr.qkey);
 			return RX_DROP;
 		}
-		return source_ok(eng, qp, pkt, from, how);
+		return source_ok(eng, qp, pkt, from, last);
 	}
 	/* Connected QPs take packets only from their peer (IBA 9.6.1.2). */
 	if (pkt->lrh.SLID != qp->attr.ah_attr.DLID ||
@@ -235,52 +200,141 @@ static enum rx_verdict checks_pass(struct sib_engine *eng, struct sib_qp *qp,
 			  pkt->lrh.SLID, qp->attr.ah_attr.DLID);
 		return RX_DROP;
 	}
-	return source_ok(eng, qp, pkt, from, how);
+	return source_ok(eng, qp, pkt, from, last);
+}
+
+/* Applies one datagram to qp, which the caller holds: the receive checks,
+ * then the QP's transport (rxq.h's apply function; arg is the QP). */
+static enum sib_rxq_verdict apply(void *arg, const struct ib_packet *pkt,
+				  const struct sib_endpoint *from, bool last)
+{
+	struct sib_qp *qp = arg;
+	struct sib_engine *eng = qp->eng;
+	enum rx_verdict v;
+
+	/* A QP that blocks self loopback skips the multicasts it sent itself. */
+	if (qp->block_self_mcast_lb && sib_lid_is_multicast(pkt->lrh.DLID) &&
+	    pkt->lrh.SLID == sib_engine_port(eng)->LID && pkt->deth.SrcQP == qp->qp_num)
+		return SIB_RXQ_DONE;
+	v = checks_pass(eng, qp, pkt, from, last);
+	if (v == RX_WAIT)
+		return SIB_RXQ_WAIT;
+	if (v != RX_PASS)
+		return SIB_RXQ_DONE;
+	switch (qp->type) {
+	case SIB_QPT_RC:
+	case SIB_QPT_XRC_SEND:
+	case SIB_QPT_XRC_RECV:
+		if (pkt->op->flags & IB_OPF_RESPONSE) {
+			sib_rc_comp_rx(qp, pkt);
+			sib_qp_sqd_check(qp); /* an ACK may end a drain */
+		} else {
+			sib_rc_resp_rx(qp, pkt);
+		}
+		break;
+	case SIB_QPT_UC:
+		sib_uc_resp_rx(qp, pkt);
+		break;
+	case SIB_QPT_UD:
+		sib_ud_resp_rx(qp, pkt);
+		break;
+	default:
+		break;
+	}
+	return SIB_RXQ_DONE;
+}
+
+void sib_qp_unlock(struct sib_qp *qp)
+{
+	struct sib_engine *eng = qp->eng;
+	bool ran = false;
+
+	for (;;) {
+		if (eng && sib_rxq_runnable(&qp->rxq)) {
+			/* The engine's QP lock keeps what a datagram names by
+			 * number (an XRC SRQ) alive while it is applied; a
+			 * reader that holds it already takes it again (the
+			 * rwlock prefers readers, so this never waits). */
+			sib_engine_rx_lock(eng);
+			sib_rxq_run(&qp->rxq, sib_engine_now(eng), apply, qp);
+			sib_engine_rx_unlock(eng);
+			ran = true;
+		}
+		pthread_mutex_unlock(&qp->lock);
+		/* Pairs with the fence after an entry is added (rxq.c): either
+		 * it is seen here, or its adder's trylock finds the QP free. */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (!eng || !sib_rxq_runnable(&qp->rxq) || pthread_mutex_trylock(&qp->lock))
+			break;
+	}
+	/* Whatever thread applied them sends what they made (ACKs), as the
+	 * transmit rule asks of a thread about to return to its caller. */
+	if (ran)
+		sib_engine_flush(eng);
+}
+
+/* A datagram that waits for its source: the engine looks at the QP again
+ * when the SA answers (sib_engine_source_known) or its time is up. */
+static void wait_for_source(struct sib_engine *eng, struct sib_qp *qp, const struct ib_packet *pkt,
+			    const struct sib_endpoint *from)
+{
+	struct sib_engine_counters *c = sib_engine_ctrs(eng);
+	uint64_t now = sib_engine_now(eng);
+
+	if (!sib_rxq_add_waiting(&qp->rxq, pkt, from, now)) {
+		sib_engine_count(eng, &c->rx_queue_full);
+		sib_dbg("rx QP 0x%06x: %s from LID 0x%04x waits for the SA to place its source, and "
+			"%u datagrams wait already; dropped",
+			qp->qp_num, pkt->op->name, pkt->lrh.SLID, SIB_RXQ_MAX);
+		return;
+	}
+	sib_engine_count(eng, &c->rx_waited);
+	sib_engine_want_tick(eng, now + SIB_RXQ_WAIT_NS);
 }
 
 /*
- * The source check of a multicast datagram, once for all its QPs: the UDP
- * sender must be where its SLID lives (as source_ok does for a UD QP).
+ * The receive rule (docs/architecture.md): the datagram goes to its QP.
+ * Applied at once when the QP is free and nothing of its source waits in
+ * its queue; else copied to the queue, which the QP's holder applies
+ * before it lets go.  Under the engine's QP lock (the QP stays alive).
  */
-static enum rx_verdict mcast_source_ok(struct sib_engine *eng, const struct ib_packet *pkt,
-				       const struct sib_endpoint *from, enum rx_from how)
+static void deliver(struct sib_engine *eng, struct sib_qp *qp, const struct ib_packet *pkt,
+		    const struct sib_endpoint *from)
 {
 	struct sib_engine_counters *c = sib_engine_ctrs(eng);
-	struct sib_endpoint ep;
-	int rc;
 
-	if (!from)
-		return RX_PASS;
-	/* Looped back from this port's own link (mcast.h). */
-	if (pkt->lrh.SLID == sib_engine_port(eng)->LID &&
-	    sib_endpoint_equal(from, &sib_engine_link(eng)->local))
-		return RX_PASS;
-	if (park_behind(eng, pkt, from, how))
-		return RX_PARKED;
-	rc = sib_engine_lookup(eng, pkt->lrh.SLID, false, &ep);
-	if (!rc && sib_endpoint_equal(&ep, from))
-		return RX_PASS;
-	if (!rc) {
-		sib_engine_lookup(eng, pkt->lrh.SLID, true, &ep);
-		sib_engine_count(eng, &c->rx_wrong_endpoint);
-		return RX_DROP;
+	if (pthread_mutex_trylock(&qp->lock)) {
+		if (sib_rxq_add(&qp->rxq, pkt, from)) {
+			sib_engine_count(eng, &c->rx_queued);
+			if (!pthread_mutex_trylock(&qp->lock))
+				sib_qp_unlock(qp); /* let go meanwhile: apply it here */
+			return;
+		}
+		pthread_mutex_lock(&qp->lock); /* the queue is full: wait for the QP */
 	}
-	if (rc == -EAGAIN && park(eng, pkt, from, how) == RX_PARKED)
-		return RX_PARKED;
-	sib_engine_count(eng, &c->rx_unknown_source);
-	return RX_DROP;
+	/* Held: the queue is not being run, so what it holds is exact. */
+	if (sib_rxq_blocks(&qp->rxq, pkt->lrh.SLID)) {
+		if (sib_rxq_add(&qp->rxq, pkt, from)) {
+			sib_engine_count(eng, &c->rx_queued);
+		} else {
+			sib_engine_count(eng, &c->rx_queue_full);
+			sib_dbg("rx QP 0x%06x: %s from LID 0x%04x would wait behind %u datagrams of "
+				"its QP; dropped",
+				qp->qp_num, pkt->op->name, pkt->lrh.SLID, SIB_RXQ_MAX);
+		}
+	} else if (apply(qp, pkt, from, false) == SIB_RXQ_WAIT) {
+		wait_for_source(eng, qp, pkt, from);
+	}
+	sib_qp_unlock(qp);
 }
 
 /* Each attached QP of the group gets its copy through its own checks
- * (mcast.h); a QP that blocks self loopback skips what it sent itself.
- * False: it waits in the park. */
-static bool mcast_rx(struct sib_engine *eng, const struct ib_packet *pkt,
-		     const struct sib_endpoint *from, enum rx_from how)
+ * (mcast.h). */
+static void mcast_rx(struct sib_engine *eng, const struct ib_packet *pkt,
+		     const struct sib_endpoint *from)
 {
 	struct sib_engine_counters *c = sib_engine_ctrs(eng);
 	uint32_t qpns[SIB_MAX_MCAST_QP_ATTACH];
-	bool self = pkt->lrh.SLID == sib_engine_port(eng)->LID;
-	enum rx_verdict v;
 	unsigned n;
 
 	if (!sib_lid_is_multicast(pkt->lrh.DLID) || pkt->bth.DestQP != SIB_MCAST_QPN) {
@@ -288,108 +342,59 @@ static bool mcast_rx(struct sib_engine *eng, const struct ib_packet *pkt,
 		sib_dbg("rx: DLID 0x%04x with DestQP 0x%06x: a multicast needs both a multicast "
 			"DLID and QP 0xFFFFFF (IBA 9.6.1.1), dropped",
 			pkt->lrh.DLID, pkt->bth.DestQP);
-		return true;
+		return;
 	}
-	if (how == RX_LINK) /* once, however long it waits */
-		sib_engine_count(eng, &c->rx_mcast);
+	sib_engine_count(eng, &c->rx_mcast);
 	n = sib_mcast_qpns(eng, pkt->has_grh ? pkt->grh.DGID.raw : NULL, pkt->lrh.DLID, qpns,
 			   SIB_MAX_MCAST_QP_ATTACH);
 	if (!n) {
 		sib_engine_count(eng, &c->rx_bad_mcast);
 		sib_trace("rx: multicast to MLID 0x%04x: no QP attached here, dropped",
 			  pkt->lrh.DLID);
-		return true;
+		return;
 	}
-	v = mcast_source_ok(eng, pkt, from, how);
-	if (v != RX_PASS)
-		return v != RX_PARKED;
 	sib_engine_rx_lock(eng);
 	for (unsigned i = 0; i < n; i++) {
 		struct sib_qp *qp = sib_engine_rx_find(eng, qpns[i]);
 
-		if (!qp || qp->eng != eng)
-			continue;
-		pthread_mutex_lock(&qp->lock);
-		if (!sib_link_rx_claim()) { /* another poller has it (link.h) */
-			pthread_mutex_unlock(&qp->lock);
-			break;
-		}
-		if (self && qp->block_self_mcast_lb && pkt->deth.SrcQP == qp->qp_num) {
-			pthread_mutex_unlock(&qp->lock);
-			continue;
-		}
-		if (checks_pass(eng, qp, pkt, NULL, how) == RX_PASS)
-			sib_ud_resp_rx(qp, pkt);
-		pthread_mutex_unlock(&qp->lock);
+		if (qp && qp->eng == eng)
+			deliver(eng, qp, pkt, from);
 	}
 	sib_engine_rx_unlock(eng);
-	return true;
-}
-
-/* False: the datagram waits in the park. */
-static bool rx(struct sib_engine *eng, const struct ib_packet *pkt,
-	       const struct sib_endpoint *from, enum rx_from how)
-{
-	struct sib_engine_counters *c = sib_engine_ctrs(eng);
-	enum rx_verdict v;
-	struct sib_qp *qp;
-
-	if (!pkt->op)
-		return true;
-	if (pkt->bth.DestQP == SIB_MCAST_QPN || sib_lid_is_multicast(pkt->lrh.DLID))
-		return mcast_rx(eng, pkt, from, how);
-	sib_engine_rx_lock(eng);
-	qp = sib_engine_rx_find(eng, pkt->bth.DestQP);
-	if (!qp || qp->eng != eng) {
-		sib_engine_count(eng, &c->rx_no_qp);
-		sib_engine_rx_unlock(eng);
-		return true;
-	}
-	pthread_mutex_lock(&qp->lock);
-	/* The order rule (link.h): claimed under the QP's lock, so that a
-	 * poller that took over the rest of a stuck poller's batch applies
-	 * this QP's packets in the order they came. */
-	if (!sib_link_rx_claim()) {
-		pthread_mutex_unlock(&qp->lock);
-		sib_engine_rx_unlock(eng);
-		return true;
-	}
-	v = checks_pass(eng, qp, pkt, from, how);
-	if (v == RX_PASS) {
-		switch (qp->type) {
-		case SIB_QPT_RC:
-		case SIB_QPT_XRC_SEND:
-		case SIB_QPT_XRC_RECV:
-			if (pkt->op->flags & IB_OPF_RESPONSE)
-				sib_rc_comp_rx(qp, pkt);
-			else
-				sib_rc_resp_rx(qp, pkt);
-			break;
-		case SIB_QPT_UC:
-			sib_uc_resp_rx(qp, pkt);
-			break;
-		case SIB_QPT_UD:
-			sib_ud_resp_rx(qp, pkt);
-			break;
-		default:
-			break;
-		}
-	}
-	pthread_mutex_unlock(&qp->lock);
-	sib_engine_rx_unlock(eng);
-	return v != RX_PARKED;
 }
 
 void sib_engine_rx(struct sib_engine *eng, const struct ib_packet *pkt,
 		   const struct sib_endpoint *from)
 {
-	rx(eng, pkt, from, RX_LINK);
+	struct sib_qp *qp;
+
+	if (!pkt->op)
+		return;
+	if (pkt->bth.DestQP == SIB_MCAST_QPN || sib_lid_is_multicast(pkt->lrh.DLID)) {
+		mcast_rx(eng, pkt, from);
+		return;
+	}
+	sib_engine_rx_lock(eng);
+	qp = sib_engine_rx_find(eng, pkt->bth.DestQP);
+	if (qp && qp->eng == eng)
+		deliver(eng, qp, pkt, from);
+	else
+		sib_engine_count(eng, &sib_engine_ctrs(eng)->rx_no_qp);
+	sib_engine_rx_unlock(eng);
 }
 
-bool sib_engine_rx_parked(struct sib_engine *eng, const struct ib_packet *pkt,
-			  const struct sib_endpoint *from, bool last)
+void sib_engine_source_known(struct sib_engine *eng, uint16_t lid)
 {
-	return rx(eng, pkt, from, last ? RX_PARK_LAST : RX_PARK);
+	(void)lid; /* every QP with something waiting looks again: they are few */
+	sib_engine_rx_lock(eng);
+	for (struct sib_qp *qp = sib_engine_qps(eng); qp; qp = qp->eng_next) {
+		if (!__atomic_load_n(&qp->rxq.n, __ATOMIC_ACQUIRE))
+			continue;
+		sib_rxq_wake(&qp->rxq);
+		if (!pthread_mutex_trylock(&qp->lock))
+			sib_qp_unlock(qp);
+	}
+	sib_engine_rx_unlock(eng);
 }
 
 bool sib_recv_take(struct sib_qp *qp)

@@ -23,7 +23,11 @@ void sib_uc_req_run(struct sib_qp *qp)
 		struct sib_req_wqe *r = sq_req(qp, 0);
 
 		if (!r->started) {
-			enum sib_wc_status st = sib_req_precheck(qp, w);
+			enum sib_wc_status st;
+
+			if (!sib_qp_may_start(qp))
+				break; /* SQD: only what began goes on */
+			st = sib_req_precheck(qp, w);
 
 			if (st != SIB_WC_SUCCESS) {
 				/* IBA 10.8.3.1: a UC send error moves the QP to SQE. */
@@ -37,7 +41,7 @@ void sib_uc_req_run(struct sib_qp *qp)
 				}
 				return;
 			}
-			r->started = true;
+			r->started = r->begun = true;
 			q->cur_off = 0;
 		}
 		for (;;) {

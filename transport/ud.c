@@ -134,7 +134,8 @@ void sib_ud_req_run(struct sib_qp *qp)
 
 	qp->req.tx_blocked = false;
 	qp->req.path_deadline = 0;
-	while (qp->sq.count) {
+	/* SQD: a datagram is one packet, so nothing has begun. */
+	while (qp->sq.count && sib_qp_may_start(qp)) {
 		struct sib_send_wqe *w = sq_wqe(qp, 0);
 		int rc;
 

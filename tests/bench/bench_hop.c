@@ -7,8 +7,9 @@
  * second core.  Each hop is what ib_send_lat's receiving side does: take
  * the peer's SEND (and the ACK of our last SEND) off the link, poll the
  * receive and send CQs, post the receive again, post the next signaled
- * 8-byte SEND, which leaves with the ACK the peer's SEND asked for (owed,
- * as an application thread's drain leaves it).  Prints nanoseconds per
+ * 8-byte SEND, which leaves in one system call behind the ACK the peer's
+ * SEND asked for (queued by the read, as an application thread's poll
+ * leaves it: docs/architecture.md, the transmit rule).  Prints nanoseconds per
  * hop; the bench sets it beside ib_send_lat, whose hop adds the kernel's
  * sendmmsg and recvmmsg and the provider's verbs layer.  Nothing is
  * asserted but that every SEND arrives.
@@ -59,9 +60,7 @@ static bool hop(struct world *w, int i, struct side *s)
 	/* On loopback the datagram is queued by the sender's own system
 	 * call; a few empty polls at most. */
 	for (int tries = 0;; tries++) {
-		sib_engine_defer_acks(n->eng, true);
 		sib_link_poll(n->link, 16, rx_one, n);
-		sib_engine_defer_acks(n->eng, false);
 		if (world_poll(n->rcq, &c) == 1)
 			break;
 		if (tries == 1000000)

@@ -363,6 +363,7 @@ static inline void world_post_send(struct node *n, struct sib_send_wqe *w, void 
 	if (sib_qp_post_send(n->qp, w, &sge, why, sizeof(why)))
 		fail_msg("post_send: %s", why);
 	sib_qp_kick(n->qp);
+	sib_engine_flush(n->eng); /* as a thread that does not poll sends */
 }
 
 static inline int world_poll(struct sib_cq *cq, struct sib_cqe *c)

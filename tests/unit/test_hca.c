@@ -25,6 +25,8 @@
 #include "link/link.h"
 #include "hca/progress.h"
 #include "hca/stats_channel.h"
+#include "base/log.h"
+#include "transport/qp_impl.h"
 
 #include "engine_world.h"
 
@@ -241,34 +243,35 @@ static void pd_numbers_are_unique_and_nonzero(void **state)
 
 static uint64_t lease_end(struct sib_hca *h)
 {
-	return __atomic_load_n(&h->progress.busy_until_ns, __ATOMIC_RELAXED);
+	return __atomic_load_n(&h->progress.poll_until, __ATOMIC_RELAXED);
 }
 
-/* progress.h: a poll that found completions holds the lease as an empty
- * one does; the poll of a thread that armed its CQ (about to sleep) holds
- * none, and drain_end gives the lease back. */
-static void polls_hold_the_lease_unless_the_poller_is_about_to_sleep(void **state)
+/* docs/architecture.md, the waiting rule: a poll holds the links for a
+ * lease, whether it found completions or not; the poll of a thread that
+ * armed its CQ (about to sleep) holds none, and arming gives the lease
+ * back. */
+static void polls_hold_the_links_unless_the_poller_is_about_to_sleep(void **state)
 {
 	struct sib_hca *h = sib_hca_get();
 	uint64_t before;
 
 	(void)state;
 	assert_non_null(h);
-	sib_progress_drain_end(h);
+	sib_progress_armed(h);
 	assert_int_equal(lease_end(h), 0);
-	sib_progress_drain(h, false);
-	assert_int_equal(lease_end(h), 0);
-
-	before = sib_link_now_ns();
-	sib_progress_touch(h);
-	assert_true(lease_end(h) > before);
-	sib_progress_drain_end(h);
+	sib_progress_polled(h, true, false);
 	assert_int_equal(lease_end(h), 0);
 
 	before = sib_link_now_ns();
-	sib_progress_drain(h, true);
+	sib_progress_polled(h, false, true);
 	assert_true(lease_end(h) > before);
-	sib_progress_drain_end(h);
+	sib_progress_armed(h);
+	assert_int_equal(lease_end(h), 0);
+
+	before = sib_link_now_ns();
+	sib_progress_polled(h, true, true);
+	assert_true(lease_end(h) > before);
+	sib_progress_armed(h);
 	sib_hca_put(h);
 }
 
@@ -365,165 +368,13 @@ static void hca_qp_send(struct sib_hca *h, struct hca_qp *q)
 	sib_progress_post(h, q->qp);
 }
 
-/* The application polls (a lease) and has posted lately, as ib_write_lat's
- * side does while it waits on memory between its posts.  Returns how long
- * it was since the last call: on a loaded machine the test thread can
- * lose the CPU for longer than the lease, and the progress thread then
- * rightly stops holding. */
-enum { LAPSE_NS = SIB_PROGRESS_LEASE_NS / 2 };
-
-static uint64_t app_polls_and_posts(struct sib_hca *h)
+/* Packets port 1's link has handed to the kernel. */
+static uint64_t tx_packets(struct sib_hca *h)
 {
-	static uint64_t last;
-	uint64_t now = sib_link_now_ns(), gap = last ? now - last : 0;
+	struct sib_link_counters k;
 
-	last = now;
-	__atomic_store_n(&h->progress.last_post_ns, now, __ATOMIC_RELAXED);
-	sib_progress_touch(h);
-	return gap;
-}
-
-/* Waits for a completion on cq, the application polling (and draining
- * when drain says so) every 100 us; *lapsed is set when it lost the CPU
- * for half a lease.  The 30 s limit only turns a hang into a failure: a
- * loaded machine may starve the progress thread for a while. */
-static struct sib_cqe wait_cqe_at(struct sib_hca *h, struct sib_cq *cq, bool drain, bool *lapsed, int line)
-{
-	uint64_t deadline = sib_link_now_ns() + 30000000000ull;
-	struct sib_cqe c;
-
-	while (sib_link_now_ns() < deadline) {
-		if (app_polls_and_posts(h) > LAPSE_NS)
-			*lapsed = true;
-		if (drain)
-			sib_progress_drain(h, true);
-		if (sib_cq_poll(cq, &c, 1) == 1)
-			return c;
-		usleep(100);
-	}
-	fail_msg("no completion in 30 s (line %d)", line);
-	return c;
-}
-
-#define wait_cqe(h, cq, drain, lapsed) wait_cqe_at(h, cq, drain, lapsed, __LINE__)
-
-/*
- * One exchange: A sends to B while the application polls without
- * draining, so that the progress thread takes the SEND; B's ACK must stay
- * held while the application polls and drains for 10 ms; then B's SEND
- * to A carries it.  Returns false when the test thread lost the CPU for
- * half a lease on the way (the hold may then end: inconclusive).
- */
-static bool ack_waits_for_the_post(struct sib_hca *h, struct hca_qp *a, struct hca_qp *b)
-{
-	bool lapsed = false, early = false;
-	struct sib_cqe c;
-
-	h->progress.ack_hold_max_ns = 10000000000ull; /* only a post ends it */
-	hca_qp_recv(a);
-	hca_qp_recv(b);
-	sib_progress_drain_end(h); /* the thread watches the links */
-	app_polls_and_posts(h);
-	hca_qp_send(h, a);
-	c = wait_cqe(h, b->rcq, false, &lapsed);
-	assert_int_equal(c.status, SIB_WC_SUCCESS);
-	assert_int_equal(c.byte_len, 8);
-	for (int i = 0; i < 100 && !early; i++) {
-		if (app_polls_and_posts(h) > LAPSE_NS)
-			lapsed = true;
-		sib_progress_drain(h, true);
-		early = sib_cq_poll(a->scq, &c, 1) == 1;
-		usleep(100);
-	}
-	if (early && !lapsed)
-		fail_msg("the ACK left before B's next post, with the lease held throughout");
-	if (!early)
-		assert_true(sib_engine_acks_owed(h->engine));
-	/* B's next post carries it (or it already left).  The ACK A owes for
-	 * B's SEND may be held in turn: from here on, for 2 ms at most. */
-	hca_qp_send(h, b);
-	h->progress.ack_hold_max_ns = 2000000;
-	if (!early) {
-		c = wait_cqe(h, a->scq, true, &lapsed);
-		assert_int_equal(c.status, SIB_WC_SUCCESS);
-	}
-	c = wait_cqe(h, a->rcq, true, &lapsed);
-	assert_int_equal(c.status, SIB_WC_SUCCESS);
-	c = wait_cqe(h, b->scq, true, &lapsed);
-	assert_int_equal(c.status, SIB_WC_SUCCESS);
-	return !lapsed;
-}
-
-/*
- * progress.c, thread_pass: the ACK that the progress thread's pass owes
- * while the application polls and posts waits for that application's next
- * post, which carries it; the application's drains that take nothing leave
- * it held; and it leaves by itself once held for its bound.
- */
-static void thread_holds_acks_for_the_next_post(void **state)
-{
-	struct sib_hca *h = sib_hca_get();
-	struct hca_qp a, b;
-	struct sib_cqe c;
-	bool lapsed = false;
-	int round = 0;
-
-	(void)state;
-	assert_non_null(h);
-	assert_non_null(h->engine);
-	hca_qp_new(h, 0x51, &a);
-	hca_qp_new(h, 0x51, &b);
-	hca_qp_connect(h, &a, &b);
-	hca_qp_connect(h, &b, &a);
-	while (!ack_waits_for_the_post(h, &a, &b))
-		if (++round == 20)
-			skip(); /* never had the CPU for 10 ms at a stretch */
-
-	/* Held for its bound, an ACK leaves without a post. */
-	hca_qp_recv(&b);
-	sib_progress_drain_end(h);
-	app_polls_and_posts(h);
-	hca_qp_send(h, &a);
-	c = wait_cqe(h, b.rcq, false, &lapsed);
-	assert_int_equal(c.status, SIB_WC_SUCCESS);
-	c = wait_cqe(h, a.scq, false, &lapsed);
-	assert_int_equal(c.status, SIB_WC_SUCCESS);
-
-	sib_progress_drain_end(h);
-	h->progress.ack_hold_max_ns = SIB_PROGRESS_DEFER_NS;
-	hca_qp_free(h, &a);
-	hca_qp_free(h, &b);
-	sib_hca_put(h);
-}
-
-/*
- * An application thread's drain that lost the CPU in the middle: it holds
- * drain_lock, and has held it since `since` (what sib_progress_drain
- * leaves behind when the scheduler takes the CPU from it there).
- */
-static struct sib_hca *stuck_hca; /* whose drain_lock this test holds */
-
-static void drain_stuck_since(struct sib_hca *h, uint64_t since)
-{
-	pthread_mutex_lock(&h->progress.drain_lock);
-	__atomic_store_n(&h->progress.drain_since_ns, since, __ATOMIC_SEQ_CST);
-	stuck_hca = h;
-}
-
-static void drain_unstuck(struct sib_hca *h)
-{
-	__atomic_store_n(&h->progress.drain_since_ns, 0, __ATOMIC_SEQ_CST);
-	pthread_mutex_unlock(&h->progress.drain_lock);
-	stuck_hca = NULL;
-}
-
-/* A failed assertion leaves the lock held: the next test must not hang. */
-static int drain_teardown(void **state)
-{
-	(void)state;
-	if (stuck_hca)
-		drain_unstuck(stuck_hca);
-	return 0;
+	sib_link_counters_get(h->node.mgmt[0].link, &k);
+	return k.tx_packets;
 }
 
 /* Polls cq, and nothing else (the application is stuck, or has stopped
@@ -538,72 +389,182 @@ static bool cqe_within(struct sib_cq *cq, struct sib_cqe *c, unsigned ms)
 	return false;
 }
 
+/* Until the progress thread sleeps on its timers (an application holds
+ * the links) until the end of the lease that ends at `until`, or ms
+ * pass. */
+static bool thread_sleeps_on_timers_till(struct sib_hca *h, uint64_t until, unsigned ms)
+{
+	for (unsigned i = 0; i < ms * 10; i++) {
+		if (__atomic_load_n(&h->progress.timers_only, __ATOMIC_SEQ_CST) &&
+		    __atomic_load_n(&h->progress.wake_by_ns, __ATOMIC_SEQ_CST) >= until)
+			return true;
+		usleep(100);
+	}
+	return false;
+}
+
 /*
- * progress.h, the drain rule: while an application drain that has held
- * the links for SIB_LINK_STUCK_NS stays off the CPU, the progress thread
- * takes the peer's packets and answers them (here a SEND and its ACK,
- * with no retransmit timer: nothing else would move them).  Without the
- * rule the thread found the drain lock taken at every wake-up and slept
- * again, and the peer ran out of retries (RETRY_EXC_ERR, issue 16).
+ * The transmit rule: a thread that polls sends what it posts with its next
+ * poll (a burst leaves in one system call, after the ACKs its last poll
+ * made), and a thread that does not poll sends before its post returns.
+ * A round is inconclusive when the test thread lost the CPU for the rest
+ * of its lease (the progress thread then rightly sends it).
  */
-static void thread_drains_beside_a_drainer_that_lost_the_cpu(void **state)
+static void a_polling_threads_post_leaves_with_its_next_poll(void **state)
 {
 	struct sib_hca *h = sib_hca_get();
-	struct sib_port_stats st;
-	uint64_t before;
 	struct hca_qp a, b;
 	struct sib_cqe c;
-	bool got = false;
+	bool seen = false;
 
 	(void)state;
 	assert_non_null(h);
-	assert_non_null(h->engine);
-	hca_qp_new(h, 0x52, &a);
-	hca_qp_new(h, 0x52, &b);
+	hca_qp_new(h, 0x51, &a);
+	hca_qp_new(h, 0x51, &b);
 	hca_qp_connect(h, &a, &b);
 	hca_qp_connect(h, &b, &a);
-	hca_qp_recv(&b);
-	sib_progress_drain_end(h);
-	before = __atomic_load_n(&h->progress.drains_beside, __ATOMIC_RELAXED);
+	for (int round = 0; round < 20 && !seen; round++) {
+		uint64_t until, before;
+		bool held;
 
-	drain_stuck_since(h, sib_link_now_ns() - 2 * SIB_LINK_STUCK_NS);
-	hca_qp_send(h, &a);
-	assert_true(cqe_within(b.rcq, &c, 10000));
-	assert_int_equal(c.status, SIB_WC_SUCCESS);
-	assert_int_equal(c.byte_len, 8);
-	assert_true(cqe_within(a.scq, &c, 10000));
-	assert_int_equal(c.status, SIB_WC_SUCCESS);
-	assert_true(__atomic_load_n(&h->progress.drains_beside, __ATOMIC_RELAXED) > before);
-	/* ... and `softib info` shows it. */
-	assert_int_equal(sib_hca_port_stats(h, 1, &st), 0);
-	assert_true(st.drains_beside > before);
-	drain_unstuck(h);
-
-	/* Back on its CPU, the application drains as before. */
-	hca_qp_recv(&a);
-	hca_qp_send(h, &b);
-	for (unsigned i = 0; i < 100000 && !got; i++) {
-		sib_progress_drain(h, true);
-		got = sib_cq_poll(a.rcq, &c, 1) == 1;
-		usleep(100);
+		hca_qp_recv(&b);
+		sib_progress_armed(h); /* a fresh lease from the next poll */
+		sib_progress_polled(h, false, true);
+		until = lease_end(h);
+		if (!thread_sleeps_on_timers_till(h, until, 1000)) {
+			hca_qp_send(h, &a); /* let the receive go, to post it again */
+			assert_true(cqe_within(b.rcq, &c, 10000));
+			assert_true(cqe_within(a.scq, &c, 10000));
+			continue;
+		}
+		before = tx_packets(h);
+		hca_qp_send(h, &a);
+		held = tx_packets(h) == before;
+		/* The progress thread looks in at the lease's end, not before. */
+		if (sib_link_now_ns() < until) {
+			if (!held)
+				fail_msg("a polling thread's post left before its next poll");
+			seen = true;
+			sib_progress_polled(h, true, true);
+			assert_true(tx_packets(h) > before);
+		}
+		assert_true(cqe_within(b.rcq, &c, 10000));
+		assert_int_equal(c.status, SIB_WC_SUCCESS);
+		assert_true(cqe_within(a.scq, &c, 10000));
+		assert_int_equal(c.status, SIB_WC_SUCCESS);
 	}
-	assert_true(got);
-	assert_int_equal(c.status, SIB_WC_SUCCESS);
-	assert_true(cqe_within(b.scq, &c, 10000));
-	sib_progress_drain_end(h);
+	/* A thread that does not poll (it armed its CQ) sends at once. */
+	sib_progress_armed(h);
+	hca_qp_recv(&b);
+	{
+		uint64_t before = tx_packets(h);
+
+		hca_qp_send(h, &a);
+		assert_true(tx_packets(h) > before);
+	}
+	assert_true(cqe_within(b.rcq, &c, 10000));
+	assert_true(cqe_within(a.scq, &c, 10000));
+	hca_qp_free(h, &a);
+	hca_qp_free(h, &b);
+	sib_hca_put(h);
+	if (!seen)
+		skip(); /* never had the CPU for half a lease at a stretch */
+}
+
+/*
+ * ... and what a polling thread leaves queued leaves by the end of its
+ * lease although it never calls again (it got its completion: now it
+ * waits on memory, or on its peer): the progress thread looks in then.
+ * With no retransmit timer, nothing else would send it.
+ */
+static void what_a_poller_leaves_queued_leaves_by_its_lease_end(void **state)
+{
+	struct sib_hca *h = sib_hca_get();
+	struct hca_qp a, b;
+	struct sib_cqe c;
+
+	(void)state;
+	assert_non_null(h);
+	hca_qp_new(h, 0x54, &a);
+	hca_qp_new(h, 0x54, &b);
+	hca_qp_connect(h, &a, &b);
+	hca_qp_connect(h, &b, &a);
+	for (int round = 0; round < 10; round++) {
+		hca_qp_recv(&b);
+		sib_progress_armed(h);
+		sib_progress_polled(h, true, true);
+		hca_qp_send(h, &a); /* held for this thread's next poll, which never comes */
+		assert_true(cqe_within(b.rcq, &c, 10000));
+		assert_int_equal(c.status, SIB_WC_SUCCESS);
+		assert_true(cqe_within(a.scq, &c, 10000));
+		assert_int_equal(c.status, SIB_WC_SUCCESS);
+	}
+	sib_progress_armed(h);
 	hca_qp_free(h, &a);
 	hca_qp_free(h, &b);
 	sib_hca_put(h);
 }
 
 /*
- * ... and only then: a drain within its bound keeps the links to itself
- * (the thread would otherwise take packets out of its order).  The drain
- * here "began" far in the future, so it is within its bound whatever the
- * scheduler does to this test; once it has been stuck for the bound, the
- * thread serves the packet that waited.
+ * The receive rule: a datagram for a QP another thread holds is copied to
+ * the QP's queue, and that thread applies it when it lets the QP go
+ * (sib_qp_unlock): the reader never waits for a QP, and nothing is lost.
  */
-static void thread_leaves_the_links_to_a_drainer_within_its_bound(void **state)
+static void a_held_qp_gets_its_datagrams_from_its_holder(void **state)
+{
+	struct sib_hca *h = sib_hca_get();
+	struct sib_engine_counters k0, k1;
+	struct hca_qp a, b;
+	struct sib_cqe c;
+	bool queued = false;
+
+	(void)state;
+	assert_non_null(h);
+	hca_qp_new(h, 0x56, &a);
+	hca_qp_new(h, 0x56, &b);
+	hca_qp_connect(h, &a, &b);
+	hca_qp_connect(h, &b, &a);
+	hca_qp_recv(&b);
+	sib_progress_armed(h);
+	sib_engine_counters_get(h->engine, &k0);
+	sib_qp_lock(b.qp);
+	hca_qp_send(h, &a);
+	for (int i = 0; i < 100000 && !queued; i++) {
+		sib_engine_counters_get(h->engine, &k1);
+		queued = k1.rx_queued > k0.rx_queued;
+		usleep(100);
+	}
+	assert_true(queued);
+	assert_int_equal(sib_cq_poll(b.rcq, &c, 1), 0);
+	sib_qp_unlock(b.qp); /* applies it, on this thread */
+	assert_int_equal(sib_cq_poll(b.rcq, &c, 1), 1);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_int_equal(c.byte_len, 8);
+	assert_true(cqe_within(a.scq, &c, 10000));
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	hca_qp_free(h, &a);
+	hca_qp_free(h, &b);
+	sib_hca_put(h);
+}
+
+/*
+ * The receive rule: one thread reads the links at a time.  While another
+ * holds them (a poller that lost the CPU in the middle of its read), the
+ * progress thread waits for it, and nothing is lost: the datagram is
+ * served once the reader lets go.
+ */
+static struct sib_hca *reading_hca; /* whose read lock this test holds */
+
+static int read_lock_teardown(void **state)
+{
+	(void)state;
+	if (reading_hca)
+		pthread_mutex_unlock(&reading_hca->progress.read_lock);
+	reading_hca = NULL;
+	return 0;
+}
+
+static void one_reader_at_a_time_and_nothing_lost(void **state)
 {
 	struct sib_hca *h = sib_hca_get();
 	struct hca_qp a, b;
@@ -616,76 +577,86 @@ static void thread_leaves_the_links_to_a_drainer_within_its_bound(void **state)
 	hca_qp_connect(h, &a, &b);
 	hca_qp_connect(h, &b, &a);
 	hca_qp_recv(&b);
-	sib_progress_drain_end(h);
-
-	drain_stuck_since(h, sib_link_now_ns() + 3600000000000ull);
+	sib_progress_armed(h);
+	pthread_mutex_lock(&h->progress.read_lock);
+	reading_hca = h;
 	hca_qp_send(h, &a);
 	assert_false(cqe_within(b.rcq, &c, 50));
-	__atomic_store_n(&h->progress.drain_since_ns, sib_link_now_ns() - 2 * SIB_LINK_STUCK_NS,
-			 __ATOMIC_SEQ_CST);
+	/* A poller that finds the links taken does not wait. */
+	assert_int_equal(sib_progress_polled(h, true, false), 0);
+	pthread_mutex_unlock(&h->progress.read_lock);
+	reading_hca = NULL;
 	assert_true(cqe_within(b.rcq, &c, 10000));
 	assert_int_equal(c.status, SIB_WC_SUCCESS);
 	assert_true(cqe_within(a.scq, &c, 10000));
-	drain_unstuck(h);
 	hca_qp_free(h, &a);
 	hca_qp_free(h, &b);
 	sib_hca_put(h);
 }
 
 /*
- * progress.h, the leftovers rule: the ACK an application's drain left
- * owed leaves although the application never calls again (it got its
- * completion: now it waits on memory, or on its peer).  The case that
- * stranded it: the thread slept on the links with no timeout, and the
- * application took the datagram that would have woken it.  Each round
- * looks whether it found the thread so; with none, the test says it
- * could not tell.
+ * Watch mode, when it engages: an application that holds the links (it
+ * polls a CQ now and then) but leaves a request unread (it waits on
+ * memory) has the progress thread watch the links, and its requests are
+ * then served without waiting for its lease to end; one that reads its
+ * datagrams itself has the thread stay off them.
  */
-static void what_a_drain_leaves_owed_leaves_without_another_call(void **state)
+static void watch_mode_engages_when_the_holder_leaves_requests_unread(void **state)
 {
 	struct sib_hca *h = sib_hca_get();
 	struct hca_qp a, b;
 	struct sib_cqe c;
-	unsigned hazards = 0;
+	uint64_t w0;
+	bool got = false, watched = false;
 
 	(void)state;
 	assert_non_null(h);
-	hca_qp_new(h, 0x54, &a);
-	hca_qp_new(h, 0x54, &b);
+	hca_qp_new(h, 0x57, &a);
+	hca_qp_new(h, 0x57, &b);
 	hca_qp_connect(h, &a, &b);
 	hca_qp_connect(h, &b, &a);
-	for (int round = 0; round < 20; round++) {
-		bool got = false, asleep, owed;
 
-		hca_qp_recv(&a);
-		sib_progress_drain_end(h);
-		/* Let the thread settle into its sleep on the links. */
-		for (int i = 0; i < 1000 && __atomic_load_n(&h->progress.wake_by_ns,
-							     __ATOMIC_SEQ_CST) != UINT64_MAX; i++)
-			usleep(100);
-		hca_qp_send(h, &b);
-		asleep = __atomic_load_n(&h->progress.wake_by_ns, __ATOMIC_SEQ_CST) == UINT64_MAX;
-		for (unsigned i = 0; i < 100000 && !got; i++) {
-			sib_progress_drain(h, true);
-			owed = sib_engine_acks_owed(h->engine);
-			got = sib_cq_poll(a.rcq, &c, 1) == 1;
+	/* A holder that reads itself: no watch. */
+	w0 = __atomic_load_n(&h->progress.watches, __ATOMIC_RELAXED);
+	for (int round = 0; round < 20; round++) {
+		hca_qp_recv(&b);
+		sib_progress_polled(h, false, true);
+		hca_qp_send(h, &a);
+		got = false;
+		for (int i = 0; i < 1000000 && !got; i++) {
+			sib_progress_polled(h, true, true);
+			got = sib_cq_poll(a.scq, &c, 1) == 1;
 		}
 		assert_true(got);
-		hazards += asleep && owed;
-		/* No further call: the ACK leaves by itself. */
-		assert_true(cqe_within(b.scq, &c, 10000));
-		assert_int_equal(c.status, SIB_WC_SUCCESS);
+		assert_true(cqe_within(b.rcq, &c, 10000));
 	}
-	sib_progress_drain_end(h);
+	if (__atomic_load_n(&h->progress.watches, __ATOMIC_RELAXED) != w0)
+		sib_dbg("test: the thread watched a holder that read itself (it lost the CPU?)");
+
+	/* A holder that polls without reading (it waits on memory). */
+	for (int round = 0; round < 20 && !watched; round++) {
+		hca_qp_recv(&b);
+		sib_progress_polled(h, false, true);
+		hca_qp_send(h, &a);
+		sib_progress_polled(h, false, true); /* sends; reads nothing */
+		for (int i = 0; i < 100000; i++) {
+			sib_progress_polled(h, false, true); /* keeps the lease */
+			if (sib_cq_poll(b.rcq, &c, 1) == 1)
+				break;
+			usleep(10);
+		}
+		assert_true(cqe_within(a.scq, &c, 10000));
+		watched = __atomic_load_n(&h->progress.watches, __ATOMIC_RELAXED) > w0;
+	}
+	assert_true(watched);
+	sib_progress_armed(h);
 	hca_qp_free(h, &a);
 	hca_qp_free(h, &b);
 	sib_hca_put(h);
-	if (!hazards)
-		skip(); /* the thread never slept untimed with an ACK left owed */
 }
 
-/* An application thread blocked for a completion event (the wake-up rule,
- * progress.h): sib_progress_wait on a pipe, as ibv_get_cq_event does. */
+/* An application thread blocked for a completion event (the waiting
+ * rule): sib_progress_wait on a pipe, as ibv_get_cq_event does. */
 struct waiter {
 	struct sib_hca *h;
 	int fd;
@@ -710,12 +681,11 @@ static void waiter_inside(struct sib_hca *h)
 }
 
 /*
- * progress.h, the wake-up rule: while an application thread waits for an
- * event, the datagrams wake it and it handles them itself (its wake-ups
- * are counted, and shown by softib info), and the ACK it owes for a SEND
- * leaves by the hold's bound although it posts nothing; it returns once
- * its fd is readable, and leaves a lease in which the thread stays off
- * the links.
+ * The waiting rule: while an application thread waits for an event, the
+ * datagrams wake it and it handles them itself (its wake-ups are counted,
+ * and shown by softib info), and what it queues (the ACK it owes for a
+ * SEND) leaves before it sleeps again; it returns once its fd is
+ * readable, and holds the links for a lease after.
  */
 static void a_thread_waiting_for_events_takes_its_datagrams(void **state)
 {
@@ -737,6 +707,7 @@ static void a_thread_waiting_for_events_takes_its_datagrams(void **state)
 	hca_qp_connect(h, &a, &b);
 	hca_qp_connect(h, &b, &a);
 	before = __atomic_load_n(&h->progress.wakes_waiter, __ATOMIC_RELAXED);
+	sib_progress_armed(h);
 	assert_int_equal(pthread_create(&t, NULL, waiter_main, &w), 0);
 	waiter_inside(h);
 	for (int round = 0; round < 5; round++) {
@@ -744,7 +715,7 @@ static void a_thread_waiting_for_events_takes_its_datagrams(void **state)
 		hca_qp_send(h, &a);
 		assert_true(cqe_within(b.rcq, &c, 10000));
 		assert_int_equal(c.status, SIB_WC_SUCCESS);
-		/* No post from b: its ACK leaves by the bound all the same. */
+		/* No post from b: its ACK leaves all the same. */
 		assert_true(cqe_within(a.scq, &c, 10000));
 		assert_int_equal(c.status, SIB_WC_SUCCESS);
 	}
@@ -757,12 +728,11 @@ static void a_thread_waiting_for_events_takes_its_datagrams(void **state)
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(w.rc, 0);
 	assert_int_equal(__atomic_load_n(&h->progress.waiters, __ATOMIC_SEQ_CST), 0);
-	assert_true(__atomic_load_n(&h->progress.wait_lease_ns, __ATOMIC_RELAXED) > 0);
+	assert_true(__atomic_load_n(&h->progress.wait_until, __ATOMIC_RELAXED) > 0);
 	/* Not this thread's event: it is written, not handed over. */
 	assert_false(sib_progress_event_for_waiter(h, p[0]));
 	close(p[0]);
 	close(p[1]);
-	sib_progress_drain_end(h);
 	hca_qp_free(h, &a);
 	hca_qp_free(h, &b);
 	sib_hca_put(h);
@@ -820,13 +790,12 @@ int main(void)
 		cmocka_unit_test(lid_change_reaches_every_listener_until_unlisten),
 		cmocka_unit_test(first_lid_raises_port_active),
 		cmocka_unit_test(pd_numbers_are_unique_and_nonzero),
-		cmocka_unit_test(polls_hold_the_lease_unless_the_poller_is_about_to_sleep),
-		cmocka_unit_test(thread_holds_acks_for_the_next_post),
-		cmocka_unit_test_teardown(thread_drains_beside_a_drainer_that_lost_the_cpu,
-					  drain_teardown),
-		cmocka_unit_test_teardown(thread_leaves_the_links_to_a_drainer_within_its_bound,
-					  drain_teardown),
-		cmocka_unit_test(what_a_drain_leaves_owed_leaves_without_another_call),
+		cmocka_unit_test(polls_hold_the_links_unless_the_poller_is_about_to_sleep),
+		cmocka_unit_test(a_polling_threads_post_leaves_with_its_next_poll),
+		cmocka_unit_test(what_a_poller_leaves_queued_leaves_by_its_lease_end),
+		cmocka_unit_test(a_held_qp_gets_its_datagrams_from_its_holder),
+		cmocka_unit_test_teardown(one_reader_at_a_time_and_nothing_lost, read_lock_teardown),
+		cmocka_unit_test(watch_mode_engages_when_the_holder_leaves_requests_unread),
 		cmocka_unit_test(a_thread_waiting_for_events_takes_its_datagrams),
 		cmocka_unit_test(counters_are_read_through_the_process_socket),
 	};

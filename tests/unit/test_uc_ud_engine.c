@@ -13,7 +13,7 @@
 #include <errno.h>
 
 #include "engine_world.h"
-#include "transport/src_park.h"
+#include "transport/rxq.h"
 
 static void fill(uint8_t *p, size_t n, unsigned seed)
 {
@@ -472,13 +472,14 @@ static bool answer_after_the_first(int node, uint64_t n, const struct ib_packet 
 }
 
 /*
- * A UC message whose First packet waits in the park for the SA's answer,
- * while the answer comes in before its Middle and Last arrive: they wait
- * behind the First, and the message lands whole (src_park.h).  Before, they
- * passed it, were dropped out of sequence, and the message was lost:
- * ibv_uc_pingpong -g hung under load.
+ * A UC message whose First packet waits in its QP's queue for the SA's
+ * answer, while the answer comes in before its Middle and Last arrive:
+ * they go behind the First (same QP, same source: rxq.h), the First is
+ * applied before them, and the message lands whole.  Before the
+ * order rule, they passed it, were dropped out of sequence, and the
+ * message was lost: ibv_uc_pingpong -g hung under load.
  */
-static void uc_packets_wait_behind_a_parked_first(void **state)
+static void uc_packets_wait_behind_a_waiting_first(void **state)
 {
 	struct world *w = world_new();
 	enum { LEN = 256 * 4 };
@@ -501,9 +502,9 @@ static void uc_packets_wait_behind_a_parked_first(void **state)
 	w->drop_arg = w;
 	world_post_send(&w->n[0], &s, src, LEN, sk);
 	world_pump(w);
-	assert_int_equal(world_poll(w->n[1].rcq, &c), 0); /* all four wait */
-	w->now += SIB_PARK_RECHECK_NS;
-	sib_engine_tick(w->n[1].eng);
+	/* The Middle found the First waiting and went behind it; its arrival
+	 * had the QP look again, and the answer was in by then. */
+	sib_engine_source_known(w->n[1].eng, w->n[0].port.LID);
 	world_pump(w);
 	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
 	assert_int_equal(c.status, SIB_WC_SUCCESS);
@@ -535,26 +536,26 @@ static void a_datagram_waits_for_its_source_to_be_known(void **state)
 	ud_send(w, false, 0x1111, src, sizeof(src), sk);
 	assert_int_equal(world_poll(w->n[1].rcq, &c), 0);
 	d = sib_engine_next_deadline(w->n[1].eng);
-	assert_true(d > 0 && d <= w->now + SIB_PARK_RECHECK_NS);
-	/* Still asked: it keeps waiting. */
-	w->now += SIB_PARK_RECHECK_NS;
+	assert_true(d > 0 && d <= w->now + SIB_RXQ_WAIT_NS);
+	/* Still asked: a tick before its time is up leaves it waiting. */
+	w->now += SIB_RXQ_WAIT_NS / 2;
 	sib_engine_tick(w->n[1].eng);
 	assert_int_equal(world_poll(w->n[1].rcq, &c), 0);
 	/* The answer is in: delivered, nothing counted as dropped. */
 	w->lookup_pending = false;
-	w->now += SIB_PARK_RECHECK_NS;
-	sib_engine_tick(w->n[1].eng);
+	sib_engine_source_known(w->n[1].eng, w->n[0].port.LID);
 	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
 	assert_int_equal(c.status, SIB_WC_SUCCESS);
 	assert_int_equal(c.wr_id, 6);
 	sib_engine_counters_get(w->n[1].eng, &ec);
 	assert_int_equal(ec.rx_unknown_source, 0);
-	/* No answer within SIB_PARK_MAX_NS: dropped and counted.  (Later,
+	assert_int_equal(ec.rx_waited, 1);
+	/* No answer within SIB_RXQ_WAIT_NS: dropped and counted.  (Later,
 	 * when the QP no longer trusts the source it saw a second ago.) */
-	w->now += 2 * SIB_PARK_MAX_NS;
+	w->now += 2 * SIB_RXQ_WAIT_NS;
 	w->lookup_pending = true;
 	ud_send(w, false, 0x1111, src, sizeof(src), sk);
-	w->now += SIB_PARK_MAX_NS;
+	w->now += SIB_RXQ_WAIT_NS;
 	sib_engine_tick(w->n[1].eng);
 	assert_int_equal(world_poll(w->n[1].rcq, &c), 0);
 	sib_engine_counters_get(w->n[1].eng, &ec);
@@ -631,7 +632,7 @@ int main(void)
 		cmocka_unit_test(a_forged_rc_write_from_another_socket_is_dropped),
 		cmocka_unit_test(a_forged_ud_datagram_is_dropped_by_its_source),
 		cmocka_unit_test(a_datagram_waits_for_its_source_to_be_known),
-		cmocka_unit_test(uc_packets_wait_behind_a_parked_first),
+		cmocka_unit_test(uc_packets_wait_behind_a_waiting_first),
 		cmocka_unit_test(a_ud_send_waits_for_the_sa_to_place_its_destination),
 		cmocka_unit_test(uc_message_missing_a_middle_packet_is_dropped_and_the_next_arrives),
 		cmocka_unit_test(uc_write_with_immediate_lands_and_completes),
