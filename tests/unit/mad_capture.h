@@ -15,9 +15,12 @@
 
 #include "wire/mad.h"
 
+#include "skip.h"
+
 struct mad_capture {
 	uint8_t *buf;
 	size_t len;
+	char absent[4200]; /* why buf is NULL */
 };
 
 static inline uint32_t cap_u32(const uint8_t *p, int swap)
@@ -26,26 +29,18 @@ static inline uint32_t cap_u32(const uint8_t *p, int swap)
 		    : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
 }
 
-/* 0 when the capture is loaded; -1, with the reason printed, when it is not. */
+/* 0 when the capture is loaded; -1, with the reason in c->absent, when it
+ * is not. */
 static inline int mad_capture_load(struct mad_capture *c)
 {
-	const char *dir = getenv("SOFTIB_SHARED_DIR");
-	char path[4096];
 	FILE *f;
 	long n;
 
 	c->buf = NULL;
 	c->len = 0;
-	if (!dir || !*dir) {
-		printf("SOFTIB_SHARED_DIR unset: no hardware capture to compare with\n");
+	f = sib_hw_capture_open(c->absent, sizeof(c->absent));
+	if (!f)
 		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/data/ib-hw-capture.pcap", dir);
-	f = fopen(path, "rb");
-	if (!f) {
-		printf("%s absent: no hardware capture to compare with\n", path);
-		return -1;
-	}
 	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0) {
 		c->buf = malloc((size_t)n);
 		if (c->buf && fread(c->buf, 1, (size_t)n, f) == (size_t)n)
@@ -55,7 +50,8 @@ static inline int mad_capture_load(struct mad_capture *c)
 	if (!c->len) {
 		free(c->buf);
 		c->buf = NULL;
-		printf("%s unreadable\n", path);
+		snprintf(c->absent, sizeof(c->absent), "$SOFTIB_SHARED_DIR/%s is unreadable",
+			 SIB_HW_CAPTURE);
 		return -1;
 	}
 	return 0;
@@ -133,10 +129,8 @@ static inline const uint8_t *cap_mad(unsigned frame)
 {
 	const uint8_t *m;
 
-	if (!cap.buf) {
-		printf("skipping: hardware capture not available\n");
-		skip();
-	}
+	if (!cap.buf)
+		sib_skip("%s", cap.absent);
 	m = mad_capture_frame(&cap, frame);
 	if (!m)
 		fail_msg("frame %u of the capture holds no MAD", frame);

@@ -31,6 +31,8 @@
 #include "link/link.h"
 #include "base/log.h"
 
+#include "skip.h"
+
 /* The backend under test. */
 struct backend {
 	const char *name; /* SOFTIB_LINK */
@@ -700,7 +702,7 @@ static void ipv6_loopback_link_exchanges_datagrams(void **state)
 	(void)state;
 	ret = be->open("[::1]:0", NULL, &a);
 	if (ret == -EADDRNOTAVAIL || ret == -EAFNOSUPPORT)
-		skip();
+		sib_skip("no IPv6 loopback here (a link on [::1]: %s)", strerror(-ret));
 	assert_int_equal(ret, 0);
 	assert_int_equal(be->open("::1", NULL, &b), 0);
 	gb.self = b;
@@ -801,7 +803,7 @@ static void without_io_uring_softib_link_uring_falls_back_to_sockets(void **stat
 
 	(void)state;
 #if !defined(__x86_64__)
-	skip(); /* the filter above checks for x86-64 system calls */
+	sib_skip("the seccomp filter knows x86-64 system call numbers only");
 #endif
 	pid = fork();
 	assert_true(pid >= 0);
@@ -810,7 +812,7 @@ static void without_io_uring_softib_link_uring_falls_back_to_sockets(void **stat
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	if (WEXITSTATUS(status) == 77)
-		skip();
+		sib_skip("this process may not install a seccomp filter (prctl refused)");
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
@@ -1093,7 +1095,8 @@ static void a_flush_leaves_its_packets_to_a_busy_sender(void **state)
 	bool done;
 
 	if (!p->a->ops->tx_commit_split)
-		skip(); /* this link joins split packets at commit: no send to park in */
+		sib_skip("the %s link joins split packets at commit: no send to park in",
+			 p->a->ops->kind);
 	parked_init(&pk, p->a);
 	release_parks = &pk;
 	st = (struct sender_start){ &pk, p->b->local };

@@ -8,7 +8,8 @@
  * private data both ways and the QP attributes each side gets, REJ with
  * private data, a service nobody listens on, UD through SIDR (and a UD
  * connect that waits for a listener coming late), AF_IB
- * addresses, migrate, and port reservations (REUSEADDR, port 0).
+ * addresses, the states each command needs, migrate, and port
+ * reservations (REUSEADDR, port 0).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -629,6 +630,59 @@ static void af_ib_addresses(void **state)
 	destroy_id(f->srv, lid);
 }
 
+/* The kernel's rdma_cm refuses a command in a state it does not belong to
+ * with EINVAL, and the id stays where it was: the right command still
+ * works afterwards (provider/cma.c, cma_transition). */
+static void commands_need_their_state(void **state)
+{
+	struct files *f = *state;
+	uint32_t lid = create_id(f->srv, RDMA_PS_TCP, IBV_QPT_RC, UID_SRV);
+	uint32_t cid = create_id(f->cli, RDMA_PS_TCP, IBV_QPT_RC, UID_CLI);
+	struct rdma_ucm_resolve_route r = { .id = cid, .timeout_ms = 2000 };
+	struct rdma_ucm_accept acc = { .id = cid };
+	struct rdma_ucm_reject rej = { 0 };
+	uint16_t port = bind_free(f->srv, lid);
+	struct sockaddr_in a = loop4(port);
+	struct rdma_ucm_event_resp e;
+
+	/* IDLE: no route to resolve, nothing to connect or accept. */
+	assert_int_equal(cmd(f->cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &r, sizeof(r), 0), -EINVAL);
+	assert_int_equal(connect_id(f->cli, cid, 0x10, NULL), -EINVAL);
+	assert_int_equal(cmd(f->cli, RDMA_USER_CM_CMD_ACCEPT, &acc, sizeof(acc), 0), -EINVAL);
+	/* LISTEN: no second bind, no resolving, no connecting. */
+	assert_int_equal(listen_id(f->srv, lid), 0);
+	assert_int_equal(bind_addr(f->srv, lid, &a, sizeof(a)), -EINVAL);
+	assert_int_equal(resolve(f->srv, lid, port), -EINVAL);
+	assert_int_equal(connect_id(f->srv, lid, 0x10, NULL), -EINVAL);
+	/* ADDR_RESOLVED: no connect before the route, no listen. */
+	assert_int_equal(resolve(f->cli, cid, port), 0);
+	assert_int_equal(get_event(f->cli).event, UCMA_EV_ADDR_RESOLVED);
+	assert_int_equal(connect_id(f->cli, cid, 0x10, NULL), -EINVAL);
+	assert_int_equal(listen_id(f->cli, cid), -EINVAL);
+	assert_int_equal(cmd(f->cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &r, sizeof(r), 0), 0);
+	assert_int_equal(get_event(f->cli).event, UCMA_EV_ROUTE_RESOLVED);
+	/* CONNECT: once; no second route or address. */
+	assert_int_equal(connect_id(f->cli, cid, 0x11, NULL), 0);
+	assert_int_equal(connect_id(f->cli, cid, 0x11, NULL), -EINVAL);
+	assert_int_equal(cmd(f->cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &r, sizeof(r), 0), -EINVAL);
+	assert_int_equal(resolve(f->cli, cid, port), -EINVAL);
+	e = get_event(f->srv);
+	assert_int_equal(e.event, UCMA_EV_CONNECT_REQUEST);
+	assert_int_equal(e.param.conn.qp_num, 0x11); /* the first CONNECT's */
+	rej.id = e.id;
+	assert_int_equal(cmd(f->srv, RDMA_USER_CM_CMD_REJECT, &rej, sizeof(rej), 0), 0);
+	/* DISCONNECT (rejected): nothing to accept, reject or connect. */
+	assert_int_equal(get_event(f->cli).event, UCMA_EV_REJECTED);
+	assert_int_equal(cmd(f->cli, RDMA_USER_CM_CMD_ACCEPT, &acc, sizeof(acc), 0), -EINVAL);
+	acc.id = rej.id;
+	assert_int_equal(cmd(f->srv, RDMA_USER_CM_CMD_ACCEPT, &acc, sizeof(acc), 0), -EINVAL);
+	assert_int_equal(cmd(f->srv, RDMA_USER_CM_CMD_REJECT, &rej, sizeof(rej), 0), -EINVAL);
+	assert_int_equal(connect_id(f->cli, cid, 0x12, NULL), -EINVAL);
+	destroy_id(f->srv, rej.id);
+	destroy_id(f->cli, cid);
+	destroy_id(f->srv, lid);
+}
+
 static void migrate_moves_the_id_and_its_events(void **state)
 {
 	struct files *f = *state;
@@ -711,6 +765,7 @@ int main(void)
 		cmocka_unit_test(ud_through_sidr),
 		cmocka_unit_test(sidr_waits_for_a_late_listener),
 		cmocka_unit_test(af_ib_addresses),
+		cmocka_unit_test(commands_need_their_state),
 		cmocka_unit_test(migrate_moves_the_id_and_its_events),
 		cmocka_unit_test(ports_are_reserved_as_tcp_would),
 	};

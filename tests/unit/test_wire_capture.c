@@ -17,6 +17,8 @@
 #include "wire/capture.h"
 #include "wire/packet.h"
 
+#include "skip.h"
+
 /* ------------------------------------------------------------------ helpers */
 
 struct file {
@@ -424,19 +426,16 @@ struct hw {
 	size_t len;
 };
 
+static char hw_absent[4200]; /* why the capture is not loaded */
+
 static int hw_setup(void **state)
 {
-	const char *dir = getenv("SOFTIB_SHARED_DIR");
-	char path[4096];
 	struct hw *hw;
 	FILE *fp;
 	long n;
 
 	*state = NULL;
-	if (!dir)
-		return 0;
-	snprintf(path, sizeof(path), "%s/data/ib-hw-capture.pcap", dir);
-	fp = fopen(path, "rb");
+	fp = sib_hw_capture_open(hw_absent, sizeof(hw_absent));
 	if (!fp)
 		return 0;
 	hw = calloc(1, sizeof(*hw));
@@ -469,11 +468,8 @@ static int hw_teardown(void **state)
 
 static struct hw *hw_or_skip(void **state)
 {
-	if (!*state) {
-		print_message("ib-hw-capture.pcap not found under $SOFTIB_SHARED_DIR/data "
-			      "(no ../shared in this checkout): skipping\n");
-		skip();
-	}
+	if (!*state)
+		sib_skip("%s", hw_absent);
 	return *state;
 }
 

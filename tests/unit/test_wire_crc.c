@@ -16,6 +16,8 @@
 #include "wire/crc.h"
 #include "wire/crc_impl.h"
 
+#include "skip.h"
+
 static const char check_input[] = "123456789";
 
 /* xorshift64*: deterministic, so a failure reproduces. */
@@ -113,7 +115,7 @@ static void crc_fast_paths_match_reference(const char *impl)
 	static uint8_t buf[9000 + 16];
 
 	if (ib_crc16_force_impl(impl) != 0)
-		skip();
+		sib_skip("this CPU (or architecture) cannot run the CRC path %s", impl);
 	fill_random(buf, sizeof(buf));
 	for (size_t len = 0; len <= 1024; len++) {
 		uint16_t s16 = (uint16_t)rnd();
@@ -243,23 +245,15 @@ static void hardware_vectors_give_carried_crcs(void **state)
 static void hardware_capture_crcs_all_match(void **state)
 {
 	static uint8_t file[65536];
-	const char *dir = getenv("SOFTIB_SHARED_DIR");
-	char path[4096];
+	char why[4200];
 	FILE *f;
 	size_t size, off = 24;
 	int packets = 0;
 
 	(void)state;
-	if (!dir) {
-		print_message("SOFTIB_SHARED_DIR unset: no hardware capture to check\n");
-		skip();
-	}
-	snprintf(path, sizeof(path), "%s/data/ib-hw-capture.pcap", dir);
-	f = fopen(path, "rb");
-	if (!f) {
-		print_message("%s absent: no hardware capture to check\n", path);
-		skip();
-	}
+	f = sib_hw_capture_open(why, sizeof(why));
+	if (!f)
+		sib_skip("%s", why);
 	size = fread(file, 1, sizeof(file), f);
 	fclose(f);
 	assert_true(size > 24 && size < sizeof(file));

@@ -17,6 +17,8 @@
 #include "wire/crc.h"
 #include "wire/packet.h"
 
+#include "skip.h"
+
 static size_t from_hex(const char *hex, uint8_t *out, size_t cap)
 {
 	size_t n = strlen(hex) / 2;
@@ -586,8 +588,7 @@ static uint32_t rd32(const uint8_t *p, bool swap)
 /* shared/data/ib-hw-capture.pcap: 43 packets from real IB hardware. */
 static void test_every_hardware_captured_packet_decodes_ok(void **state)
 {
-	const char *dir = getenv("SOFTIB_SHARED_DIR");
-	char path[4096];
+	char why[4200];
 	FILE *f;
 	static uint8_t file[1 << 20];
 	size_t n, off;
@@ -595,16 +596,9 @@ static void test_every_hardware_captured_packet_decodes_ok(void **state)
 	bool swap;
 
 	(void)state;
-	if (!dir) {
-		print_message("SOFTIB_SHARED_DIR unset: no hardware capture to check\n");
-		skip();
-	}
-	snprintf(path, sizeof(path), "%s/data/ib-hw-capture.pcap", dir);
-	f = fopen(path, "rb");
-	if (!f) {
-		print_message("%s absent: no hardware capture to check\n", path);
-		skip();
-	}
+	f = sib_hw_capture_open(why, sizeof(why));
+	if (!f)
+		sib_skip("%s", why);
 	n = fread(file, 1, sizeof(file), f);
 	fclose(f);
 	assert_true(n >= 24);
