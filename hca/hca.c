@@ -351,7 +351,7 @@ __attribute__((destructor)) static void hca_flush_at_exit(void)
 {
 	pthread_mutex_lock(&hca_global_lock);
 	if (hca_current)
-		sib_progress_flush(hca_current);
+		sib_progress_flush_wait(hca_current);
 	pthread_mutex_unlock(&hca_global_lock);
 }
 

@@ -149,6 +149,13 @@ void sib_progress_flush(struct sib_hca *hca)
 	flush_links(hca);
 }
 
+void sib_progress_flush_wait(struct sib_hca *hca)
+{
+	for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
+		if (hca->node.mgmt[i].link)
+			sib_link_flush_wait(hca->node.mgmt[i].link);
+}
+
 int sib_progress_poll(struct sib_hca *hca)
 {
 	int n;

@@ -110,6 +110,8 @@ struct sib_qp;
 void sib_progress_post(struct sib_hca *hca, struct sib_qp *qp);
 /* Sends whatever the links have queued (a deregistration, a QP change). */
 void sib_progress_flush(struct sib_hca *hca);
+/* ... and has it left before it returns (the process is about to exit). */
+void sib_progress_flush_wait(struct sib_hca *hca);
 /* The thread armed a CQ (it is going to sleep): its lease ends, and unless
  * a thread waits for events, the progress thread takes the links now. */
 void sib_progress_armed(struct sib_hca *hca);

@@ -98,14 +98,25 @@ static void capture_tx_commit(struct sib_link *l, uint8_t *buf, size_t len,
 	sib_link_tx_commit(l->inner, buf, len, dst);
 }
 
-static int capture_flush(struct sib_link *l)
+static void capture_file_flush(struct sib_link *l)
 {
 	struct capture_link *c = to_capture(l);
 
 	pthread_mutex_lock(&c->lock);
 	maybe_flush(c, false);
 	pthread_mutex_unlock(&c->lock);
+}
+
+static int capture_flush(struct sib_link *l)
+{
+	capture_file_flush(l);
 	return sib_link_flush(l->inner);
+}
+
+static int capture_flush_wait(struct sib_link *l)
+{
+	capture_file_flush(l);
+	return sib_link_flush_wait(l->inner);
 }
 
 struct capture_rx {
@@ -166,6 +177,7 @@ static const struct sib_link_ops capture_ops = {
 	.tx_commit = capture_tx_commit,
 	.tx_abort = capture_tx_abort,
 	.flush = capture_flush,
+	.flush_wait = capture_flush_wait,
 	.poll = capture_poll,
 	.wait_fd = capture_wait_fd,
 	.wait_arm = capture_wait_arm,

@@ -319,6 +319,12 @@ static int faults_flush(struct sib_link *l)
 	return sib_link_flush(l->inner);
 }
 
+static int faults_flush_wait(struct sib_link *l)
+{
+	release_due(to_faults(l));
+	return sib_link_flush_wait(l->inner);
+}
+
 static int faults_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *arg)
 {
 	struct faults_link *f = to_faults(l);
@@ -370,6 +376,7 @@ static const struct sib_link_ops faults_ops = {
 	.tx_commit = faults_tx_commit,
 	.tx_abort = faults_tx_abort,
 	.flush = faults_flush,
+	.flush_wait = faults_flush_wait,
 	.poll = faults_poll,
 	.wait_fd = faults_wait_fd,
 	.wait_arm = faults_wait_arm,

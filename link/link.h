@@ -207,6 +207,8 @@ struct sib_link_ops {
 				const struct sib_endpoint *dst, struct sib_link_hold *hold);
 	void (*tx_abort)(struct sib_link *l, uint8_t *buf);
 	int (*flush)(struct sib_link *l);
+	/* NULL: the same as flush (nothing is ever left to another sender) */
+	int (*flush_wait)(struct sib_link *l);
 	int (*poll)(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *arg);
 	int (*wait_fd)(struct sib_link *l);
 	int (*wait_arm)(struct sib_link *l);
@@ -275,11 +277,20 @@ static inline void sib_link_tx_abort(struct sib_link *l, uint8_t *buf)
 	l->ops->tx_abort(l, buf);
 }
 
-/* Submits everything queued and releases held packets that are due.
- * Returns 0 or a negative errno (the link is broken). */
+/* Submits everything queued and releases held packets that are due; a
+ * flush that finds another thread sending leaves its packets to it
+ * (Locking, above).  Returns 0 or a negative errno (the link is broken). */
 static inline int sib_link_flush(struct sib_link *l)
 {
 	return l->ops->flush(l);
+}
+
+/* The same, but it waits for a sender that is inside rather than leave
+ * its packets to it: for a thread that must know they left before it goes
+ * on (a MAD, a process about to exit). */
+static inline int sib_link_flush_wait(struct sib_link *l)
+{
+	return l->ops->flush_wait ? l->ops->flush_wait(l) : l->ops->flush(l);
 }
 
 /* Takes up to max datagrams off the link, delivering each to rx unless the

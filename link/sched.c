@@ -132,16 +132,25 @@ static void sched_tx_commit_split(struct sib_link *l, uint8_t *buf, size_t hdr_l
 	schedule(to_sched(l), &w);
 }
 
-static int sched_flush(struct sib_link *l)
+static void sched_release(struct sched_link *s)
 {
-	struct sched_link *s = to_sched(l);
-
 	if (__atomic_load_n(&s->n, __ATOMIC_RELAXED)) {
 		pthread_mutex_lock(&s->lock);
 		release_due(s, sib_link_now_ns());
 		pthread_mutex_unlock(&s->lock);
 	}
+}
+
+static int sched_flush(struct sib_link *l)
+{
+	sched_release(to_sched(l));
 	return sib_link_flush(l->inner);
+}
+
+static int sched_flush_wait(struct sib_link *l)
+{
+	sched_release(to_sched(l));
+	return sib_link_flush_wait(l->inner);
 }
 
 static int sched_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *arg)
@@ -184,6 +193,7 @@ static void sched_close(struct sib_link *l)
 	pthread_mutex_lock(&s->lock);
 	release_due(s, UINT64_MAX);
 	pthread_mutex_unlock(&s->lock);
+	sib_link_flush_wait(l->inner);
 	sib_link_close(l->inner);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -196,6 +206,7 @@ static const struct sib_link_ops sched_ops = {
 	.tx_commit_split = sched_tx_commit_split,
 	.tx_abort = sched_tx_abort,
 	.flush = sched_flush,
+	.flush_wait = sched_flush_wait,
 	.poll = sched_poll,
 	.wait_fd = sched_wait_fd,
 	.wait_arm = sched_wait_arm,

@@ -417,6 +417,12 @@ static void udp_tx_commit_split(struct sib_link *l, uint8_t *buf, size_t hdr_len
 	tx_queue(to_udp(l), buf, hdr_len + payload_len + trailer_len, &p);
 }
 
+static int udp_flush_wait(struct sib_link *l)
+{
+	tx_flush(to_udp(l), true);
+	return 0;
+}
+
 static int udp_flush(struct sib_link *l)
 {
 	struct udp_link *u = to_udp(l);
@@ -577,7 +583,7 @@ static void udp_close(struct sib_link *l)
 	struct udp_link *u = to_udp(l);
 
 	if (u->fd >= 0)
-		udp_flush(l);
+		udp_flush_wait(l);
 	if (u->tx.io)
 		u->io->close(u->tx.io);
 	if (u->rx.io)
@@ -597,7 +603,8 @@ static void udp_close(struct sib_link *l)
 	{                                                                                          \
 		.kind = kind_, .tx_alloc = udp_tx_alloc, .tx_commit = udp_tx_commit,               \
 		.tx_commit_split = udp_tx_commit_split, .tx_abort = udp_tx_abort,                  \
-		.flush = udp_flush, .poll = udp_poll, .wait_fd = udp_wait_fd,                      \
+		.flush = udp_flush, .flush_wait = udp_flush_wait, .poll = udp_poll,                \
+		.wait_fd = udp_wait_fd,                                                            \
 		.wait_arm = udp_wait_arm, .close = udp_close,                                      \
 	}
 static const struct sib_link_ops udp_ops = UDP_OPS("udp");

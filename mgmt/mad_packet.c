@@ -85,7 +85,8 @@ int sib_mgmt_send(struct sib_link *l, const struct sib_mad_addr *a, const uint8_
 	rc = sib_link_send(l, buf, len, dst);
 	if (rc)
 		return rc;
-	return sib_link_flush(l);
+	/* A MAD has left when this returns (a leave, a DREQ at exit). */
+	return sib_link_flush_wait(l);
 }
 
 void ib_notice_encode(const struct ib_notice *n, uint8_t *p)

@@ -4,7 +4,8 @@
 # perftest between two processes on loopback under `softib run`:
 #   RC, every size (-a, 2 B to 8 MiB): ib_send_bw, ib_send_lat, ib_write_bw,
 #       ib_write_lat, ib_read_bw, ib_read_lat;
-#   UC: ib_send_bw, ib_write_bw;  UD: ib_send_bw, ib_send_lat.
+#   UC: ib_send_bw, ib_write_bw;  UD: ib_send_bw, ib_send_lat;
+#   ib_write_bw under SOFTIB_RATE (the transmit scheduler holds to a rate).
 # -F because a container's /proc/cpuinfo may have no usable "cpu MHz"; -n
 # small so that the 8 MiB rows stay quick (UC relies on it too: UC has no
 # RNR retry, and with no more iterations than perftest's receive depth every
@@ -92,6 +93,32 @@ run_case uc_send_bw   one one  ib_send_bw -c UC
 run_case uc_write_bw  one one  ib_write_bw -c UC
 run_case ud_send_bw   one one  ib_send_bw -c UD
 run_case ud_send_lat  one one  ib_send_lat -c UD
+
+# The port's transmit scheduler holds packets to a rate (SOFTIB_RATE,
+# docs/architecture.md, the transmit rule): at 100 Mb/s, 64 KiB RDMA WRITEs
+# (headers and ACKs included in the rate) move at most 100e6 / 8 bytes a
+# second, 11.9 MiB/s as perftest counts; without it, hundreds of times
+# more.  Only the upper bound is checked: a loaded machine moves less.
+rate_case()
+{
+	local name=rate_write_bw port bw
+
+	port=$(sib_free_port tcp) || exit 1
+	if ! SOFTIB_RATE=100M sib_pair "$name" "$LIMIT" "$port" 127.0.0.1 ib_write_bw -d softib0 \
+		-i 1 -F -s 65536 -n 300; then
+		failed+=("$name")
+		return
+	fi
+	bw=$(grep -E -- "$ROW" "$(sib_out "$name.client")" | awk '{ print $4; exit }')
+	if [ -z "$bw" ] || ! awk -v bw="$bw" 'BEGIN { exit !(bw > 0 && bw <= 12.5) }'; then
+		echo "FAIL: $name: SOFTIB_RATE=100M moved ${bw:-?} MB/s; at most 11.9 expected"
+		sib_show "$name.client"
+		failed+=("$name")
+		return
+	fi
+	echo "ok: $name ($bw MB/s under SOFTIB_RATE=100M)"
+}
+rate_case
 
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "FAIL: perftest: ${failed[*]}"
