@@ -1273,10 +1273,12 @@ static void rx_sidr_rep(struct rx *r)
 }
 
 /* The agent: every MAD of class 0x07 on QP1. */
-static bool cm_rx(struct sib_node *node, unsigned port_num, const struct sib_mad_addr *a,
-		  const uint8_t *mad, const struct sib_endpoint *from)
+static bool cm_rx(void *owner, const struct sib_mad_recv *rcv)
 {
+	struct sib_node *node = owner;
 	struct sib_cm *cm = node->cm;
+	const struct sib_mad_addr *a = rcv->a;
+	const uint8_t *mad = rcv->mad;
 	struct ib_mad_hdr h;
 	struct rx r;
 
@@ -1295,7 +1297,8 @@ static bool cm_rx(struct sib_node *node, unsigned port_num, const struct sib_mad
 		sib_cm_unlock(cm);
 		return true;
 	}
-	r = (struct rx){ cm, port_num, a, from, h.TransactionID, mad + IB_CM_DATA_OFFSET };
+	r = (struct rx){ cm, rcv->port_num, a, rcv->from, h.TransactionID,
+			 mad + IB_CM_DATA_OFFSET };
 	sib_dbg("CM: received %s from LID %u", ib_mad_attr_str(IB_MGMT_CLASS_CM, h.AttributeID),
 		a->SLID);
 	switch (h.AttributeID) {
@@ -1336,10 +1339,13 @@ static bool cm_rx(struct sib_node *node, unsigned port_num, const struct sib_mad
 	return true;
 }
 
+/* Every version and method: the CM drops and counts what is no CM message
+ * itself (cm_rx, IBA 12.6.1). */
 static const struct sib_mad_agent cm_agent = {
 	.name = "CM",
 	.qp = SIB_QP1,
 	.mgmt_class = IB_MGMT_CLASS_CM,
+	.methods = SIB_MAD_METHODS_ALL,
 	.rx = cm_rx,
 };
 

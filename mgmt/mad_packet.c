@@ -210,3 +210,15 @@ uint64_t sib_mad_new_tid(void)
 	}
 	return (uint64_t)h << 32 | __atomic_add_fetch(&lo, 1, __ATOMIC_RELAXED);
 }
+
+void sib_mad_request_hdr(struct ib_mad_hdr *h, uint8_t mgmt_class, uint8_t class_version,
+			 uint8_t method, uint16_t attr, uint32_t mod)
+{
+	memset(h, 0, sizeof(*h));
+	h->BaseVersion = IB_MAD_BASE_VERSION;
+	h->MgmtClass = mgmt_class;
+	h->ClassVersion = class_version;
+	ib_mad_set_method(h, method);
+	h->AttributeID = attr;
+	h->AttributeModifier = mod;
+}

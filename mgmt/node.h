@@ -4,9 +4,11 @@
  * 13 to 15).  The subnet management agent (sma.c), the SA client
  * (sa_client.c) and port bring-up (port_up.c) are peers that never name
  * each other's packets: each registers for its management classes with
- * the MAD layer (mad_agent.c), which hands it what arrives; mad_packet.c
- * frames MADs into packets, for the ports and for softib-sm alike.  The
- * connection manager and multicast membership come here too.
+ * the MAD layer (mad_agent.c), which hands it what arrives, and sends its
+ * requests through the layer's send side (mad_send.c: TIDs, timeouts,
+ * retries, the answer matched); mad_packet.c frames MADs into packets, for
+ * the ports and for softib-sm alike.  The connection manager and multicast
+ * membership come here too.
  *
  * mgmt/ may use base/, wire/, link/ and transport/.  It knows nothing of
  * the HCA that composes it (hca/): what it needs from it (timers, port
@@ -26,13 +28,14 @@
 
 #include "base/timer.h"
 #include "link/link.h"
+#include "mgmt/mad_agent.h"
+#include "mgmt/mad_wait.h"
 #include "mgmt/sa_client.h"
 #include "transport/caps.h"
 #include "transport/events.h"
 #include "transport/port.h"
 
 struct sib_node;
-struct sib_mad_agent_reg;
 struct sib_cm;
 struct sib_mcast_stages;
 
@@ -121,7 +124,9 @@ struct sib_node {
 	struct sib_port ports[SIB_NUM_PORTS];	  /* ports[i] is verbs port i + 1 */
 	struct sib_port_mgmt mgmt[SIB_NUM_PORTS]; /* mgmt[i] belongs to ports[i] */
 	struct sib_sa_client sa;
-	struct sib_mad_agent_reg *agents; /* mad_agent.c */
+	struct sib_mad_layer mads;	  /* agents and their sends (mad_agent.h, mad_send.h) */
+	struct sib_timer mad_timer;	  /* runs the sends' timeouts (sib_mad_tick) */
+	struct sib_mad_waits waits;	  /* blocking sends (mad_wait.h) */
 	struct sib_cm *cm;		  /* the communication manager (cm.c) */
 	struct sib_timers *timers;	  /* where agents arm their timers */
 	const struct sib_node_ops *ops;
@@ -131,7 +136,8 @@ struct sib_node {
  * number).  0, or a negative errno. */
 int sib_node_init(struct sib_node *node, uint64_t node_guid, struct sib_timers *timers,
 		  const struct sib_node_ops *ops);
-/* Unregisters every agent; nothing may deliver MADs any more. */
+/* Ends every send and unregisters every agent; nothing may deliver MADs
+ * or run timers any more. */
 void sib_node_fini(struct sib_node *node);
 
 /* Port by verbs number (1-based); NULL when there is no such port. */

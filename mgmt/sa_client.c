@@ -94,15 +94,17 @@ void sib_sa_flush_cache(struct sib_node *node)
 
 /* Responses from the SA come back here; a node serves no SA requests.
  * Only the port's verified SM answers, and only what we asked. */
-static bool sa_client_rx(struct sib_node *node, unsigned port_num, const struct sib_mad_addr *a,
-			 const uint8_t *mad, const struct sib_endpoint *from)
+static bool sa_client_rx(void *owner, const struct sib_mad_recv *r)
 {
+	struct sib_node *node = owner;
+	unsigned port_num = r->port_num;
+	const uint8_t *mad = r->mad;
+	const struct sib_endpoint *from = r->from;
 	struct sib_sa_client *sa = &node->sa;
 	struct sib_endpoint_record rec;
 	struct ib_sa_mad m;
 	bool from_sm, taken = false;
 
-	(void)a;
 	if (!(mad[3] & IB_MAD_METHOD_RESP))
 		return false;
 	pthread_mutex_lock(&node->lock);

@@ -558,9 +558,13 @@ bool sib_sma_process(struct sib_node *node, unsigned port_num, const uint8_t *in
 
 /* The QP0 receive path: requests are processed and answered to `from`;
  * a response can only be the answer to the port's SubnGet(SMInfo). */
-static bool sma_rx(struct sib_node *node, unsigned port_num, const struct sib_mad_addr *a,
-		   const uint8_t *mad, const struct sib_endpoint *from)
+static bool sma_rx(void *owner, const struct sib_mad_recv *rcv)
 {
+	struct sib_node *node = owner;
+	unsigned port_num = rcv->port_num;
+	const struct sib_mad_addr *a = rcv->a;
+	const uint8_t *mad = rcv->mad;
+	const struct sib_endpoint *from = rcv->from;
 	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
 	uint8_t out[IB_MAD_BYTES];
 	struct sib_mad_addr ra;
@@ -592,17 +596,21 @@ static bool sma_rx(struct sib_node *node, unsigned port_num, const struct sib_ma
 	return true;
 }
 
-/* SMPs come LID-routed and directed-route: two classes, one agent. */
+/* SMPs come LID-routed and directed-route: two classes, one agent, for
+ * every version and method (it answers what it does not serve with the
+ * status IBA 13.4.7 gives, sma.h). */
 static const struct sib_mad_agent sma_lid_routed = {
 	.name = "SMA",
 	.qp = SIB_QP0,
 	.mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED,
+	.methods = SIB_MAD_METHODS_ALL,
 	.rx = sma_rx,
 };
 static const struct sib_mad_agent sma_directed_route = {
 	.name = "SMA",
 	.qp = SIB_QP0,
 	.mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE,
+	.methods = SIB_MAD_METHODS_ALL,
 	.rx = sma_rx,
 };
 
