@@ -114,6 +114,11 @@ struct sib_node_ops {
 	 * n endpoints, 0 = none.  0 or an errno.  NULL: ignored. */
 	int (*mcast_ports)(struct sib_node *node, unsigned port_num, uint16_t mlid,
 			   const struct sib_endpoint *eps, unsigned n);
+	/* The SA client cached an answer for LID lid (where it lives, or that
+	 * no port has it), from a resolve or a background lookup: whatever
+	 * waited for the LID may go on.  Called with no lock of the node or
+	 * the SA client held.  NULL: ignored. */
+	void (*lid_resolved)(struct sib_node *node, unsigned port_num, uint16_t lid);
 };
 
 struct sib_node {
