@@ -64,9 +64,8 @@ struct sib_port_mgmt {
 	bool sm_none;		   /* SOFTIB_SM=none: no SM, a subnet of one */
 	bool sm_heard;		   /* sm_ep is set: an SM verified itself */
 	bool sm_silent;		   /* ... and has not spoken for SIB_PORT_SM_SILENCE_NS */
-	uint64_t sminfo_tid;	   /* our SubnGet(SMInfo) to the SM addresses */
+	uint64_t sminfo_tid[SIB_SM_MAX_ADDRS]; /* our SubnGet(SMInfo) out to sm_addr[i]; 0: none */
 	uint16_t notice_count;	   /* Notice:NoticeCount of our traps */
-	uint64_t trap_tid;
 	uint64_t up_since_ns;	   /* when bring-up started */
 	uint64_t last_smp_ns;	   /* when the verified SM last spoke to us */
 	struct sib_timer trap_timer;
