@@ -11,7 +11,10 @@
 #include "base/log.h"
 #include "mgmt/cm.h"
 #include "mgmt/mad_agent.h"
+#include "mgmt/mad_send.h"
 #include "mgmt/node.h"
+
+static const struct sib_mad_agent cm_agent;
 
 static const char *const state_names[SIB_CM_STATE_COUNT] = {
 	[SIB_CM_IDLE] = "IDLE",
@@ -108,7 +111,8 @@ struct sib_cm_id *sib_cm_create_id(struct sib_cm *cm, unsigned port_num, sib_cm_
 }
 
 /*
- * Timer bookkeeping.  A callback may already be on its way (taken off the
+ * The TIMEWAIT timer (a request's retransmissions are the MAD layer's:
+ * send_request).  A callback may already be on its way (taken off the
  * timer queue, waiting for the CM's lock) when the id re-arms or goes
  * away, so `pending` counts callbacks that may still run, and a callback
  * acts only while the id is armed and its deadline has come.
@@ -131,6 +135,29 @@ static void arm(struct sib_cm_id *id, uint64_t ns)
 	sib_timer_arm(id->cm->node->timers, &id->timer, ns, cm_timer_fn, id);
 }
 
+/* What the id's sends are posted with: its comm ID, not the id, which may
+ * be gone by the time the MAD layer hears of the send again. */
+static void *comm_context(const struct sib_cm_id *id)
+{
+	return (void *)(uintptr_t)id->local_comm_id;
+}
+
+/* The request in msg is answered, or no longer wanted: its send ends
+ * (ib_cancel_mad; a send event already on its way finds send_tid moved). */
+static void stop_request(struct sib_cm_id *id)
+{
+	if (id->send_tid)
+		sib_mad_cancel(&id->cm->node->mads, id->send_tid, comm_context(id));
+	id->send_tid = 0;
+}
+
+/* No request out and no timer: what a new state starts from. */
+static void quiet(struct sib_cm_id *id)
+{
+	stop_request(id);
+	disarm(id);
+}
+
 /* Forgets the id; its memory goes once no timer callback can reach it. */
 static void id_free(struct sib_cm_id *id)
 {
@@ -143,7 +170,7 @@ static void id_free(struct sib_cm_id *id)
 	if (id->next)
 		id->next->prev = id->prev;
 	id->next = id->prev = NULL;
-	disarm(id);
+	quiet(id);
 	if (id->pending)
 		id->unlinked = true;
 	else
@@ -209,13 +236,8 @@ static void mad_start(uint8_t *mad, uint16_t attr, uint64_t tid)
 	struct ib_mad_hdr h;
 
 	memset(mad, 0, IB_MAD_BYTES);
-	memset(&h, 0, sizeof(h));
-	h.BaseVersion = IB_MAD_BASE_VERSION;
-	h.MgmtClass = IB_MGMT_CLASS_CM;
-	h.ClassVersion = IB_CM_CLASS_VERSION;
-	ib_mad_set_method(&h, IB_MAD_METHOD_SEND);
+	sib_mad_request_hdr(&h, IB_MGMT_CLASS_CM, IB_CM_CLASS_VERSION, IB_MAD_METHOD_SEND, attr, 0);
 	h.TransactionID = tid;
-	h.AttributeID = attr;
 	ib_mad_hdr_encode(&h, mad);
 }
 
@@ -239,13 +261,41 @@ static void send_id(struct sib_cm_id *id, const uint8_t *mad)
 	send_to(id->cm, id->port_num, &id->addr, &id->peer, mad);
 }
 
-/* Sends the request in id->msg and waits for its answer. */
+static enum sib_mad_verdict request_event(void *owner, const struct sib_mad_send_wc *wc);
+
+/*
+ * Sends the request in id->msg (TID id->tid) through the MAD layer: it
+ * goes again after each wait of the peer's response time plus two packet
+ * lifetimes, MaxCMRetries times, until the answer stops it (IBA 12.9:
+ * REQ, REP, DREQ, SIDR_REQ are retransmitted; the answers are Sends of
+ * their own, matched by comm ID, so the CM cancels the send itself).
+ */
 static void send_request(struct sib_cm_id *id)
 {
-	id->msg_valid = true;
-	id->retries_left = id->max_retries;
-	send_id(id, id->msg);
-	arm(id, id->resp_ns);
+	struct sib_cm *cm = id->cm;
+	struct sib_mad_send_req req = {
+		.port_num = id->port_num,
+		.addr = id->addr,
+		.dst = id->peer,
+		.mad = id->msg,
+		.tid = id->tid,
+		.timeout_ns = id->resp_ns,
+		.retries = id->max_retries,
+		.fn = request_event,
+		.context = comm_context(id),
+	};
+	const char *what = ib_mad_attr_str(IB_MGMT_CLASS_CM, id->msg[16] << 8 | id->msg[17]);
+	int rc;
+
+	quiet(id);
+	cm->counters.tx++;
+	rc = sib_mad_post(&cm->node->mads, &cm_agent, &req, NULL);
+	if (rc) {
+		sib_dbg("CM: sending %s failed: %s", what, strerror(-rc));
+		return;
+	}
+	id->send_tid = id->tid;
+	sib_dbg("CM: sent %s to LID %u", what, id->addr.DLID);
 }
 
 static void keep_reply(struct sib_cm_id *id, const uint8_t *mad)
@@ -318,7 +368,7 @@ static void reject_unknown(struct sib_cm *cm, unsigned port_num, const struct si
 static void enter_timewait(struct sib_cm_id *id)
 {
 	id->state = SIB_CM_TIMEWAIT;
-	id->msg_valid = false;
+	stop_request(id);
 	/* IBA 12.9.8.4: long enough for every packet of the connection to
 	 * have left the fabric: the QP's ACK timeout. */
 	arm(id, sib_cm_time_ns(id->local_ack_timeout ? id->local_ack_timeout : 16));
@@ -326,9 +376,8 @@ static void enter_timewait(struct sib_cm_id *id)
 
 static void to_idle(struct sib_cm_id *id)
 {
-	disarm(id);
+	quiet(id);
 	id->state = SIB_CM_IDLE;
-	id->msg_valid = false;
 }
 
 /* ---------------------------------------------------------------- consumer requests */
@@ -403,7 +452,7 @@ int sib_cm_send_req(struct sib_cm_id *id, const struct sib_cm_req_param *p)
 	id->path = p->path;
 	id->peer = p->peer;
 	id->local_ack_timeout = p->local_ack_timeout;
-	id->tid = sib_mad_new_tid();
+	id->tid = sib_mad_tid(&id->cm->node->mads, &cm_agent);
 	id->max_retries = req.MaxCMRetries;
 	id->resp_ns = response_ns(req.RemoteCMResponseTimeout, p->path.PacketLifeTime);
 	sib_mad_addr_init(&id->addr, SIB_QP1, p->path.DLID, p->path.SLID);
@@ -543,7 +592,7 @@ static void build_dreq(struct sib_cm_id *id, uint8_t *mad, const uint8_t *pd, un
 	dreq.RemoteCommID = id->remote_comm_id;
 	dreq.RemoteQPN = id->remote_qpn;
 	copy_pd(dreq.PrivateData, sizeof(dreq.PrivateData), pd, len);
-	id->tid = sib_mad_new_tid();
+	id->tid = sib_mad_tid(&id->cm->node->mads, &cm_agent);
 	mad_start(mad, IB_CM_ATTR_DREQ, id->tid);
 	ib_cm_dreq_encode(&dreq, mad + IB_CM_DATA_OFFSET);
 }
@@ -591,8 +640,7 @@ int sib_cm_establish(struct sib_cm_id *id)
 		return -EISCONN;
 	if (id->state != SIB_CM_REP_SENT && id->state != SIB_CM_MRA_REP_RCVD)
 		return -EINVAL;
-	disarm(id);
-	id->msg_valid = false;
+	quiet(id);
 	id->state = SIB_CM_ESTABLISHED;
 	if (notify(id, SIB_CM_EV_USER_ESTABLISHED))
 		release_if_done(id);
@@ -613,7 +661,7 @@ int sib_cm_send_sidr_req(struct sib_cm_id *id, const struct sib_cm_sidr_req_para
 	id->service_id = p->service_id;
 	id->path = p->path;
 	id->peer = p->peer;
-	id->tid = sib_mad_new_tid();
+	id->tid = sib_mad_tid(&id->cm->node->mads, &cm_agent);
 	id->max_retries = p->timing.max_cm_retries > 15 ? 15 : p->timing.max_cm_retries;
 	id->resp_ns = response_ns(p->timing.remote_cm_response_timeout, p->path.PacketLifeTime);
 	sib_mad_addr_init(&id->addr, SIB_QP1, p->path.DLID, p->path.SLID);
@@ -710,32 +758,32 @@ void sib_cm_destroy_id(struct sib_cm_id *id)
 
 /* ---------------------------------------------------------------- timeouts */
 
-static void timeout(struct sib_cm_id *id)
+/* TIMEWAIT is over (IBA 12.9.8.4): the id rests IDLE. */
+static void timewait_over(struct sib_cm_id *id)
 {
-	struct sib_cm *cm = id->cm;
+	id->state = SIB_CM_IDLE;
+	if (notify(id, SIB_CM_EV_TIMEWAIT_EXIT))
+		release_if_done(id);
+}
 
-	if (id->state == SIB_CM_TIMEWAIT) {
-		id->state = SIB_CM_IDLE;
-		if (notify(id, SIB_CM_EV_TIMEWAIT_EXIT))
-			release_if_done(id);
-		return;
-	}
-	if (!id->msg_valid)
-		return;
-	if (id->retries_left) {
-		id->retries_left--;
-		cm->counters.retransmits++;
-		/* An MRA's wait is over: the request goes on as before it. */
-		if (id->state == SIB_CM_MRA_REQ_RCVD)
-			id->state = SIB_CM_REQ_SENT;
-		else if (id->state == SIB_CM_MRA_REP_RCVD)
-			id->state = SIB_CM_REP_SENT;
-		send_id(id, id->msg);
-		arm(id, id->resp_ns);
-		return;
-	}
-	cm->counters.timeouts++;
-	id->msg_valid = false;
+static struct sib_cm_id *by_local_id(struct sib_cm *cm, uint32_t local_comm_id);
+
+/* The request's wait ran out and the MAD layer sent it again. */
+static void request_resent(struct sib_cm_id *id)
+{
+	id->cm->counters.retransmits++;
+	id->cm->counters.tx++;
+	/* An MRA's wait is over: the request goes on as before it. */
+	if (id->state == SIB_CM_MRA_REQ_RCVD)
+		id->state = SIB_CM_REQ_SENT;
+	else if (id->state == SIB_CM_MRA_REP_RCVD)
+		id->state = SIB_CM_REP_SENT;
+}
+
+/* MaxCMRetries ran out with no answer (IBA 12.9). */
+static void request_timed_out(struct sib_cm_id *id)
+{
+	id->cm->counters.timeouts++;
 	sib_dbg("CM: comm ID 0x%08x: no answer in %s after %u retries", id->local_comm_id,
 		sib_cm_state_name(id->state), id->max_retries);
 	switch (id->state) {
@@ -767,6 +815,35 @@ static void timeout(struct sib_cm_id *id)
 	release_if_done(id);
 }
 
+/* What the MAD layer says of a request's send, on the thread that runs
+ * the node's timers.  The id is found by its comm ID (it may be gone) and
+ * counts only for the send it has out. */
+static enum sib_mad_verdict request_event(void *owner, const struct sib_mad_send_wc *wc)
+{
+	struct sib_node *node = owner;
+	struct sib_cm *cm = node->cm;
+	struct sib_cm_id *id;
+
+	/* CM messages are Sends (IBA 12.6.1): no response answers one, and a
+	 * canceled send is one the CM let go of. */
+	if (wc->status == SIB_MAD_RESPONSE)
+		return SIB_MAD_MORE;
+	if (!cm || wc->status == SIB_MAD_CANCELED)
+		return SIB_MAD_DONE;
+	sib_cm_lock(cm);
+	id = by_local_id(cm, (uint32_t)(uintptr_t)wc->context);
+	if (id && id->send_tid == wc->tid) {
+		if (wc->status == SIB_MAD_RESENT) {
+			request_resent(id);
+		} else {
+			id->send_tid = 0;
+			request_timed_out(id);
+		}
+	}
+	sib_cm_unlock(cm);
+	return SIB_MAD_DONE;
+}
+
 static void cm_timer_fn(void *arg)
 {
 	struct sib_cm_id *id = arg;
@@ -779,7 +856,8 @@ static void cm_timer_fn(void *arg)
 			free(id);
 	} else if (id->timer_armed && sib_link_now_ns() >= id->deadline_ns) {
 		id->timer_armed = false;
-		timeout(id);
+		if (id->state == SIB_CM_TIMEWAIT)
+			timewait_over(id);
 	}
 	sib_cm_unlock(cm);
 }
@@ -983,8 +1061,11 @@ static void rx_mra(struct rx *r)
 		return;
 	}
 	/* IBA 12.6.6: the peer needs ServiceTimeout more; wait that long
-	 * before the next try. */
-	arm(id, sib_cm_time_ns(mra.ServiceTimeout) + 2 * sib_cm_time_ns(id->path.PacketLifeTime));
+	 * before the next try (ib_modify_mad). */
+	if (id->send_tid)
+		sib_mad_modify(&r->cm->node->mads, id->send_tid, comm_context(id),
+			       sib_cm_time_ns(mra.ServiceTimeout) +
+				       2 * sib_cm_time_ns(id->path.PacketLifeTime));
 	if (deliver(id, &ev))
 		release_if_done(id);
 }
@@ -1099,8 +1180,7 @@ static void rx_rep(struct rx *r)
 			       IB_CM_MSG_REP, IB_CM_REJ_STALE_CONN);
 		return;
 	}
-	disarm(id);
-	id->msg_valid = false;
+	quiet(id);
 	id->remote_comm_id = rep.LocalCommID;
 	id->remote_ca_guid = rep.LocalCAGUID;
 	id->remote_qpn = rep.LocalQPN;
@@ -1123,8 +1203,7 @@ static void rx_rtu(struct rx *r)
 		r->cm->counters.duplicates++;
 		return;
 	}
-	disarm(id);
-	id->msg_valid = false;
+	quiet(id);
 	id->state = SIB_CM_ESTABLISHED;
 	if (notify(id, SIB_CM_EV_RTU_RECEIVED))
 		release_if_done(id);
@@ -1162,8 +1241,7 @@ static void rx_dreq(struct rx *r)
 	case SIB_CM_MRA_REP_RCVD:
 	case SIB_CM_ESTABLISHED:
 	case SIB_CM_DREQ_SENT: /* the DREQs crossed */
-		disarm(id);
-		id->msg_valid = false;
+		quiet(id);
 		id->tid = r->tid;
 		id->state = SIB_CM_DREQ_RCVD;
 		ev.dreq = &dreq;
