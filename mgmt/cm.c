@@ -4,6 +4,8 @@
  * received and per consumer request; see cm.h for the rules it keeps.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -382,14 +384,43 @@ static void to_idle(struct sib_cm_id *id)
 
 /* ---------------------------------------------------------------- consumer requests */
 
+/* A consumer request the CM refuses: the one debug line cm.h promises,
+ * naming the rule, then the error. */
+__attribute__((format(printf, 4, 5))) static int refuse(const struct sib_cm_id *id,
+							  const char *what, int err,
+							  const char *fmt, ...)
+{
+	char why[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	sib_dbg("CM: %s on comm ID 0x%08x refused in %s: %s", what, id->local_comm_id,
+		sib_cm_state_name(id->state), why);
+	return err;
+}
+
+/* Private data beyond what the message carries (IBA 12.6, each layout). */
+static int pd_too_long(const struct sib_cm_id *id, const char *what, unsigned len, unsigned max)
+{
+	return refuse(id, what, -EINVAL, "%u bytes of private data, the message carries %u", len,
+		      max);
+}
+
 int sib_cm_listen(struct sib_cm_id *id, uint64_t service_id, uint64_t mask)
 {
 	if (id->state != SIB_CM_IDLE)
-		return -EINVAL;
+		return refuse(id, "listen", -EINVAL, "only an IDLE id listens");
 	for (struct sib_cm_id *o = id->cm->ids; o; o = o->next)
 		if (o->state == SIB_CM_LISTEN && !o->destroyed &&
 		    ((o->service_id ^ service_id) & o->service_mask & mask) == 0)
-			return -EADDRINUSE;
+			return refuse(id, "listen", -EADDRINUSE,
+				      "ServiceID 0x%016llx/0x%016llx overlaps the listener's "
+				      "0x%016llx/0x%016llx (comm ID 0x%08x)",
+				      (unsigned long long)service_id, (unsigned long long)mask,
+				      (unsigned long long)o->service_id,
+				      (unsigned long long)o->service_mask, o->local_comm_id);
 	id->service_id = service_id & mask;
 	id->service_mask = mask;
 	id->state = SIB_CM_LISTEN;
@@ -423,9 +454,13 @@ int sib_cm_send_req(struct sib_cm_id *id, const struct sib_cm_req_param *p)
 {
 	struct ib_cm_req req;
 
-	if (id->state != SIB_CM_IDLE || p->private_data_len > IB_CM_REQ_PRIVATE_DATA_BYTES ||
-	    (p->transport != IB_CM_TRANSPORT_RC && p->transport != IB_CM_TRANSPORT_UC))
-		return -EINVAL;
+	if (id->state != SIB_CM_IDLE)
+		return refuse(id, "REQ", -EINVAL, "a REQ starts from an IDLE id");
+	if (p->private_data_len > IB_CM_REQ_PRIVATE_DATA_BYTES)
+		return pd_too_long(id, "REQ", p->private_data_len, IB_CM_REQ_PRIVATE_DATA_BYTES);
+	if (p->transport != IB_CM_TRANSPORT_RC && p->transport != IB_CM_TRANSPORT_UC)
+		return refuse(id, "REQ", -EINVAL, "transport %u: the CM connects RC and UC QPs "
+			      "(IBA 12.7.8)", p->transport);
 	memset(&req, 0, sizeof(req));
 	req.LocalCommID = id->local_comm_id;
 	req.ServiceID = p->service_id;
@@ -469,9 +504,10 @@ int sib_cm_send_rep(struct sib_cm_id *id, const struct sib_cm_rep_param *p)
 {
 	struct ib_cm_rep rep;
 
-	if ((id->state != SIB_CM_REQ_RCVD && id->state != SIB_CM_MRA_REQ_SENT) ||
-	    p->private_data_len > IB_CM_REP_PRIVATE_DATA_BYTES)
-		return -EINVAL;
+	if (id->state != SIB_CM_REQ_RCVD && id->state != SIB_CM_MRA_REQ_SENT)
+		return refuse(id, "REP", -EINVAL, "a REP answers a REQ received (IBA 12.9.5)");
+	if (p->private_data_len > IB_CM_REP_PRIVATE_DATA_BYTES)
+		return pd_too_long(id, "REP", p->private_data_len, IB_CM_REP_PRIVATE_DATA_BYTES);
 	memset(&rep, 0, sizeof(rep));
 	rep.LocalCommID = id->local_comm_id;
 	rep.RemoteCommID = id->remote_comm_id;
@@ -500,9 +536,10 @@ int sib_cm_send_rtu(struct sib_cm_id *id, const uint8_t *pd, unsigned len)
 	uint8_t mad[IB_MAD_BYTES];
 	struct ib_cm_rtu rtu;
 
-	if ((id->state != SIB_CM_REP_RCVD && id->state != SIB_CM_MRA_REP_SENT) ||
-	    len > IB_CM_RTU_PRIVATE_DATA_BYTES)
-		return -EINVAL;
+	if (id->state != SIB_CM_REP_RCVD && id->state != SIB_CM_MRA_REP_SENT)
+		return refuse(id, "RTU", -EINVAL, "an RTU answers a REP received (IBA 12.9.5)");
+	if (len > IB_CM_RTU_PRIVATE_DATA_BYTES)
+		return pd_too_long(id, "RTU", len, IB_CM_RTU_PRIVATE_DATA_BYTES);
 	memset(&rtu, 0, sizeof(rtu));
 	rtu.LocalCommID = id->local_comm_id;
 	rtu.RemoteCommID = id->remote_comm_id;
@@ -522,7 +559,7 @@ int sib_cm_send_rej(struct sib_cm_id *id, uint16_t reason, const uint8_t *ari, u
 	uint8_t mad[IB_MAD_BYTES];
 
 	if (len > IB_CM_REJ_PRIVATE_DATA_BYTES)
-		return -EINVAL;
+		return pd_too_long(id, "REJ", len, IB_CM_REJ_PRIVATE_DATA_BYTES);
 	switch (id->state) {
 	case SIB_CM_REQ_SENT:
 	case SIB_CM_MRA_REQ_RCVD:
@@ -542,7 +579,8 @@ int sib_cm_send_rej(struct sib_cm_id *id, uint16_t reason, const uint8_t *ari, u
 		enter_timewait(id);
 		return 0;
 	default:
-		return -EINVAL;
+		return refuse(id, "REJ", -EINVAL,
+			      "a REJ ends a connection being set up (IBA 12.9.5), not this state");
 	}
 }
 
@@ -568,13 +606,14 @@ int sib_cm_send_mra(struct sib_cm_id *id, uint8_t service_timeout, bool delay,
 		    const uint8_t *pd, unsigned len)
 {
 	if (len > IB_CM_MRA_PRIVATE_DATA_BYTES)
-		return -EINVAL;
+		return pd_too_long(id, "MRA", len, IB_CM_MRA_PRIVATE_DATA_BYTES);
 	if (id->state == SIB_CM_REQ_RCVD)
 		id->state = SIB_CM_MRA_REQ_SENT;
 	else if (id->state == SIB_CM_REP_RCVD)
 		id->state = SIB_CM_MRA_REP_SENT;
 	else
-		return -EINVAL;
+		return refuse(id, "MRA", -EINVAL,
+			      "an MRA answers a REQ or REP received, once (IBA 12.6.6)");
 	id->mra_service_timeout = service_timeout & 0x1f;
 	if (delay)
 		id->mra_delayed = true;
@@ -599,8 +638,11 @@ static void build_dreq(struct sib_cm_id *id, uint8_t *mad, const uint8_t *pd, un
 
 int sib_cm_send_dreq(struct sib_cm_id *id, const uint8_t *pd, unsigned len)
 {
-	if (id->state != SIB_CM_ESTABLISHED || len > IB_CM_DREQ_PRIVATE_DATA_BYTES)
-		return -EINVAL;
+	if (id->state != SIB_CM_ESTABLISHED)
+		return refuse(id, "DREQ", -EINVAL,
+			      "a DREQ ends an ESTABLISHED connection (IBA 12.9.6)");
+	if (len > IB_CM_DREQ_PRIVATE_DATA_BYTES)
+		return pd_too_long(id, "DREQ", len, IB_CM_DREQ_PRIVATE_DATA_BYTES);
 	build_dreq(id, id->msg, pd, len);
 	id->reply_valid = false;
 	id->state = SIB_CM_DREQ_SENT;
@@ -625,8 +667,10 @@ int sib_cm_send_drep(struct sib_cm_id *id, const uint8_t *pd, unsigned len)
 {
 	uint8_t mad[IB_MAD_BYTES];
 
-	if (id->state != SIB_CM_DREQ_RCVD || len > IB_CM_DREP_PRIVATE_DATA_BYTES)
-		return -EINVAL;
+	if (id->state != SIB_CM_DREQ_RCVD)
+		return refuse(id, "DREP", -EINVAL, "a DREP answers a DREQ received (IBA 12.9.6)");
+	if (len > IB_CM_DREP_PRIVATE_DATA_BYTES)
+		return pd_too_long(id, "DREP", len, IB_CM_DREP_PRIVATE_DATA_BYTES);
 	build_drep(mad, id->tid, id->local_comm_id, id->remote_comm_id, pd, len);
 	keep_reply(id, mad);
 	send_id(id, mad);
@@ -637,9 +681,10 @@ int sib_cm_send_drep(struct sib_cm_id *id, const uint8_t *pd, unsigned len)
 int sib_cm_establish(struct sib_cm_id *id)
 {
 	if (id->state == SIB_CM_ESTABLISHED)
-		return -EISCONN;
+		return refuse(id, "establish", -EISCONN, "the connection is ESTABLISHED already");
 	if (id->state != SIB_CM_REP_SENT && id->state != SIB_CM_MRA_REP_RCVD)
-		return -EINVAL;
+		return refuse(id, "establish", -EINVAL,
+			      "only a passive side that sent its REP waits for an RTU (12.9.5)");
 	quiet(id);
 	id->state = SIB_CM_ESTABLISHED;
 	if (notify(id, SIB_CM_EV_USER_ESTABLISHED))
@@ -651,8 +696,11 @@ int sib_cm_send_sidr_req(struct sib_cm_id *id, const struct sib_cm_sidr_req_para
 {
 	struct ib_cm_sidr_req q;
 
-	if (id->state != SIB_CM_IDLE || p->private_data_len > IB_CM_SIDR_REQ_PRIVATE_DATA_BYTES)
-		return -EINVAL;
+	if (id->state != SIB_CM_IDLE)
+		return refuse(id, "SIDR_REQ", -EINVAL, "a SIDR_REQ starts from an IDLE id");
+	if (p->private_data_len > IB_CM_SIDR_REQ_PRIVATE_DATA_BYTES)
+		return pd_too_long(id, "SIDR_REQ", p->private_data_len,
+				   IB_CM_SIDR_REQ_PRIVATE_DATA_BYTES);
 	memset(&q, 0, sizeof(q));
 	q.RequestID = id->local_comm_id;
 	q.P_Key = p->path.P_Key;
@@ -695,8 +743,11 @@ int sib_cm_send_sidr_rep(struct sib_cm_id *id, uint8_t status, uint32_t qpn, uin
 {
 	uint8_t mad[IB_MAD_BYTES];
 
-	if (id->state != SIB_CM_SIDR_REQ_RCVD || len > IB_CM_SIDR_REP_PRIVATE_DATA_BYTES)
-		return -EINVAL;
+	if (id->state != SIB_CM_SIDR_REQ_RCVD)
+		return refuse(id, "SIDR_REP", -EINVAL,
+			      "a SIDR_REP answers a SIDR_REQ received (IBA 12.11)");
+	if (len > IB_CM_SIDR_REP_PRIVATE_DATA_BYTES)
+		return pd_too_long(id, "SIDR_REP", len, IB_CM_SIDR_REP_PRIVATE_DATA_BYTES);
 	build_sidr_rep(id, mad, status, qpn, qkey, pd, len);
 	send_id(id, mad);
 	id->state = SIB_CM_IDLE;
