@@ -700,6 +700,6 @@ void sib_sa_mcast_departed_add(struct sib_sa_mcast *mc, uint64_t port_guid, uint
 		mc->departed_cap = cap;
 	}
 	mc->departed[mc->ndeparted++] = (struct sib_sa_mcast_departed){
-		.port_guid = port_guid, .mlid = mlid, .tries = SIB_SM_RETRIES,
+		.port_guid = port_guid, .mlid = mlid,
 	};
 }

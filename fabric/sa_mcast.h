@@ -53,17 +53,18 @@ struct sib_sa_mcmember {
 	uint8_t PortGID[16];
 	uint8_t JoinState;
 	/* sm_mcast.c: the group generation the port has installed, the one
-	 * on its way (the TID of its last block), when to send again. */
+	 * its Sets carry while they are out (0: none), and where they went. */
 	uint64_t programmed_gen, pending_gen;
-	uint64_t tid, resend_ns;
+	struct sib_endpoint ep;
 };
 
-/* A port that left a group: the SM tells it the MLID is gone. */
+/* A port that left a group: the SM tells it the MLID is gone (sent: the
+ * Set is out, to ep). */
 struct sib_sa_mcast_departed {
 	uint64_t port_guid;
 	uint16_t mlid;
-	uint64_t tid, resend_ns;
-	unsigned tries;
+	bool sent;
+	struct sib_endpoint ep;
 };
 
 struct sib_sa_mgroup {
@@ -115,13 +116,12 @@ void sib_sa_mcast_port_gone(struct sib_sm *sm, uint64_t port_guid);
  * sm_mcast.c: the SM programs SoftibMulticastPorts (mgmt/mcast_ports.h)
  * into every member port whose list is older than its group's, with the
  * ports that receive (FullMember, NonMember); a Set not answered with
- * Installed is sent again after SIB_SM_TIMEOUT_NS while the port lives.
- * A port that left hears that the MLID is gone (up to SIB_SM_RETRIES).
+ * Installed is sent again after SIB_SM_TIMEOUT_NS while the port lives
+ * (sends of the SM's MAD layer; a newer list ends the older one's).  A
+ * port that left hears that the MLID is gone (up to SIB_SM_RETRIES).
  */
 void sib_sm_mcast_program(struct sib_sm *sm);
-/* A GetResp(SoftibMulticastPorts) from a port. */
-void sib_sm_mcast_resp_rx(struct sib_sm *sm, const uint8_t *mad, const struct sib_endpoint *from);
-/* When sib_sm_mcast_program next has something to send again (0: never). */
+/* When a held join or leave is next due an answer anyway (0: never). */
 uint64_t sib_sm_mcast_next_deadline(const struct sib_sm *sm);
 /* sa_mcast.c: a port left mlid (not gone from the subnet): tell it. */
 void sib_sa_mcast_departed_add(struct sib_sa_mcast *mc, uint64_t port_guid, uint16_t mlid);

@@ -10,6 +10,7 @@
 #include "mgmt/mcast_ports.h"
 #include "fabric/sm.h"
 #include "base/log.h"
+#include "mgmt/mad_send.h"
 #include "wire/bitfield.h"
 #include "wire/packet.h"
 #include "wire/smp.h"
@@ -44,6 +45,74 @@ static void lid_mark(struct sib_sm *sm, uint16_t lid, bool used)
 		sm->lid_used[lid / 8] &= (uint8_t)~(1u << (lid % 8));
 }
 
+/* ---------------------------------------------------------------- the MAD layer */
+
+static bool sm_rx(void *owner, const struct sib_mad_recv *r);
+static bool sa_rx(void *owner, const struct sib_mad_recv *r);
+
+/* SMInfo Gets and traps on QP0 (every version: SMInfo answers a wrong one
+ * with BAD_VERSION); directed-route SMPs only come back as responses. */
+static const struct sib_mad_agent sm_agent = {
+	.name = "SM",
+	.qp = SIB_QP0,
+	.mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED,
+	.methods = SIB_MAD_METHOD(IB_MAD_METHOD_GET) | SIB_MAD_METHOD(IB_MAD_METHOD_TRAP),
+	.rx = sm_rx,
+};
+static const struct sib_mad_agent sm_dr_agent = {
+	.name = "SM",
+	.qp = SIB_QP0,
+	.mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE,
+	.rx = sm_rx,
+};
+/* The SA answers every method and version, with a status where it must
+ * (sa.c), and hears the requesters' RMPP ACKs (sa_rmpp.c). */
+static const struct sib_mad_agent sa_agent = {
+	.name = "SA",
+	.qp = SIB_QP1,
+	.mgmt_class = IB_MGMT_CLASS_SUBN_ADM,
+	.methods = SIB_MAD_METHODS_ALL,
+	.rx = sa_rx,
+};
+
+static uint64_t sm_clock(void *owner)
+{
+	return ((struct sib_sm *)owner)->now_ns;
+}
+
+static int sm_xmit(void *owner, unsigned port_num, const struct sib_mad_addr *a,
+		   const uint8_t *mad, const struct sib_endpoint *dst)
+{
+	(void)port_num; /* the SM has one port */
+	return sib_mgmt_send(((struct sib_sm *)owner)->link, a, mad, dst);
+}
+
+/* No timer: sib_sm_step runs the layer, sib_sm_next_deadline waits for it. */
+static const struct sib_mad_ops sm_mad_ops = {
+	.now = sm_clock,
+	.xmit = sm_xmit,
+};
+
+int sib_sm_post(struct sib_sm *sm, const struct sib_mad_addr *a, const struct sib_endpoint *dst,
+		const uint8_t *mad, unsigned retries, sib_mad_send_fn fn, void *context,
+		uint64_t *tid)
+{
+	struct sib_mad_send_req req = {
+		.port_num = 1,
+		.addr = *a,
+		.dst = *dst,
+		.mad = mad,
+		.timeout_ns = SIB_SM_TIMEOUT_NS,
+		.retries = retries,
+		.fn = fn,
+		.context = context,
+	};
+
+	return sib_mad_post(&sm->mads,
+			    mad[1] == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE ? &sm_dr_agent : &sm_agent,
+			    &req, tid);
+}
+
 int sib_sm_init(struct sib_sm *sm, struct sib_link *link, uint64_t guid, uint64_t now_ns)
 {
 	memset(sm, 0, sizeof(*sm));
@@ -57,7 +126,14 @@ int sib_sm_init(struct sib_sm *sm, struct sib_link *link, uint64_t guid, uint64_
 	sm->sweep_ns = SIB_SM_SWEEP_NS_DEFAULT;
 	sm->now_ns = now_ns;
 	sm->next_sweep_ns = now_ns + sm->sweep_ns;
-	sm->tid_next = (uint64_t)sib_mad_new_tid();
+	sib_mad_layer_init(&sm->mads, sm, &sm_mad_ops);
+	if (sib_mad_register(&sm->mads, &sm_agent) || sib_mad_register(&sm->mads, &sm_dr_agent) ||
+	    sib_mad_register(&sm->mads, &sa_agent)) {
+		sib_mad_layer_fini(&sm->mads);
+		free(sm->ports);
+		sm->ports = NULL;
+		return -ENOMEM;
+	}
 	sm->state = IB_SM_STATE_MASTER; /* alone, until a peer is added */
 	lid_mark(sm, 0, true);
 	lid_mark(sm, sm->lid, true);
@@ -91,6 +167,7 @@ const char *sib_sm_state_str(uint8_t state)
 
 void sib_sm_fini(struct sib_sm *sm)
 {
+	sib_mad_layer_fini(&sm->mads); /* the requests out end first: they name ports */
 	sib_sa_mcast_free(sm);
 	sib_sa_state_free(sm);
 	free(sm->ports);
@@ -143,19 +220,6 @@ static struct sib_sm_port *port_by_ep(struct sib_sm *sm, const struct sib_endpoi
 {
 	for (unsigned i = 0; i < sm->nports; i++)
 		if (sm->ports[i].state != SIB_SMP_FREE && sib_endpoint_equal(&sm->ports[i].ep, ep))
-			return &sm->ports[i];
-	return NULL;
-}
-
-/* The port whose outstanding request has this TID and went to from: a
- * response from anywhere else is no answer (IBA 13.4.6.4 matches by TID;
- * here TIDs are guessable, endpoints are not). */
-static struct sib_sm_port *port_by_tid(struct sib_sm *sm, uint64_t tid,
-				       const struct sib_endpoint *from)
-{
-	for (unsigned i = 0; i < sm->nports; i++)
-		if (sm->ports[i].state != SIB_SMP_FREE && sm->ports[i].tid == tid &&
-		    sm->ports[i].deadline_ns && sib_endpoint_equal(&sm->ports[i].ep, from))
 			return &sm->ports[i];
 	return NULL;
 }
@@ -281,6 +345,10 @@ void sib_sm_lids_foreach(const struct sib_sm *sm, sib_sm_lid_fn fn, void *arg)
 
 static void port_free(struct sib_sm *sm, struct sib_sm_port *p)
 {
+	/* What is still out to it ends: its configuration step, the
+	 * multicast lists on their way (mgmt/mad_send.h). */
+	if (p->state != SIB_SMP_FREE)
+		sib_mad_cancel_to(&sm->mads, &p->ep, SIB_MAD_ANY);
 	if (p->lid) {
 		memory_keep(sm, p->guid, p->lid);
 		lid_mark(sm, p->lid, false);
@@ -288,7 +356,10 @@ static void port_free(struct sib_sm *sm, struct sib_sm_port *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* Sends SMP (attr, mod, data) to port p and makes it p's outstanding request. */
+static enum sib_mad_verdict port_answered(void *owner, const struct sib_mad_send_wc *wc);
+
+/* Sends SMP (attr, mod, data) to port p, at most `tries` times, as p's one
+ * request out (one still out ends: its answer would pass for this one's). */
 static void send_smp(struct sib_sm *sm, struct sib_sm_port *p, bool directed, uint8_t method,
 		     uint16_t attr, uint32_t mod, const uint8_t *data, unsigned tries)
 {
@@ -299,9 +370,9 @@ static void send_smp(struct sib_sm *sm, struct sib_sm_port *p, bool directed, ui
 	 * lease ran out (read at ProtectBits 0) until our Set replaces it. */
 	uint64_t m_key = p->port_m_key ? p->port_m_key : sm->m_key;
 
-	p->tid = sm->tid_next++;
-	p->deadline_ns = sm->now_ns + SIB_SM_TIMEOUT_NS;
-	p->tries = tries;
+	if (p->tid)
+		sib_mad_cancel(&sm->mads, p->tid, p);
+	p->tid = 0;
 	sm->act_count++;
 	if (directed) {
 		struct ib_dr_smp dr;
@@ -316,7 +387,6 @@ static void send_smp(struct sib_sm *sm, struct sib_sm_port *p, bool directed, ui
 		dr.HopCount = 1;
 		dr.HopPointer = 1;
 		dr.InitialPath[1] = 1;
-		dr.TransactionID = p->tid;
 		dr.AttributeID = attr;
 		dr.AttributeModifier = mod;
 		dr.M_Key = m_key;
@@ -330,20 +400,15 @@ static void send_smp(struct sib_sm *sm, struct sib_sm_port *p, bool directed, ui
 		struct ib_smp smp;
 
 		memset(&smp, 0, sizeof(smp));
-		smp.hdr.BaseVersion = IB_MAD_BASE_VERSION;
-		smp.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_LID_ROUTED;
-		smp.hdr.ClassVersion = IB_SMP_CLASS_VERSION;
-		ib_mad_set_method(&smp.hdr, method);
-		smp.hdr.TransactionID = p->tid;
-		smp.hdr.AttributeID = attr;
-		smp.hdr.AttributeModifier = mod;
+		sib_mad_request_hdr(&smp.hdr, IB_MGMT_CLASS_SUBN_LID_ROUTED, IB_SMP_CLASS_VERSION,
+				    method, attr, mod);
 		smp.M_Key = m_key;
 		if (data)
 			memcpy(smp.SMPData, data, IB_SMP_DATA_BYTES);
 		ib_smp_encode(&smp, mad);
 		sib_mad_addr_init(&a, SIB_QP0, p->lid, sm->lid);
 	}
-	sib_mgmt_send(sm->link, &a, mad, &p->ep);
+	sib_sm_post(sm, &a, &p->ep, mad, tries - 1, port_answered, p, &p->tid);
 }
 
 static void set_port_info(struct sib_sm *sm, struct sib_sm_port *p, bool directed,
@@ -502,7 +567,7 @@ static void trap_rx(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8
 static void challenge(struct sib_sm *sm, struct sib_sm_port *other)
 {
 	other->challenged = true;
-	if (other->state == SIB_SMP_ACTIVE && !other->deadline_ns)
+	if (other->state == SIB_SMP_ACTIVE && !other->tid)
 		send_smp(sm, other, false, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL, 1);
 }
 
@@ -536,44 +601,33 @@ static bool bind_guid(struct sib_sm *sm, struct sib_sm_port *p, const struct ib_
 	return true;
 }
 
-static void smp_resp_rx(struct sib_sm *sm, const uint8_t *in, const struct sib_endpoint *from)
+/* Port p answered its request: the next step. */
+static void smp_resp_rx(struct sib_sm *sm, struct sib_sm_port *p, const uint8_t *in)
 {
 	char g[20], e[SIB_ENDPOINT_STRLEN];
 	uint8_t data[IB_SMP_DATA_BYTES];
-	struct sib_sm_port *p;
 	struct ib_node_info ni;
 	struct ib_port_info pi;
 	uint16_t status;
-	uint64_t tid;
 
 	if (in[1] == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
 		struct ib_dr_smp dr;
 
 		ib_dr_smp_decode(&dr, in);
-		tid = dr.TransactionID;
 		status = dr.Status;
 		memcpy(data, dr.SMPData, sizeof(data));
 	} else {
 		struct ib_smp smp;
 
 		ib_smp_decode(&smp, in);
-		tid = smp.hdr.TransactionID;
 		status = smp.hdr.Status;
 		memcpy(data, smp.SMPData, sizeof(data));
 	}
-	p = port_by_tid(sm, tid, from);
-	if (!p) {
-		/* late answer to a retried or abandoned request, or a forgery */
-		sm->resp_misrouted++;
-		return;
-	}
-	p->deadline_ns = 0;
 	if (status && p->state != SIB_SMP_ACTIVE) {
+		/* It starts over from its next trap. */
 		sib_warn("softib-sm: port at %s refused a configuration step (status 0x%04x); "
-			 "starting over", sib_endpoint_str(&p->ep, e), status);
-		p->state = SIB_SMP_GET_NODE_INFO;
-		p->deadline_ns = sm->now_ns + SIB_SM_TIMEOUT_NS; /* retry after a pause */
-		p->tries = 1;
+			 "dropped until it traps again", sib_endpoint_str(&p->ep, e), status);
+		drop_port(sm, p, "refused a configuration step");
 		return;
 	}
 	switch (p->state) {
@@ -692,26 +746,23 @@ static void sm_info_get_rx(struct sib_sm *sm, const struct sib_mad_addr *a, cons
 	sib_mgmt_send(sm->link, &ra, out, from);
 }
 
-static void peer_poll(struct sib_sm *sm, struct sib_sm_peer *pe, unsigned tries)
+static enum sib_mad_verdict peer_answered(void *owner, const struct sib_mad_send_wc *wc);
+
+static void peer_poll(struct sib_sm *sm, struct sib_sm_peer *pe)
 {
 	uint8_t mad[IB_MAD_BYTES];
 	struct sib_mad_addr a;
 	struct ib_smp smp;
 
 	memset(&smp, 0, sizeof(smp));
-	smp.hdr.BaseVersion = IB_MAD_BASE_VERSION;
-	smp.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_LID_ROUTED;
-	smp.hdr.ClassVersion = IB_SMP_CLASS_VERSION;
-	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_GET);
-	smp.hdr.AttributeID = IB_SMP_ATTR_SM_INFO;
-	smp.hdr.TransactionID = pe->tid = sm->tid_next++;
+	sib_mad_request_hdr(&smp.hdr, IB_MGMT_CLASS_SUBN_LID_ROUTED, IB_SMP_CLASS_VERSION,
+			    IB_MAD_METHOD_GET, IB_SMP_ATTR_SM_INFO, 0);
 	smp.M_Key = sm->sm_key; /* authenticates us as an SM of this subnet */
 	sm_info_fill(sm, true, smp.SMPData);
 	ib_smp_encode(&smp, mad);
 	sib_mad_addr_init(&a, SIB_QP0, SIB_LID_PERMISSIVE, sm->lid);
-	pe->deadline_ns = sm->now_ns + SIB_SM_TIMEOUT_NS;
-	pe->tries = tries;
-	sib_mgmt_send(sm->link, &a, mad, &pe->ep);
+	pe->asking =
+		!sib_sm_post(sm, &a, &pe->ep, mad, SIB_SM_RETRIES - 1, peer_answered, pe, NULL);
 }
 
 /* Whether peer pe goes before us (IBA 14.4.1.1: higher Priority, then the
@@ -786,6 +837,14 @@ static void poll_round_done(struct sib_sm *sm)
 	}
 }
 
+static bool peers_asking(const struct sib_sm *sm)
+{
+	for (unsigned i = 0; i < sm->npeers; i++)
+		if (sm->peers[i].asking)
+			return true;
+	return false;
+}
+
 static void poll_peers(struct sib_sm *sm)
 {
 	if (!sm->npeers || sm->polling)
@@ -793,71 +852,121 @@ static void poll_peers(struct sib_sm *sm)
 	sm->polling = true;
 	for (unsigned i = 0; i < sm->npeers; i++) {
 		sm->peers[i].answered = false;
-		peer_poll(sm, &sm->peers[i], SIB_SM_RETRIES);
+		peer_poll(sm, &sm->peers[i]);
 	}
-}
-
-static void peers_timeouts(struct sib_sm *sm)
-{
-	bool pending = false;
-
-	if (!sm->polling)
-		return;
-	for (unsigned i = 0; i < sm->npeers; i++) {
-		struct sib_sm_peer *pe = &sm->peers[i];
-
-		if (!pe->deadline_ns)
-			continue;
-		if (pe->deadline_ns > sm->now_ns) {
-			pending = true;
-		} else if (pe->tries > 1) {
-			peer_poll(sm, pe, pe->tries - 1);
-			pending = true;
-		} else {
-			pe->deadline_ns = 0; /* no answer this round */
-		}
-	}
-	if (!pending)
+	if (!peers_asking(sm))
 		poll_round_done(sm);
 }
 
-static void sm_info_resp_rx(struct sib_sm *sm, const uint8_t *in, const struct sib_endpoint *from)
+/* A peer's SMInfo, from the address it was asked at. */
+static void peer_heard(struct sib_sm *sm, struct sib_sm_peer *pe, const uint8_t *in)
 {
 	char e[SIB_ENDPOINT_STRLEN];
 	struct ib_sm_info si;
 	struct ib_smp smp;
 
 	ib_smp_decode(&smp, in);
-	for (unsigned i = 0; i < sm->npeers; i++) {
-		struct sib_sm_peer *pe = &sm->peers[i];
-
-		if (!pe->deadline_ns || pe->tid != smp.hdr.TransactionID ||
-		    !sib_endpoint_equal(&pe->ep, from))
-			continue;
-		ib_sm_info_decode(&si, smp.SMPData);
-		pe->deadline_ns = 0;
-		pe->answered = !smp.hdr.Status;
-		pe->same_subnet = sm->sm_key && si.SM_Key == sm->sm_key;
-		pe->state = si.SMState;
-		pe->priority = si.Priority;
-		pe->guid = si.GUID;
-		if (pe->answered && !pe->same_subnet && !pe->foreign_logged) {
-			pe->foreign_logged = true;
-			sib_warn("softib-sm: the SM at %s (GUID 0x%016llx) does not share this subnet's "
-				 "SM_Key; ignoring it (give both the same --key-file to make one a "
-				 "standby of the other)",
-				 sib_endpoint_str(from, e), (unsigned long long)si.GUID);
-		}
-		peers_timeouts(sm);
-		return;
+	ib_sm_info_decode(&si, smp.SMPData);
+	pe->answered = !smp.hdr.Status;
+	pe->same_subnet = sm->sm_key && si.SM_Key == sm->sm_key;
+	pe->state = si.SMState;
+	pe->priority = si.Priority;
+	pe->guid = si.GUID;
+	if (pe->answered && !pe->same_subnet && !pe->foreign_logged) {
+		pe->foreign_logged = true;
+		sib_warn("softib-sm: the SM at %s (GUID 0x%016llx) does not share this subnet's "
+			 "SM_Key; ignoring it (give both the same --key-file to make one a "
+			 "standby of the other)",
+			 sib_endpoint_str(&pe->ep, e), (unsigned long long)si.GUID);
 	}
-	sm->resp_misrouted++;
+}
+
+/* A peer answered or gave up; the round is decided once all did. */
+static enum sib_mad_verdict peer_answered(void *owner, const struct sib_mad_send_wc *wc)
+{
+	struct sib_sm *sm = owner;
+	struct sib_sm_peer *pe = wc->context;
+
+	if (wc->status == SIB_MAD_RESENT || wc->status == SIB_MAD_CANCELED)
+		return SIB_MAD_DONE;
+	if (wc->status == SIB_MAD_RESPONSE)
+		peer_heard(sm, pe, wc->resp->mad);
+	pe->asking = false;
+	if (sm->polling && !peers_asking(sm))
+		poll_round_done(sm);
+	return SIB_MAD_DONE;
+}
+
+/* Port p's request ended without an answer (every try). */
+static void port_timed_out(struct sib_sm *sm, struct sib_sm_port *p)
+{
+	if (p->state != SIB_SMP_ACTIVE)
+		drop_port(sm, p, "stopped answering");
+	else if (p->challenged)
+		drop_port(sm, p, "did not answer when its GUID was claimed elsewhere");
+	else if (++p->missed >= SIB_SM_MAX_MISSED)
+		drop_port(sm, p, "missed 3 sweeps");
+}
+
+static enum sib_mad_verdict port_answered(void *owner, const struct sib_mad_send_wc *wc)
+{
+	struct sib_sm *sm = owner;
+	struct sib_sm_port *p = wc->context;
+
+	/* Canceled: p let go of it (a newer request, or p is gone). */
+	switch (wc->status) {
+	case SIB_MAD_RESENT:
+		sm->act_count++;
+		break;
+	case SIB_MAD_RESPONSE:
+		p->tid = 0;
+		smp_resp_rx(sm, p, wc->resp->mad);
+		break;
+	case SIB_MAD_TIMEOUT:
+		p->tid = 0;
+		port_timed_out(sm, p);
+		break;
+	case SIB_MAD_CANCELED:
+		break;
+	}
+	return SIB_MAD_DONE;
+}
+
+/* QP0's requests to the SM: SMInfo Gets and traps; a response here
+ * answered nothing the SM asked (a late answer to an abandoned request,
+ * one from elsewhere than where it went, or a forgery). */
+static bool sm_rx(void *owner, const struct sib_mad_recv *r)
+{
+	struct sib_sm *sm = owner;
+	const uint8_t *mad = r->mad;
+
+	if (sib_mad_is_response(mad)) {
+		sm->resp_misrouted++;
+		return true;
+	}
+	/* SMInfo is the one attribute of the SM's own port it serves. */
+	if (mad[3] == IB_MAD_METHOD_GET && ib_bits_get(mad, 128, 16) == IB_SMP_ATTR_SM_INFO) {
+		sm_info_get_rx(sm, r->a, mad, r->from);
+		return true;
+	}
+	if (mad[3] == IB_MAD_METHOD_TRAP) {
+		trap_rx(sm, r->a, mad, r->from);
+		return true;
+	}
+	return false; /* the SM's own SMA is not modelled beyond SMInfo */
+}
+
+static bool sa_rx(void *owner, const struct sib_mad_recv *r)
+{
+	sib_sa_serve(owner, r->a, r->mad, r->from);
+	return true;
 }
 
 void sib_sm_rx(struct sib_sm *sm, const uint8_t *buf, size_t len, const struct sib_endpoint *from)
 {
 	struct ib_packet pkt;
 	struct sib_mad_addr a;
+	struct sib_mad_recv r;
 	const uint8_t *mad;
 	enum ib_pkt_err err = ib_packet_decode(buf, len, &pkt);
 
@@ -866,40 +975,13 @@ void sib_sm_rx(struct sib_sm *sm, const uint8_t *buf, size_t len, const struct s
 		return;
 	}
 	mad = sib_mgmt_parse(&pkt, &a);
-	if (!mad || mad[0] != IB_MAD_BASE_VERSION) {
+	if (!mad) {
 		sm->dropped++;
 		return;
 	}
-	if (a.DestQP == SIB_QP1) {
-		if (mad[1] == IB_MGMT_CLASS_SUBN_ADM)
-			sib_sa_serve(sm, &a, mad, from);
-		else
-			sm->dropped++;
-		return;
-	}
-	if (mad[1] != IB_MGMT_CLASS_SUBN_LID_ROUTED && mad[1] != IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
+	r = (struct sib_mad_recv){ .port_num = 1, .a = &a, .mad = mad, .from = from };
+	if (!sib_mad_deliver(&sm->mads, &r))
 		sm->dropped++;
-		return;
-	}
-	/* SMInfo is the one attribute of the SM's own port it serves. */
-	if (mad[1] == IB_MGMT_CLASS_SUBN_LID_ROUTED && ib_bits_get(mad, 128, 16) == IB_SMP_ATTR_SM_INFO) {
-		if (mad[3] == IB_MAD_METHOD_GET)
-			sm_info_get_rx(sm, &a, mad, from);
-		else if (mad[3] == IB_MAD_METHOD_GET_RESP)
-			sm_info_resp_rx(sm, mad, from);
-		else
-			sm->dropped++;
-		return;
-	}
-	if ((mad[3] & IB_MAD_METHOD_RESP) && mad[1] == IB_MGMT_CLASS_SUBN_LID_ROUTED &&
-	    ib_bits_get(mad, 128, 16) == SIB_SMP_ATTR_MULTICAST_PORTS)
-		sib_sm_mcast_resp_rx(sm, mad, from); /* multicast programming, sm_mcast.c */
-	else if (mad[3] & IB_MAD_METHOD_RESP)
-		smp_resp_rx(sm, mad, from);
-	else if (mad[3] == IB_MAD_METHOD_TRAP && mad[1] == IB_MGMT_CLASS_SUBN_LID_ROUTED)
-		trap_rx(sm, &a, mad, from);
-	else
-		sm->dropped++; /* the SM's own SMA is not modelled beyond SMInfo */
 }
 
 static void rx_cb(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
@@ -907,66 +989,12 @@ static void rx_cb(void *arg, const uint8_t *pkt, size_t len, const struct sib_en
 	sib_sm_rx(arg, pkt, len, from);
 }
 
-static void timeouts(struct sib_sm *sm)
-{
-	for (unsigned i = 0; i < sm->nports; i++) {
-		struct sib_sm_port *p = &sm->ports[i];
-
-		if (p->state == SIB_SMP_FREE || !p->deadline_ns || p->deadline_ns > sm->now_ns)
-			continue;
-		p->deadline_ns = 0;
-		if (p->state == SIB_SMP_ACTIVE) {
-			if (p->challenged)
-				drop_port(sm, p, "did not answer when its GUID was claimed elsewhere");
-			else if (++p->missed >= SIB_SM_MAX_MISSED)
-				drop_port(sm, p, "missed 3 sweeps");
-			continue;
-		}
-		if (p->tries <= 1) {
-			drop_port(sm, p, "stopped answering");
-			continue;
-		}
-		/* Retry the step the port is in. */
-		switch (p->state) {
-		case SIB_SMP_GET_NODE_INFO:
-			send_smp(sm, p, true, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL,
-				 p->tries - 1);
-			break;
-		case SIB_SMP_GET_PORT_INFO:
-			send_smp(sm, p, true, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL,
-				 p->tries - 1);
-			break;
-		case SIB_SMP_SET_PKEYS:
-			set_pkeys(sm, p, p->tries - 1);
-			break;
-		case SIB_SMP_SET_ARMED: {
-			unsigned t = p->tries;
-
-			set_port_info(sm, p, true, IB_PORT_STATE_ARMED);
-			p->tries = t - 1;
-			break;
-		}
-		case SIB_SMP_SET_ACTIVE: {
-			unsigned t = p->tries;
-
-			/* It may be ACTIVE already or still INIT: directed
-			 * route reaches it either way. */
-			set_port_info(sm, p, true, IB_PORT_STATE_ACTIVE);
-			p->tries = t - 1;
-			break;
-		}
-		default:
-			break;
-		}
-	}
-}
-
 static void sweep(struct sib_sm *sm)
 {
 	for (unsigned i = 0; i < sm->nports; i++) {
 		struct sib_sm_port *p = &sm->ports[i];
 
-		if (p->state != SIB_SMP_ACTIVE || p->deadline_ns)
+		if (p->state != SIB_SMP_ACTIVE || p->tid)
 			continue;
 		send_smp(sm, p, false, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL, 1);
 	}
@@ -991,8 +1019,7 @@ int sib_sm_step(struct sib_sm *sm, uint64_t now_ns)
 		if (n < 64)
 			break;
 	}
-	timeouts(sm);
-	peers_timeouts(sm);
+	sib_mad_tick(&sm->mads); /* resends, and what they ended: a port, a round */
 	if (sm->state == IB_SM_STATE_DISCOVERING)
 		poll_peers(sm);
 	sib_sa_step(sm);
@@ -1008,23 +1035,16 @@ int sib_sm_step(struct sib_sm *sm, uint64_t now_ns)
 	return total;
 }
 
-uint64_t sib_sm_next_deadline(const struct sib_sm *sm)
+uint64_t sib_sm_next_deadline(struct sib_sm *sm)
 {
 	uint64_t d = sm->next_sweep_ns, sa = sib_sa_next_deadline(sm);
-	uint64_t mc = sib_sm_mcast_next_deadline(sm);
+	uint64_t mc = sib_sm_mcast_next_deadline(sm), mad = sib_mad_next_deadline(&sm->mads);
 
 	if (mc && mc < d)
 		d = mc;
-
-	for (unsigned i = 0; i < sm->npeers; i++)
-		if (sm->peers[i].deadline_ns && sm->peers[i].deadline_ns < d)
-			d = sm->peers[i].deadline_ns;
-
 	if (sa && sa < d)
 		d = sa;
-	for (unsigned i = 0; i < sm->nports; i++)
-		if (sm->ports[i].state != SIB_SMP_FREE && sm->ports[i].deadline_ns &&
-		    sm->ports[i].deadline_ns < d)
-			d = sm->ports[i].deadline_ns;
+	if (mad && mad < d)
+		d = mad;
 	return d;
 }

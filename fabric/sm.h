@@ -10,7 +10,8 @@
  *
  * Discovery.  A port whose link comes up sends a trap (Notice 128) to the
  * SM's endpoint.  The SM represses it and configures the port, one request
- * at a time, each retried SIB_SM_RETRIES times after SIB_SM_TIMEOUT_NS:
+ * at a time, each sent at most SIB_SM_RETRIES times, SIB_SM_TIMEOUT_NS
+ * apart, with one TID (sends of the SM's MAD layer, mgmt/mad_send.h):
  *   DR SubnGet(NodeInfo)    -> port GUID
  *   DR SubnGet(PortInfo)    -> MTUCap, the port's LID; the LID is chosen
  *   DR SubnSet(P_KeyTable)  the port's partitions (partitions.h)
@@ -26,8 +27,9 @@
  *
  * What the SM believes (IBA 14.4, the rules that keep a subnet from being
  * hijacked):
- *   - a response counts only when its TID is the one outstanding for a
- *     port and it comes from the endpoint the request went to;
+ *   - a response counts only when its TID is that of a request still out
+ *     and it comes from the endpoint the request went to (the MAD layer's
+ *     rule; anything else counts in resp_misrouted);
  *   - a port GUID stays bound to the endpoint the SM first learned it at
  *     until that port is gone (it fails a sweep, or a probe the SM sends
  *     when the GUID is claimed from elsewhere); a claim of a live port's
@@ -37,7 +39,8 @@
  *     LID, else a fresh one (OpenSM's guid2lid does the same).
  *
  * Several SMs (SMInfo, IBA 14.4.1): the other SM addresses of the subnet
- * (peers) are asked for SMInfo with our SM_Key as M_Key; one that answers
+ * (peers) are asked for SMInfo with our SM_Key as M_Key (a round: each
+ * asked as a port's request is, until it answers or gives up); one that answers
  * with the same SM_Key is of this subnet.  An SM that finds a MASTER, or a
  * peer of higher precedence (Priority, then the lower GUID), stands by:
  * it configures nothing and answers SMInfo STANDBY; when no master has
@@ -46,7 +49,8 @@
  *
  * Time is whatever the caller passes to sib_sm_step(): the engine reads no
  * clock and no file (sm_main.c keeps the keys and the LID cache), so tests
- * can run sweeps without waiting.
+ * can run sweeps without waiting.  The MAD layer runs on that time too: its
+ * timeouts run in sib_sm_step, its next one is in sib_sm_next_deadline.
  */
 #ifndef SIB_FABRIC_SM_H
 #define SIB_FABRIC_SM_H
@@ -56,7 +60,9 @@
 #include <stdio.h>
 
 #include "link/link.h"
+#include "mgmt/mad_agent.h"
 #include "mgmt/mad_packet.h"
+#include "mgmt/mad_send.h"
 #include "transport/port.h"
 
 struct sib_sa_state;
@@ -89,10 +95,7 @@ struct sib_sm_port {
 	uint8_t mtu_cap; /* enum ib_mtu_code */
 	uint64_t port_m_key; /* the M_Key the port holds, when not ours (read at
 			      * ProtectBits 0 after its lease ran out) */
-	/* the one outstanding request */
-	uint64_t tid;
-	uint64_t deadline_ns;
-	unsigned tries;
+	uint64_t tid;	 /* the one request out (mad_send.h); 0: none */
 	unsigned missed; /* sweeps in a row without an answer */
 	bool challenged; /* its GUID was claimed elsewhere: one miss drops it */
 	uint16_t joined_lid; /* the LID its "joined" line said */
@@ -103,8 +106,7 @@ struct sib_sm_port {
 #define SIB_SM_MAX_PEERS 4
 struct sib_sm_peer {
 	struct sib_endpoint ep;
-	uint64_t tid, deadline_ns;
-	unsigned tries;
+	bool asking;	/* its SMInfo query of this round is out */
 	bool answered;	/* this round */
 	bool same_subnet; /* it answered with our SM_Key */
 	uint8_t state;	/* enum ib_sm_state, as it answered */
@@ -139,7 +141,7 @@ struct sib_sm {
 	uint64_t sweep_ns;
 	uint64_t now_ns;
 	uint64_t next_sweep_ns;
-	uint64_t tid_next;
+	struct sib_mad_layer mads; /* the SM's agents and its requests out */
 	struct sib_sm_port *ports;
 	unsigned nports, cap;
 	struct sib_sm_lid_memory *memory;
@@ -153,7 +155,7 @@ struct sib_sm {
 	uint64_t bad_p_key_traps;		 /* trap 257 from ports */
 	/* counters */
 	uint64_t joins, leaves, sa_queries, dropped;
-	uint64_t resp_misrouted;  /* responses with an unknown TID or from the wrong endpoint */
+	uint64_t resp_misrouted;  /* responses no request took: unknown TID, wrong endpoint */
 	uint64_t claims_refused;  /* NodeInfo claiming a live port's GUID */
 	uint64_t bad_m_key_traps; /* trap 256 from ports */
 };
@@ -181,7 +183,15 @@ int sib_sm_step(struct sib_sm *sm, uint64_t now_ns);
  * partitions changed.  LIDs stay. */
 void sib_sm_reconfigure(struct sib_sm *sm);
 /* When sib_sm_step should run next at the latest (absolute ns). */
-uint64_t sib_sm_next_deadline(const struct sib_sm *sm);
+uint64_t sib_sm_next_deadline(struct sib_sm *sm);
+
+/* Sends an SMP of the SM's (mad, with address a) to dst through its MAD
+ * layer, under the agent of the SMP's class: each wait SIB_SM_TIMEOUT_NS,
+ * sent again up to retries times; fn hears the answer or the end
+ * (mgmt/mad_send.h).  sib_mad_post's result; *tid (may be NULL) its TID. */
+int sib_sm_post(struct sib_sm *sm, const struct sib_mad_addr *a, const struct sib_endpoint *dst,
+		const uint8_t *mad, unsigned retries, sib_mad_send_fn fn, void *context,
+		uint64_t *tid);
 
 /* The one datagram handler (tests feed it directly). */
 void sib_sm_rx(struct sib_sm *sm, const uint8_t *buf, size_t len, const struct sib_endpoint *from);

@@ -209,6 +209,16 @@ static int node_mcast_ports(struct sib_node *node, unsigned port_num, uint16_t m
 	return sib_engine_mcast_set_ports(hca->engine, mlid, eps, n);
 }
 
+/* The SA client cached where a LID lives (or that nothing does): the data
+ * path's datagrams that wait for that source go on (transport/rxq.h). */
+static void node_lid_resolved(struct sib_node *node, unsigned port_num, uint16_t lid)
+{
+	struct sib_hca *hca = hca_of(node);
+
+	if (port_num == 1 && hca->engine)
+		sib_engine_source_known(hca->engine, lid);
+}
+
 static const struct sib_node_ops hca_node_ops = {
 	.port_event = node_port_event,
 	.threaded = node_threaded,
@@ -216,6 +226,7 @@ static const struct sib_node_ops hca_node_ops = {
 	.on_thread = node_on_thread,
 	.counters = node_counters,
 	.mcast_ports = node_mcast_ports,
+	.lid_resolved = node_lid_resolved,
 };
 
 struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)

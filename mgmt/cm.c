@@ -4,6 +4,8 @@
  * received and per consumer request; see cm.h for the rules it keeps.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -11,7 +13,10 @@
 #include "base/log.h"
 #include "mgmt/cm.h"
 #include "mgmt/mad_agent.h"
+#include "mgmt/mad_send.h"
 #include "mgmt/node.h"
+
+static const struct sib_mad_agent cm_agent;
 
 static const char *const state_names[SIB_CM_STATE_COUNT] = {
 	[SIB_CM_IDLE] = "IDLE",
@@ -108,7 +113,8 @@ struct sib_cm_id *sib_cm_create_id(struct sib_cm *cm, unsigned port_num, sib_cm_
 }
 
 /*
- * Timer bookkeeping.  A callback may already be on its way (taken off the
+ * The TIMEWAIT timer (a request's retransmissions are the MAD layer's:
+ * send_request).  A callback may already be on its way (taken off the
  * timer queue, waiting for the CM's lock) when the id re-arms or goes
  * away, so `pending` counts callbacks that may still run, and a callback
  * acts only while the id is armed and its deadline has come.
@@ -131,6 +137,29 @@ static void arm(struct sib_cm_id *id, uint64_t ns)
 	sib_timer_arm(id->cm->node->timers, &id->timer, ns, cm_timer_fn, id);
 }
 
+/* What the id's sends are posted with: its comm ID, not the id, which may
+ * be gone by the time the MAD layer hears of the send again. */
+static void *comm_context(const struct sib_cm_id *id)
+{
+	return (void *)(uintptr_t)id->local_comm_id;
+}
+
+/* The request in msg is answered, or no longer wanted: its send ends
+ * (ib_cancel_mad; a send event already on its way finds send_tid moved). */
+static void stop_request(struct sib_cm_id *id)
+{
+	if (id->send_tid)
+		sib_mad_cancel(&id->cm->node->mads, id->send_tid, comm_context(id));
+	id->send_tid = 0;
+}
+
+/* No request out and no timer: what a new state starts from. */
+static void quiet(struct sib_cm_id *id)
+{
+	stop_request(id);
+	disarm(id);
+}
+
 /* Forgets the id; its memory goes once no timer callback can reach it. */
 static void id_free(struct sib_cm_id *id)
 {
@@ -143,7 +172,7 @@ static void id_free(struct sib_cm_id *id)
 	if (id->next)
 		id->next->prev = id->prev;
 	id->next = id->prev = NULL;
-	disarm(id);
+	quiet(id);
 	if (id->pending)
 		id->unlinked = true;
 	else
@@ -209,13 +238,8 @@ static void mad_start(uint8_t *mad, uint16_t attr, uint64_t tid)
 	struct ib_mad_hdr h;
 
 	memset(mad, 0, IB_MAD_BYTES);
-	memset(&h, 0, sizeof(h));
-	h.BaseVersion = IB_MAD_BASE_VERSION;
-	h.MgmtClass = IB_MGMT_CLASS_CM;
-	h.ClassVersion = IB_CM_CLASS_VERSION;
-	ib_mad_set_method(&h, IB_MAD_METHOD_SEND);
+	sib_mad_request_hdr(&h, IB_MGMT_CLASS_CM, IB_CM_CLASS_VERSION, IB_MAD_METHOD_SEND, attr, 0);
 	h.TransactionID = tid;
-	h.AttributeID = attr;
 	ib_mad_hdr_encode(&h, mad);
 }
 
@@ -239,13 +263,41 @@ static void send_id(struct sib_cm_id *id, const uint8_t *mad)
 	send_to(id->cm, id->port_num, &id->addr, &id->peer, mad);
 }
 
-/* Sends the request in id->msg and waits for its answer. */
+static enum sib_mad_verdict request_event(void *owner, const struct sib_mad_send_wc *wc);
+
+/*
+ * Sends the request in id->msg (TID id->tid) through the MAD layer: it
+ * goes again after each wait of the peer's response time plus two packet
+ * lifetimes, MaxCMRetries times, until the answer stops it (IBA 12.9:
+ * REQ, REP, DREQ, SIDR_REQ are retransmitted; the answers are Sends of
+ * their own, matched by comm ID, so the CM cancels the send itself).
+ */
 static void send_request(struct sib_cm_id *id)
 {
-	id->msg_valid = true;
-	id->retries_left = id->max_retries;
-	send_id(id, id->msg);
-	arm(id, id->resp_ns);
+	struct sib_cm *cm = id->cm;
+	struct sib_mad_send_req req = {
+		.port_num = id->port_num,
+		.addr = id->addr,
+		.dst = id->peer,
+		.mad = id->msg,
+		.tid = id->tid,
+		.timeout_ns = id->resp_ns,
+		.retries = id->max_retries,
+		.fn = request_event,
+		.context = comm_context(id),
+	};
+	const char *what = ib_mad_attr_str(IB_MGMT_CLASS_CM, id->msg[16] << 8 | id->msg[17]);
+	int rc;
+
+	quiet(id);
+	cm->counters.tx++;
+	rc = sib_mad_post(&cm->node->mads, &cm_agent, &req, NULL);
+	if (rc) {
+		sib_dbg("CM: sending %s failed: %s", what, strerror(-rc));
+		return;
+	}
+	id->send_tid = id->tid;
+	sib_dbg("CM: sent %s to LID %u", what, id->addr.DLID);
 }
 
 static void keep_reply(struct sib_cm_id *id, const uint8_t *mad)
@@ -318,7 +370,7 @@ static void reject_unknown(struct sib_cm *cm, unsigned port_num, const struct si
 static void enter_timewait(struct sib_cm_id *id)
 {
 	id->state = SIB_CM_TIMEWAIT;
-	id->msg_valid = false;
+	stop_request(id);
 	/* IBA 12.9.8.4: long enough for every packet of the connection to
 	 * have left the fabric: the QP's ACK timeout. */
 	arm(id, sib_cm_time_ns(id->local_ack_timeout ? id->local_ack_timeout : 16));
@@ -326,21 +378,49 @@ static void enter_timewait(struct sib_cm_id *id)
 
 static void to_idle(struct sib_cm_id *id)
 {
-	disarm(id);
+	quiet(id);
 	id->state = SIB_CM_IDLE;
-	id->msg_valid = false;
 }
 
 /* ---------------------------------------------------------------- consumer requests */
 
+/* A consumer request the CM refuses: the one debug line cm.h promises,
+ * naming the rule, then the error. */
+__attribute__((format(printf, 4, 5))) static int refuse(const struct sib_cm_id *id,
+							  const char *what, int err,
+							  const char *fmt, ...)
+{
+	char why[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	sib_dbg("CM: %s on comm ID 0x%08x refused in %s: %s", what, id->local_comm_id,
+		sib_cm_state_name(id->state), why);
+	return err;
+}
+
+/* Private data beyond what the message carries (IBA 12.6, each layout). */
+static int pd_too_long(const struct sib_cm_id *id, const char *what, unsigned len, unsigned max)
+{
+	return refuse(id, what, -EINVAL, "%u bytes of private data, the message carries %u", len,
+		      max);
+}
+
 int sib_cm_listen(struct sib_cm_id *id, uint64_t service_id, uint64_t mask)
 {
 	if (id->state != SIB_CM_IDLE)
-		return -EINVAL;
+		return refuse(id, "listen", -EINVAL, "only an IDLE id listens");
 	for (struct sib_cm_id *o = id->cm->ids; o; o = o->next)
 		if (o->state == SIB_CM_LISTEN && !o->destroyed &&
 		    ((o->service_id ^ service_id) & o->service_mask & mask) == 0)
-			return -EADDRINUSE;
+			return refuse(id, "listen", -EADDRINUSE,
+				      "ServiceID 0x%016llx/0x%016llx overlaps the listener's "
+				      "0x%016llx/0x%016llx (comm ID 0x%08x)",
+				      (unsigned long long)service_id, (unsigned long long)mask,
+				      (unsigned long long)o->service_id,
+				      (unsigned long long)o->service_mask, o->local_comm_id);
 	id->service_id = service_id & mask;
 	id->service_mask = mask;
 	id->state = SIB_CM_LISTEN;
@@ -374,9 +454,13 @@ int sib_cm_send_req(struct sib_cm_id *id, const struct sib_cm_req_param *p)
 {
 	struct ib_cm_req req;
 
-	if (id->state != SIB_CM_IDLE || p->private_data_len > IB_CM_REQ_PRIVATE_DATA_BYTES ||
-	    (p->transport != IB_CM_TRANSPORT_RC && p->transport != IB_CM_TRANSPORT_UC))
-		return -EINVAL;
+	if (id->state != SIB_CM_IDLE)
+		return refuse(id, "REQ", -EINVAL, "a REQ starts from an IDLE id");
+	if (p->private_data_len > IB_CM_REQ_PRIVATE_DATA_BYTES)
+		return pd_too_long(id, "REQ", p->private_data_len, IB_CM_REQ_PRIVATE_DATA_BYTES);
+	if (p->transport != IB_CM_TRANSPORT_RC && p->transport != IB_CM_TRANSPORT_UC)
+		return refuse(id, "REQ", -EINVAL, "transport %u: the CM connects RC and UC QPs "
+			      "(IBA 12.7.8)", p->transport);
 	memset(&req, 0, sizeof(req));
 	req.LocalCommID = id->local_comm_id;
 	req.ServiceID = p->service_id;
@@ -403,7 +487,7 @@ int sib_cm_send_req(struct sib_cm_id *id, const struct sib_cm_req_param *p)
 	id->path = p->path;
 	id->peer = p->peer;
 	id->local_ack_timeout = p->local_ack_timeout;
-	id->tid = sib_mad_new_tid();
+	id->tid = sib_mad_tid(&id->cm->node->mads, &cm_agent);
 	id->max_retries = req.MaxCMRetries;
 	id->resp_ns = response_ns(req.RemoteCMResponseTimeout, p->path.PacketLifeTime);
 	sib_mad_addr_init(&id->addr, SIB_QP1, p->path.DLID, p->path.SLID);
@@ -420,9 +504,10 @@ int sib_cm_send_rep(struct sib_cm_id *id, const struct sib_cm_rep_param *p)
 {
 	struct ib_cm_rep rep;
 
-	if ((id->state != SIB_CM_REQ_RCVD && id->state != SIB_CM_MRA_REQ_SENT) ||
-	    p->private_data_len > IB_CM_REP_PRIVATE_DATA_BYTES)
-		return -EINVAL;
+	if (id->state != SIB_CM_REQ_RCVD && id->state != SIB_CM_MRA_REQ_SENT)
+		return refuse(id, "REP", -EINVAL, "a REP answers a REQ received (IBA 12.9.5)");
+	if (p->private_data_len > IB_CM_REP_PRIVATE_DATA_BYTES)
+		return pd_too_long(id, "REP", p->private_data_len, IB_CM_REP_PRIVATE_DATA_BYTES);
 	memset(&rep, 0, sizeof(rep));
 	rep.LocalCommID = id->local_comm_id;
 	rep.RemoteCommID = id->remote_comm_id;
@@ -451,9 +536,10 @@ int sib_cm_send_rtu(struct sib_cm_id *id, const uint8_t *pd, unsigned len)
 	uint8_t mad[IB_MAD_BYTES];
 	struct ib_cm_rtu rtu;
 
-	if ((id->state != SIB_CM_REP_RCVD && id->state != SIB_CM_MRA_REP_SENT) ||
-	    len > IB_CM_RTU_PRIVATE_DATA_BYTES)
-		return -EINVAL;
+	if (id->state != SIB_CM_REP_RCVD && id->state != SIB_CM_MRA_REP_SENT)
+		return refuse(id, "RTU", -EINVAL, "an RTU answers a REP received (IBA 12.9.5)");
+	if (len > IB_CM_RTU_PRIVATE_DATA_BYTES)
+		return pd_too_long(id, "RTU", len, IB_CM_RTU_PRIVATE_DATA_BYTES);
 	memset(&rtu, 0, sizeof(rtu));
 	rtu.LocalCommID = id->local_comm_id;
 	rtu.RemoteCommID = id->remote_comm_id;
@@ -473,7 +559,7 @@ int sib_cm_send_rej(struct sib_cm_id *id, uint16_t reason, const uint8_t *ari, u
 	uint8_t mad[IB_MAD_BYTES];
 
 	if (len > IB_CM_REJ_PRIVATE_DATA_BYTES)
-		return -EINVAL;
+		return pd_too_long(id, "REJ", len, IB_CM_REJ_PRIVATE_DATA_BYTES);
 	switch (id->state) {
 	case SIB_CM_REQ_SENT:
 	case SIB_CM_MRA_REQ_RCVD:
@@ -493,7 +579,8 @@ int sib_cm_send_rej(struct sib_cm_id *id, uint16_t reason, const uint8_t *ari, u
 		enter_timewait(id);
 		return 0;
 	default:
-		return -EINVAL;
+		return refuse(id, "REJ", -EINVAL,
+			      "a REJ ends a connection being set up (IBA 12.9.5), not this state");
 	}
 }
 
@@ -519,13 +606,14 @@ int sib_cm_send_mra(struct sib_cm_id *id, uint8_t service_timeout, bool delay,
 		    const uint8_t *pd, unsigned len)
 {
 	if (len > IB_CM_MRA_PRIVATE_DATA_BYTES)
-		return -EINVAL;
+		return pd_too_long(id, "MRA", len, IB_CM_MRA_PRIVATE_DATA_BYTES);
 	if (id->state == SIB_CM_REQ_RCVD)
 		id->state = SIB_CM_MRA_REQ_SENT;
 	else if (id->state == SIB_CM_REP_RCVD)
 		id->state = SIB_CM_MRA_REP_SENT;
 	else
-		return -EINVAL;
+		return refuse(id, "MRA", -EINVAL,
+			      "an MRA answers a REQ or REP received, once (IBA 12.6.6)");
 	id->mra_service_timeout = service_timeout & 0x1f;
 	if (delay)
 		id->mra_delayed = true;
@@ -543,15 +631,18 @@ static void build_dreq(struct sib_cm_id *id, uint8_t *mad, const uint8_t *pd, un
 	dreq.RemoteCommID = id->remote_comm_id;
 	dreq.RemoteQPN = id->remote_qpn;
 	copy_pd(dreq.PrivateData, sizeof(dreq.PrivateData), pd, len);
-	id->tid = sib_mad_new_tid();
+	id->tid = sib_mad_tid(&id->cm->node->mads, &cm_agent);
 	mad_start(mad, IB_CM_ATTR_DREQ, id->tid);
 	ib_cm_dreq_encode(&dreq, mad + IB_CM_DATA_OFFSET);
 }
 
 int sib_cm_send_dreq(struct sib_cm_id *id, const uint8_t *pd, unsigned len)
 {
-	if (id->state != SIB_CM_ESTABLISHED || len > IB_CM_DREQ_PRIVATE_DATA_BYTES)
-		return -EINVAL;
+	if (id->state != SIB_CM_ESTABLISHED)
+		return refuse(id, "DREQ", -EINVAL,
+			      "a DREQ ends an ESTABLISHED connection (IBA 12.9.6)");
+	if (len > IB_CM_DREQ_PRIVATE_DATA_BYTES)
+		return pd_too_long(id, "DREQ", len, IB_CM_DREQ_PRIVATE_DATA_BYTES);
 	build_dreq(id, id->msg, pd, len);
 	id->reply_valid = false;
 	id->state = SIB_CM_DREQ_SENT;
@@ -576,8 +667,10 @@ int sib_cm_send_drep(struct sib_cm_id *id, const uint8_t *pd, unsigned len)
 {
 	uint8_t mad[IB_MAD_BYTES];
 
-	if (id->state != SIB_CM_DREQ_RCVD || len > IB_CM_DREP_PRIVATE_DATA_BYTES)
-		return -EINVAL;
+	if (id->state != SIB_CM_DREQ_RCVD)
+		return refuse(id, "DREP", -EINVAL, "a DREP answers a DREQ received (IBA 12.9.6)");
+	if (len > IB_CM_DREP_PRIVATE_DATA_BYTES)
+		return pd_too_long(id, "DREP", len, IB_CM_DREP_PRIVATE_DATA_BYTES);
 	build_drep(mad, id->tid, id->local_comm_id, id->remote_comm_id, pd, len);
 	keep_reply(id, mad);
 	send_id(id, mad);
@@ -588,11 +681,11 @@ int sib_cm_send_drep(struct sib_cm_id *id, const uint8_t *pd, unsigned len)
 int sib_cm_establish(struct sib_cm_id *id)
 {
 	if (id->state == SIB_CM_ESTABLISHED)
-		return -EISCONN;
+		return refuse(id, "establish", -EISCONN, "the connection is ESTABLISHED already");
 	if (id->state != SIB_CM_REP_SENT && id->state != SIB_CM_MRA_REP_RCVD)
-		return -EINVAL;
-	disarm(id);
-	id->msg_valid = false;
+		return refuse(id, "establish", -EINVAL,
+			      "only a passive side that sent its REP waits for an RTU (12.9.5)");
+	quiet(id);
 	id->state = SIB_CM_ESTABLISHED;
 	if (notify(id, SIB_CM_EV_USER_ESTABLISHED))
 		release_if_done(id);
@@ -603,8 +696,11 @@ int sib_cm_send_sidr_req(struct sib_cm_id *id, const struct sib_cm_sidr_req_para
 {
 	struct ib_cm_sidr_req q;
 
-	if (id->state != SIB_CM_IDLE || p->private_data_len > IB_CM_SIDR_REQ_PRIVATE_DATA_BYTES)
-		return -EINVAL;
+	if (id->state != SIB_CM_IDLE)
+		return refuse(id, "SIDR_REQ", -EINVAL, "a SIDR_REQ starts from an IDLE id");
+	if (p->private_data_len > IB_CM_SIDR_REQ_PRIVATE_DATA_BYTES)
+		return pd_too_long(id, "SIDR_REQ", p->private_data_len,
+				   IB_CM_SIDR_REQ_PRIVATE_DATA_BYTES);
 	memset(&q, 0, sizeof(q));
 	q.RequestID = id->local_comm_id;
 	q.P_Key = p->path.P_Key;
@@ -613,7 +709,7 @@ int sib_cm_send_sidr_req(struct sib_cm_id *id, const struct sib_cm_sidr_req_para
 	id->service_id = p->service_id;
 	id->path = p->path;
 	id->peer = p->peer;
-	id->tid = sib_mad_new_tid();
+	id->tid = sib_mad_tid(&id->cm->node->mads, &cm_agent);
 	id->max_retries = p->timing.max_cm_retries > 15 ? 15 : p->timing.max_cm_retries;
 	id->resp_ns = response_ns(p->timing.remote_cm_response_timeout, p->path.PacketLifeTime);
 	sib_mad_addr_init(&id->addr, SIB_QP1, p->path.DLID, p->path.SLID);
@@ -647,8 +743,11 @@ int sib_cm_send_sidr_rep(struct sib_cm_id *id, uint8_t status, uint32_t qpn, uin
 {
 	uint8_t mad[IB_MAD_BYTES];
 
-	if (id->state != SIB_CM_SIDR_REQ_RCVD || len > IB_CM_SIDR_REP_PRIVATE_DATA_BYTES)
-		return -EINVAL;
+	if (id->state != SIB_CM_SIDR_REQ_RCVD)
+		return refuse(id, "SIDR_REP", -EINVAL,
+			      "a SIDR_REP answers a SIDR_REQ received (IBA 12.11)");
+	if (len > IB_CM_SIDR_REP_PRIVATE_DATA_BYTES)
+		return pd_too_long(id, "SIDR_REP", len, IB_CM_SIDR_REP_PRIVATE_DATA_BYTES);
 	build_sidr_rep(id, mad, status, qpn, qkey, pd, len);
 	send_id(id, mad);
 	id->state = SIB_CM_IDLE;
@@ -710,32 +809,32 @@ void sib_cm_destroy_id(struct sib_cm_id *id)
 
 /* ---------------------------------------------------------------- timeouts */
 
-static void timeout(struct sib_cm_id *id)
+/* TIMEWAIT is over (IBA 12.9.8.4): the id rests IDLE. */
+static void timewait_over(struct sib_cm_id *id)
 {
-	struct sib_cm *cm = id->cm;
+	id->state = SIB_CM_IDLE;
+	if (notify(id, SIB_CM_EV_TIMEWAIT_EXIT))
+		release_if_done(id);
+}
 
-	if (id->state == SIB_CM_TIMEWAIT) {
-		id->state = SIB_CM_IDLE;
-		if (notify(id, SIB_CM_EV_TIMEWAIT_EXIT))
-			release_if_done(id);
-		return;
-	}
-	if (!id->msg_valid)
-		return;
-	if (id->retries_left) {
-		id->retries_left--;
-		cm->counters.retransmits++;
-		/* An MRA's wait is over: the request goes on as before it. */
-		if (id->state == SIB_CM_MRA_REQ_RCVD)
-			id->state = SIB_CM_REQ_SENT;
-		else if (id->state == SIB_CM_MRA_REP_RCVD)
-			id->state = SIB_CM_REP_SENT;
-		send_id(id, id->msg);
-		arm(id, id->resp_ns);
-		return;
-	}
-	cm->counters.timeouts++;
-	id->msg_valid = false;
+static struct sib_cm_id *by_local_id(struct sib_cm *cm, uint32_t local_comm_id);
+
+/* The request's wait ran out and the MAD layer sent it again. */
+static void request_resent(struct sib_cm_id *id)
+{
+	id->cm->counters.retransmits++;
+	id->cm->counters.tx++;
+	/* An MRA's wait is over: the request goes on as before it. */
+	if (id->state == SIB_CM_MRA_REQ_RCVD)
+		id->state = SIB_CM_REQ_SENT;
+	else if (id->state == SIB_CM_MRA_REP_RCVD)
+		id->state = SIB_CM_REP_SENT;
+}
+
+/* MaxCMRetries ran out with no answer (IBA 12.9). */
+static void request_timed_out(struct sib_cm_id *id)
+{
+	id->cm->counters.timeouts++;
 	sib_dbg("CM: comm ID 0x%08x: no answer in %s after %u retries", id->local_comm_id,
 		sib_cm_state_name(id->state), id->max_retries);
 	switch (id->state) {
@@ -767,6 +866,35 @@ static void timeout(struct sib_cm_id *id)
 	release_if_done(id);
 }
 
+/* What the MAD layer says of a request's send, on the thread that runs
+ * the node's timers.  The id is found by its comm ID (it may be gone) and
+ * counts only for the send it has out. */
+static enum sib_mad_verdict request_event(void *owner, const struct sib_mad_send_wc *wc)
+{
+	struct sib_node *node = owner;
+	struct sib_cm *cm = node->cm;
+	struct sib_cm_id *id;
+
+	/* CM messages are Sends (IBA 12.6.1): no response answers one, and a
+	 * canceled send is one the CM let go of. */
+	if (wc->status == SIB_MAD_RESPONSE)
+		return SIB_MAD_MORE;
+	if (!cm || wc->status == SIB_MAD_CANCELED)
+		return SIB_MAD_DONE;
+	sib_cm_lock(cm);
+	id = by_local_id(cm, (uint32_t)(uintptr_t)wc->context);
+	if (id && id->send_tid == wc->tid) {
+		if (wc->status == SIB_MAD_RESENT) {
+			request_resent(id);
+		} else {
+			id->send_tid = 0;
+			request_timed_out(id);
+		}
+	}
+	sib_cm_unlock(cm);
+	return SIB_MAD_DONE;
+}
+
 static void cm_timer_fn(void *arg)
 {
 	struct sib_cm_id *id = arg;
@@ -779,7 +907,8 @@ static void cm_timer_fn(void *arg)
 			free(id);
 	} else if (id->timer_armed && sib_link_now_ns() >= id->deadline_ns) {
 		id->timer_armed = false;
-		timeout(id);
+		if (id->state == SIB_CM_TIMEWAIT)
+			timewait_over(id);
 	}
 	sib_cm_unlock(cm);
 }
@@ -983,8 +1112,11 @@ static void rx_mra(struct rx *r)
 		return;
 	}
 	/* IBA 12.6.6: the peer needs ServiceTimeout more; wait that long
-	 * before the next try. */
-	arm(id, sib_cm_time_ns(mra.ServiceTimeout) + 2 * sib_cm_time_ns(id->path.PacketLifeTime));
+	 * before the next try (ib_modify_mad). */
+	if (id->send_tid)
+		sib_mad_modify(&r->cm->node->mads, id->send_tid, comm_context(id),
+			       sib_cm_time_ns(mra.ServiceTimeout) +
+				       2 * sib_cm_time_ns(id->path.PacketLifeTime));
 	if (deliver(id, &ev))
 		release_if_done(id);
 }
@@ -1099,8 +1231,7 @@ static void rx_rep(struct rx *r)
 			       IB_CM_MSG_REP, IB_CM_REJ_STALE_CONN);
 		return;
 	}
-	disarm(id);
-	id->msg_valid = false;
+	quiet(id);
 	id->remote_comm_id = rep.LocalCommID;
 	id->remote_ca_guid = rep.LocalCAGUID;
 	id->remote_qpn = rep.LocalQPN;
@@ -1123,8 +1254,7 @@ static void rx_rtu(struct rx *r)
 		r->cm->counters.duplicates++;
 		return;
 	}
-	disarm(id);
-	id->msg_valid = false;
+	quiet(id);
 	id->state = SIB_CM_ESTABLISHED;
 	if (notify(id, SIB_CM_EV_RTU_RECEIVED))
 		release_if_done(id);
@@ -1162,8 +1292,7 @@ static void rx_dreq(struct rx *r)
 	case SIB_CM_MRA_REP_RCVD:
 	case SIB_CM_ESTABLISHED:
 	case SIB_CM_DREQ_SENT: /* the DREQs crossed */
-		disarm(id);
-		id->msg_valid = false;
+		quiet(id);
 		id->tid = r->tid;
 		id->state = SIB_CM_DREQ_RCVD;
 		ev.dreq = &dreq;
@@ -1273,10 +1402,12 @@ static void rx_sidr_rep(struct rx *r)
 }
 
 /* The agent: every MAD of class 0x07 on QP1. */
-static bool cm_rx(struct sib_node *node, unsigned port_num, const struct sib_mad_addr *a,
-		  const uint8_t *mad, const struct sib_endpoint *from)
+static bool cm_rx(void *owner, const struct sib_mad_recv *rcv)
 {
+	struct sib_node *node = owner;
 	struct sib_cm *cm = node->cm;
+	const struct sib_mad_addr *a = rcv->a;
+	const uint8_t *mad = rcv->mad;
 	struct ib_mad_hdr h;
 	struct rx r;
 
@@ -1295,7 +1426,8 @@ static bool cm_rx(struct sib_node *node, unsigned port_num, const struct sib_mad
 		sib_cm_unlock(cm);
 		return true;
 	}
-	r = (struct rx){ cm, port_num, a, from, h.TransactionID, mad + IB_CM_DATA_OFFSET };
+	r = (struct rx){ cm, rcv->port_num, a, rcv->from, h.TransactionID,
+			 mad + IB_CM_DATA_OFFSET };
 	sib_dbg("CM: received %s from LID %u", ib_mad_attr_str(IB_MGMT_CLASS_CM, h.AttributeID),
 		a->SLID);
 	switch (h.AttributeID) {
@@ -1336,10 +1468,13 @@ static bool cm_rx(struct sib_node *node, unsigned port_num, const struct sib_mad
 	return true;
 }
 
+/* Every version and method: the CM drops and counts what is no CM message
+ * itself (cm_rx, IBA 12.6.1). */
 static const struct sib_mad_agent cm_agent = {
 	.name = "CM",
 	.qp = SIB_QP1,
 	.mgmt_class = IB_MGMT_CLASS_CM,
+	.methods = SIB_MAD_METHODS_ALL,
 	.rx = cm_rx,
 };
 

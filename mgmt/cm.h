@@ -9,7 +9,8 @@
  * ids, listens on a ServiceID or sends a REQ/SIDR_REQ, and is told what
  * happens through its handler.  The CM keeps the protocol: the state
  * machine of IBA 12.9 (Figure 152 ff.), retransmission of REQ, REP, DREQ
- * and SIDR_REQ until the peer answers or MaxCMRetries runs out, MRA,
+ * and SIDR_REQ until the peer answers or MaxCMRetries runs out (sends of
+ * the node's MAD layer, mgmt/mad_send.h, canceled by the answer), MRA,
  * duplicate REQ/REP/DREQ/SIDR_REQ answered from what was sent before,
  * stale connections rejected (IBA 12.4.1), and TIMEWAIT before a
  * connection's QP numbers may be reused (12.9.8.4).
@@ -201,16 +202,17 @@ struct sib_cm_id {
 	struct sib_cm_id *next, *prev;
 	bool destroyed;			    /* the consumer let go */
 	bool unlinked;			    /* forgotten; freed by its last timer callback */
-	bool timer_armed;
+	bool timer_armed;		    /* the TIMEWAIT timer */
 	unsigned pending;		    /* timer callbacks that may still run */
 	uint64_t deadline_ns;
 	bool mra_delayed;		    /* an MRA is owed on a duplicate */
 	uint8_t mra_service_timeout;
 	uint64_t tid;			    /* of the exchange in progress */
 	uint64_t resp_ns;		    /* peer's response time + 2 PLT */
-	uint8_t max_retries, retries_left;
-	bool msg_valid, reply_valid;
-	uint8_t msg[IB_MAD_BYTES];	    /* the request we retransmit */
+	uint8_t max_retries;		    /* MaxCMRetries */
+	uint64_t send_tid;		    /* msg's send is out (mad_send.h); 0: none */
+	bool reply_valid;
+	uint8_t msg[IB_MAD_BYTES];	    /* the request the MAD layer retransmits */
 	uint8_t reply[IB_MAD_BYTES];	    /* the last answer, for duplicates */
 	struct sib_mad_addr addr;	    /* how MADs reach the peer */
 	struct sib_timer timer;

@@ -1,9 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 #include <errno.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "mgmt/mad_packet.h"
 #include "wire/bitfield.h"
@@ -194,20 +191,14 @@ int sib_endpoint_record_decode(struct sib_endpoint_record *r, const uint8_t *p)
 	return 0;
 }
 
-uint64_t sib_mad_new_tid(void)
+void sib_mad_request_hdr(struct ib_mad_hdr *h, uint8_t mgmt_class, uint8_t class_version,
+			 uint8_t method, uint16_t attr, uint32_t mod)
 {
-	static uint32_t hi;
-	static uint32_t lo;
-	uint32_t h = __atomic_load_n(&hi, __ATOMIC_RELAXED);
-
-	if (!h) {
-		uint32_t r = 0;
-
-		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
-			r = (uint32_t)getpid() * 2654435761u ^ (uint32_t)time(NULL);
-		r |= 1; /* never 0: 0 means "not yet chosen" */
-		__atomic_compare_exchange_n(&hi, &h, r, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-		h = __atomic_load_n(&hi, __ATOMIC_RELAXED);
-	}
-	return (uint64_t)h << 32 | __atomic_add_fetch(&lo, 1, __ATOMIC_RELAXED);
+	memset(h, 0, sizeof(*h));
+	h->BaseVersion = IB_MAD_BASE_VERSION;
+	h->MgmtClass = mgmt_class;
+	h->ClassVersion = class_version;
+	ib_mad_set_method(h, method);
+	h->AttributeID = attr;
+	h->AttributeModifier = mod;
 }

@@ -172,8 +172,11 @@ void sib_endpoint_record_encode(const struct sib_endpoint_record *r, uint8_t *p)
 /* Returns -1 when the family is neither 4 nor 6 (the record is unusable). */
 int sib_endpoint_record_decode(struct sib_endpoint_record *r, const uint8_t *p);
 
-/* A fresh TransactionID: random high half, counter low half, so two
- * processes (and a restarted one) do not reuse each other's. */
-uint64_t sib_mad_new_tid(void);
+/* The common header of a request we send (IBA 13.4.3): BaseVersion 1,
+ * class, class version, method, attribute and modifier, all else 0.  Its
+ * TransactionID is the send's (mad_send.h). */
+struct ib_mad_hdr;
+void sib_mad_request_hdr(struct ib_mad_hdr *h, uint8_t mgmt_class, uint8_t class_version,
+			 uint8_t method, uint16_t attr, uint32_t mod);
 
 #endif

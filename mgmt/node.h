@@ -4,9 +4,11 @@
  * 13 to 15).  The subnet management agent (sma.c), the SA client
  * (sa_client.c) and port bring-up (port_up.c) are peers that never name
  * each other's packets: each registers for its management classes with
- * the MAD layer (mad_agent.c), which hands it what arrives; mad_packet.c
- * frames MADs into packets, for the ports and for softib-sm alike.  The
- * connection manager and multicast membership come here too.
+ * the MAD layer (mad_agent.c), which hands it what arrives, and sends its
+ * requests through the layer's send side (mad_send.c: TIDs, timeouts,
+ * retries, the answer matched); mad_packet.c frames MADs into packets, for
+ * the ports and for softib-sm alike.  The connection manager and multicast
+ * membership come here too.
  *
  * mgmt/ may use base/, wire/, link/ and transport/.  It knows nothing of
  * the HCA that composes it (hca/): what it needs from it (timers, port
@@ -26,13 +28,14 @@
 
 #include "base/timer.h"
 #include "link/link.h"
+#include "mgmt/mad_agent.h"
+#include "mgmt/mad_wait.h"
 #include "mgmt/sa_client.h"
 #include "transport/caps.h"
 #include "transport/events.h"
 #include "transport/port.h"
 
 struct sib_node;
-struct sib_mad_agent_reg;
 struct sib_cm;
 struct sib_mcast_stages;
 
@@ -61,9 +64,8 @@ struct sib_port_mgmt {
 	bool sm_none;		   /* SOFTIB_SM=none: no SM, a subnet of one */
 	bool sm_heard;		   /* sm_ep is set: an SM verified itself */
 	bool sm_silent;		   /* ... and has not spoken for SIB_PORT_SM_SILENCE_NS */
-	uint64_t sminfo_tid;	   /* our SubnGet(SMInfo) to the SM addresses */
+	uint64_t sminfo_tid[SIB_SM_MAX_ADDRS]; /* our SubnGet(SMInfo) out to sm_addr[i]; 0: none */
 	uint16_t notice_count;	   /* Notice:NoticeCount of our traps */
-	uint64_t trap_tid;
 	uint64_t up_since_ns;	   /* when bring-up started */
 	uint64_t last_smp_ns;	   /* when the verified SM last spoke to us */
 	struct sib_timer trap_timer;
@@ -111,6 +113,11 @@ struct sib_node_ops {
 	 * n endpoints, 0 = none.  0 or an errno.  NULL: ignored. */
 	int (*mcast_ports)(struct sib_node *node, unsigned port_num, uint16_t mlid,
 			   const struct sib_endpoint *eps, unsigned n);
+	/* The SA client cached an answer for LID lid (where it lives, or that
+	 * no port has it), from a resolve or a background lookup: whatever
+	 * waited for the LID may go on.  Called with no lock of the node or
+	 * the SA client held.  NULL: ignored. */
+	void (*lid_resolved)(struct sib_node *node, unsigned port_num, uint16_t lid);
 };
 
 struct sib_node {
@@ -121,7 +128,9 @@ struct sib_node {
 	struct sib_port ports[SIB_NUM_PORTS];	  /* ports[i] is verbs port i + 1 */
 	struct sib_port_mgmt mgmt[SIB_NUM_PORTS]; /* mgmt[i] belongs to ports[i] */
 	struct sib_sa_client sa;
-	struct sib_mad_agent_reg *agents; /* mad_agent.c */
+	struct sib_mad_layer mads;	  /* agents and their sends (mad_agent.h, mad_send.h) */
+	struct sib_timer mad_timer;	  /* runs the sends' timeouts (sib_mad_tick) */
+	struct sib_mad_waits waits;	  /* blocking sends (mad_wait.h) */
 	struct sib_cm *cm;		  /* the communication manager (cm.c) */
 	struct sib_timers *timers;	  /* where agents arm their timers */
 	const struct sib_node_ops *ops;
@@ -131,7 +140,8 @@ struct sib_node {
  * number).  0, or a negative errno. */
 int sib_node_init(struct sib_node *node, uint64_t node_guid, struct sib_timers *timers,
 		  const struct sib_node_ops *ops);
-/* Unregisters every agent; nothing may deliver MADs any more. */
+/* Ends every send and unregisters every agent; nothing may deliver MADs
+ * or run timers any more. */
 void sib_node_fini(struct sib_node *node);
 
 /* Port by verbs number (1-based); NULL when there is no such port. */

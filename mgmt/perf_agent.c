@@ -125,9 +125,13 @@ bool sib_perf_process(struct sib_node *node, unsigned port_num, const uint8_t *i
 }
 
 /* QP1: answered to where the request came from, to its QP. */
-static bool perf_rx(struct sib_node *node, unsigned port_num, const struct sib_mad_addr *a,
-		    const uint8_t *mad, const struct sib_endpoint *from)
+static bool perf_rx(void *owner, const struct sib_mad_recv *r)
 {
+	struct sib_node *node = owner;
+	unsigned port_num = r->port_num;
+	const struct sib_mad_addr *a = r->a;
+	const uint8_t *mad = r->mad;
+	const struct sib_endpoint *from = r->from;
 	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
 	uint8_t out[IB_MAD_BYTES];
 	struct sib_mad_addr ra;
@@ -144,10 +148,13 @@ static bool perf_rx(struct sib_node *node, unsigned port_num, const struct sib_m
 	return true;
 }
 
+/* Every version and method: the agent answers what it does not serve
+ * with the status IBA 13.4.7 gives (perf_agent.h). */
 static const struct sib_mad_agent perf_agent = {
 	.name = "PerfMgt agent",
 	.qp = SIB_QP1,
 	.mgmt_class = IB_MGMT_CLASS_PERF,
+	.methods = SIB_MAD_METHODS_ALL,
 	.rx = perf_rx,
 };
 

@@ -10,11 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mgmt/node.h"
 #include "base/log.h"
 #include "mgmt/mad_packet.h"
+#include "mgmt/mad_send.h"
+#include "mgmt/node.h"
 #include "mgmt/port_up.h"
 #include "mgmt/sa_client.h"
+#include "mgmt/sma.h"
 #include "wire/smp.h"
 
 extern char **environ;
@@ -79,33 +81,77 @@ static unsigned sm_targets(const struct sib_port_mgmt *pm, bool all, struct sib_
 	return pm->n_sm_addr;
 }
 
-/* A LID-routed SMP from the port to the SM's QP0: traps go to the master
+/*
+ * Port bring-up's sends on QP0 (mad_send.h): traps and SMInfo queries.  It
+ * serves no requests: the SMA, registered first for the class, hears the
+ * responses none of these sends took.
+ */
+static const struct sib_mad_agent bringup_agent = {
+	.name = "port bring-up",
+	.qp = SIB_QP0,
+	.mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED,
+	.class_version = IB_SMP_CLASS_VERSION,
+};
+
+int sib_port_up_register(struct sib_node *node)
+{
+	return sib_mad_agent_register(node, &bringup_agent);
+}
+
+/* How long a trap waits for its TrapRepress; the trap timer sends the
+ * next one meanwhile, so a late repress still counts. */
+#define TRAP_WAIT_NS (2000ull * 1000000ull)
+/* SubnGet(SMInfo): asked again every 100 ms until SMINFO_FAST_NS after
+ * bring-up started, then every 2 s. */
+#define SMINFO_WAIT_NS (100ull * 1000000ull)
+#define SMINFO_SLOW_WAIT_NS (2000ull * 1000000ull)
+#define SMINFO_FAST_NS (3000ull * 1000000ull)
+
+/* A LID-routed SMP from the port to an SM's QP0: traps go to the master
  * SM's LID; before any SM has told us its LID the permissive LID stands in
  * (the SM is found by endpoint). */
-static void send_to_sm(struct sib_node *node, unsigned port_num, const uint8_t *mad,
-		       const struct sib_endpoint *dst, unsigned ndst)
+static void to_sm(struct sib_node *node, unsigned port_num, struct sib_mad_send_req *req)
 {
-	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
 	struct sib_port *port = &node->ports[port_num - 1];
-	struct sib_mad_addr a;
 	uint16_t lid, sm_lid;
 
 	pthread_mutex_lock(&node->lock);
 	lid = port->LID;
 	sm_lid = port->SMLID;
 	pthread_mutex_unlock(&node->lock);
-	sib_mad_addr_init(&a, SIB_QP0, sm_lid ? sm_lid : SIB_LID_PERMISSIVE,
+	memset(req, 0, sizeof(*req));
+	req->port_num = port_num;
+	sib_mad_addr_init(&req->addr, SIB_QP0, sm_lid ? sm_lid : SIB_LID_PERMISSIVE,
 			  lid ? lid : SIB_LID_PERMISSIVE);
-	for (unsigned i = 0; i < ndst && pm->link; i++)
-		if (sib_mgmt_send(pm->link, &a, mad, &dst[i]))
-			sib_dbg("port %u: SMP to the SM not sent", port_num);
 }
 
-/* SubnTrap(Notice) with the port's next NoticeCount; the TID is tid. */
+/* The SM represses a trap of ours (IBA 14.2.5.1): the SMA's M_Key check
+ * first, as for every TrapRepress; only our verified SM's says it heard
+ * us. */
+static enum sib_mad_verdict trap_event(void *owner, const struct sib_mad_send_wc *wc)
+{
+	struct sib_node *node = owner;
+	struct sib_port_mgmt *pm = &node->mgmt[wc->port_num - 1];
+
+	if (wc->status != SIB_MAD_RESPONSE || !sib_sma_repress_admitted(node, wc->resp))
+		return SIB_MAD_DONE;
+	pthread_mutex_lock(&node->lock);
+	if (pm->sm_heard && sib_endpoint_equal(wc->resp->from, &pm->sm_ep)) {
+		pm->last_smp_ns = sib_link_now_ns();
+		pm->sm_silent = false;
+		pthread_cond_broadcast(&node->port_cond);
+	}
+	pthread_mutex_unlock(&node->lock);
+	return SIB_MAD_DONE;
+}
+
+/* SubnTrap(Notice) with the port's next NoticeCount, one send per SM
+ * address (each answered by its own TrapRepress). */
 static void send_notice(struct sib_node *node, unsigned port_num, struct ib_notice *n,
-			uint64_t tid, const struct sib_endpoint *dst, unsigned ndst)
+			const struct sib_endpoint *dst, unsigned ndst)
 {
 	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
+	struct sib_mad_send_req req;
 	uint8_t mad[IB_MAD_BYTES];
 	struct ib_smp smp;
 
@@ -115,17 +161,21 @@ static void send_notice(struct sib_node *node, unsigned port_num, struct ib_noti
 	n->NoticeCount = pm->notice_count;
 	n->IssuerLID = node->ports[port_num - 1].LID;
 	pthread_mutex_unlock(&node->lock);
-	smp.hdr.BaseVersion = IB_MAD_BASE_VERSION;
-	smp.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_LID_ROUTED;
-	smp.hdr.ClassVersion = IB_SMP_CLASS_VERSION;
-	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_TRAP);
-	smp.hdr.TransactionID = tid;
-	smp.hdr.AttributeID = IB_SMP_ATTR_NOTICE;
+	sib_mad_request_hdr(&smp.hdr, IB_MGMT_CLASS_SUBN_LID_ROUTED, IB_SMP_CLASS_VERSION,
+			    IB_MAD_METHOD_TRAP, IB_SMP_ATTR_NOTICE, 0);
 	n->IsGeneric = 1;
 	n->ProducerType = IB_NOTICE_PRODUCER_CA;
 	ib_notice_encode(n, smp.SMPData);
 	ib_smp_encode(&smp, mad);
-	send_to_sm(node, port_num, mad, dst, ndst);
+	to_sm(node, port_num, &req);
+	req.mad = mad;
+	req.timeout_ns = TRAP_WAIT_NS;
+	req.fn = trap_event;
+	for (unsigned i = 0; i < ndst; i++) {
+		req.dst = dst[i];
+		if (sib_mad_post(&node->mads, &bringup_agent, &req, NULL))
+			sib_dbg("port %u: trap to the SM not sent", port_num);
+	}
 }
 
 static void send_trap(struct sib_node *node, unsigned port_num, bool all)
@@ -133,13 +183,11 @@ static void send_trap(struct sib_node *node, unsigned port_num, bool all)
 	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
 	struct sib_endpoint dst[SIB_SM_MAX_ADDRS];
 	struct ib_notice n;
-	uint64_t tid = sib_mad_new_tid();
 	unsigned ndst;
 	uint16_t lid;
 
 	memset(&n, 0, sizeof(n));
 	pthread_mutex_lock(&node->lock);
-	pm->trap_tid = tid;
 	ndst = sm_targets(pm, all, dst);
 	lid = node->ports[port_num - 1].LID;
 	pthread_mutex_unlock(&node->lock);
@@ -149,7 +197,7 @@ static void send_trap(struct sib_node *node, unsigned port_num, bool all)
 	 * restarted SM gives back: IssuerLID and PortInfo say it too). */
 	n.DataDetails[0] = (uint8_t)(lid >> 8);
 	n.DataDetails[1] = (uint8_t)lid;
-	send_notice(node, port_num, &n, tid, dst, ndst);
+	send_notice(node, port_num, &n, dst, ndst);
 }
 
 void sib_port_trap_bad_m_key(struct sib_node *node, unsigned port_num,
@@ -170,7 +218,7 @@ void sib_port_trap_bad_m_key(struct sib_node *node, unsigned port_num,
 	n.Type = IB_NOTICE_TYPE_SECURITY;
 	n.TrapNumber = IB_TRAP_BAD_M_KEY;
 	ib_notice_bad_m_key_encode(d, n.DataDetails);
-	send_notice(node, port_num, &n, sib_mad_new_tid(), &dst, 1);
+	send_notice(node, port_num, &n, &dst, 1);
 }
 
 void sib_port_trap_bad_p_key(struct sib_node *node, unsigned port_num,
@@ -194,48 +242,39 @@ void sib_port_trap_bad_p_key(struct sib_node *node, unsigned port_num,
 	n.Type = IB_NOTICE_TYPE_SECURITY;
 	n.TrapNumber = IB_TRAP_BAD_P_KEY;
 	ib_notice_bad_key_encode(d, n.DataDetails);
-	send_notice(node, port_num, &n, sib_mad_new_tid(), &dst, 1);
+	send_notice(node, port_num, &n, &dst, 1);
 }
 
-/* SubnGet(SMInfo) to every configured SM address (or the verified one):
- * the answers say which is MASTER (sib_port_sminfo_resp). */
-static void send_sminfo_queries(struct sib_node *node, unsigned port_num, bool all)
+/* The queries still out to the other SM addresses end: ours is found. */
+static void sminfo_cancel_others(struct sib_node *node, struct sib_port_mgmt *pm, int keep)
 {
-	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
-	struct sib_endpoint dst[SIB_SM_MAX_ADDRS];
-	uint8_t mad[IB_MAD_BYTES];
-	struct ib_smp smp;
-	unsigned ndst;
+	uint64_t tid[SIB_SM_MAX_ADDRS] = { 0 };
 
-	memset(&smp, 0, sizeof(smp));
-	smp.hdr.BaseVersion = IB_MAD_BASE_VERSION;
-	smp.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_LID_ROUTED;
-	smp.hdr.ClassVersion = IB_SMP_CLASS_VERSION;
-	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_GET);
-	smp.hdr.AttributeID = IB_SMP_ATTR_SM_INFO;
 	pthread_mutex_lock(&node->lock);
-	/* One TID for all of them, as for the SA client's retries: on a busy
-	 * machine the answer to an earlier query may come after the next one
-	 * left (what stands for the SM is the answer's endpoint). */
-	if (!pm->sminfo_tid)
-		pm->sminfo_tid = sib_mad_new_tid();
-	smp.hdr.TransactionID = pm->sminfo_tid;
-	ndst = sm_targets(pm, all, dst);
+	for (unsigned i = 0; i < pm->n_sm_addr; i++)
+		if ((int)i != keep) {
+			tid[i] = pm->sminfo_tid[i];
+			pm->sminfo_tid[i] = 0;
+		}
 	pthread_mutex_unlock(&node->lock);
-	/* M_Key 0: a port holds no SM_Key, and its own M_Key is for the SM to
-	 * show, never for the port to hand out. */
-	ib_smp_encode(&smp, mad);
-	send_to_sm(node, port_num, mad, dst, ndst);
+	for (unsigned i = 0; i < SIB_SM_MAX_ADDRS; i++)
+		if (tid[i])
+			sib_mad_cancel(&node->mads, tid[i], pm);
 }
 
-bool sib_port_sminfo_resp(struct sib_node *node, unsigned port_num, const uint8_t *mad,
-			  const struct sib_endpoint *from)
+/*
+ * An SMInfo answer from the SM address its query went to: the rule of
+ * port_up.h.  True when that SM is the port's SM now (the query is over);
+ * false keeps asking it (not MASTER, not keyed, or ours still speaks).
+ */
+static bool sminfo_answered(struct sib_node *node, unsigned port_num, const uint8_t *mad,
+			    const struct sib_endpoint *from)
 {
 	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
 	char e[SIB_ENDPOINT_STRLEN];
 	struct ib_sm_info si;
 	struct ib_smp smp;
-	bool silent, changed = false;
+	bool ours, changed = false;
 	int i;
 
 	ib_smp_decode(&smp, mad);
@@ -244,14 +283,9 @@ bool sib_port_sminfo_resp(struct sib_node *node, unsigned port_num, const uint8_
 	ib_sm_info_decode(&si, smp.SMPData);
 	pthread_mutex_lock(&node->lock);
 	i = sib_port_sm_addr_index(pm, from);
-	if (i < 0 || smp.hdr.TransactionID != pm->sminfo_tid) {
+	if (i < 0 || si.SMState != IB_SM_STATE_MASTER) {
 		pthread_mutex_unlock(&node->lock);
-		return false; /* not from an SM address, or not our question */
-	}
-	silent = pm->sm_silent;
-	if (si.SMState != IB_SM_STATE_MASTER) {
-		pthread_mutex_unlock(&node->lock);
-		return true;
+		return false; /* an address no longer configured, or no master */
 	}
 	/* The rule: a configured address answering as MASTER, which has shown
 	 * our M_Key if we hold one; a second master is taken only when ours
@@ -260,9 +294,9 @@ bool sib_port_sminfo_resp(struct sib_node *node, unsigned port_num, const uint8_
 		pthread_mutex_unlock(&node->lock);
 		sib_dbg("port %u: the SM at %s says MASTER but has not shown this port's M_Key",
 			port_num, sib_endpoint_str(from, e));
-		return true;
+		return false;
 	}
-	if (!pm->sm_heard || ((unsigned)i != pm->sm_index && silent)) {
+	if (!pm->sm_heard || ((unsigned)i != pm->sm_index && pm->sm_silent)) {
 		pm->sm_ep = pm->sm_addr[i];
 		pm->sm_index = (unsigned)i;
 		pm->sm_heard = true;
@@ -271,13 +305,78 @@ bool sib_port_sminfo_resp(struct sib_node *node, unsigned port_num, const uint8_
 		changed = true;
 		pthread_cond_broadcast(&node->port_cond);
 	}
+	ours = (unsigned)i == pm->sm_index;
 	pthread_mutex_unlock(&node->lock);
 	if (changed) {
 		sib_info("port %u: the subnet manager is %s (SMInfo: MASTER, GUID 0x%016llx)",
 			 port_num, sib_endpoint_str(from, e), (unsigned long long)si.GUID);
 		sib_sa_flush_cache(node); /* answers of another SM */
+		sminfo_cancel_others(node, pm, i);
 	}
-	return true;
+	return ours;
+}
+
+static enum sib_mad_verdict sminfo_event(void *owner, const struct sib_mad_send_wc *wc)
+{
+	struct sib_node *node = owner;
+	struct sib_port_mgmt *pm = wc->context;
+
+	if (wc->status == SIB_MAD_RESENT)
+		return SIB_MAD_DONE;
+	if (wc->status == SIB_MAD_RESPONSE &&
+	    !sminfo_answered(node, wc->port_num, wc->resp->mad, wc->resp->from))
+		return SIB_MAD_MORE;
+	pthread_mutex_lock(&node->lock);
+	for (unsigned i = 0; i < SIB_SM_MAX_ADDRS; i++)
+		if (pm->sminfo_tid[i] == wc->tid)
+			pm->sminfo_tid[i] = 0;
+	pthread_mutex_unlock(&node->lock);
+	return SIB_MAD_DONE;
+}
+
+void sib_port_sm_probe(struct sib_node *node, unsigned port_num)
+{
+	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
+	struct sib_mad_send_req req;
+	uint8_t mad[IB_MAD_BYTES];
+	uint64_t now = sib_link_now_ns(), fast_end;
+	struct ib_smp smp;
+
+	memset(&smp, 0, sizeof(smp));
+	sib_mad_request_hdr(&smp.hdr, IB_MGMT_CLASS_SUBN_LID_ROUTED, IB_SMP_CLASS_VERSION,
+			    IB_MAD_METHOD_GET, IB_SMP_ATTR_SM_INFO, 0);
+	/* M_Key 0: a port holds no SM_Key, and its own M_Key is for the SM to
+	 * show, never for the port to hand out. */
+	ib_smp_encode(&smp, mad);
+	to_sm(node, port_num, &req);
+	req.mad = mad;
+	req.fn = sminfo_event;
+	req.context = pm;
+	pthread_mutex_lock(&node->lock);
+	fast_end = pm->up_since_ns + SMINFO_FAST_NS;
+	pthread_mutex_unlock(&node->lock);
+	/* One query per address with one TID for all its tries: on a busy
+	 * machine the answer to an earlier try may come after the next one
+	 * left (IBA 13.4.6.4). */
+	req.timeout_ns = now < fast_end ? SMINFO_WAIT_NS : SMINFO_SLOW_WAIT_NS;
+	req.retries = now < fast_end ? (unsigned)((fast_end - now) / SMINFO_WAIT_NS) : 0;
+	for (unsigned i = 0; i < SIB_SM_MAX_ADDRS; i++) {
+		bool ask;
+
+		pthread_mutex_lock(&node->lock);
+		ask = i < pm->n_sm_addr && !pm->sminfo_tid[i];
+		if (ask) {
+			req.dst = pm->sm_addr[i];
+			req.tid = pm->sminfo_tid[i] = sib_mad_tid(&node->mads, &bringup_agent);
+		}
+		pthread_mutex_unlock(&node->lock);
+		if (ask && sib_mad_post(&node->mads, &bringup_agent, &req, NULL)) {
+			pthread_mutex_lock(&node->lock);
+			pm->sminfo_tid[i] = 0;
+			pthread_mutex_unlock(&node->lock);
+			sib_dbg("port %u: SubnGet(SMInfo) not sent", port_num);
+		}
+	}
 }
 
 void sib_port_sm_smp_seen(struct sib_node *node, unsigned port_num,
@@ -312,7 +411,7 @@ static void trap_tick(void *arg)
 	pthread_mutex_lock(&node->lock);
 	active = node->ports[port_num - 1].state == SIB_PORT_ACTIVE;
 	heard = pm->sm_heard;
-	fast = now - pm->up_since_ns < 3000000000ull;
+	fast = now - pm->up_since_ns < SMINFO_FAST_NS;
 	silent = active && now - pm->last_smp_ns > SIB_PORT_SM_SILENCE_NS;
 	if (silent && !pm->sm_silent)
 		newly_silent = pm->sm_silent = true;
@@ -327,7 +426,7 @@ static void trap_tick(void *arg)
 	if (!active || silent)
 		send_trap(node, port_num, !heard || silent);
 	if (!heard || silent)
-		send_sminfo_queries(node, port_num, true);
+		sib_port_sm_probe(node, port_num);
 	/* Until an SM verifies itself (an ACTIVE port asks too: it needs its
 	 * SM for SA queries) every 100 ms in the first 3 s. */
 	next = fast && !heard ? 100000000ull : 2000000000ull;
@@ -346,7 +445,7 @@ void sib_port_up_start(struct sib_node *node, unsigned port_num)
 	pm->sm_heard = false;
 	pthread_mutex_unlock(&node->lock);
 	send_trap(node, port_num, true);
-	send_sminfo_queries(node, port_num, true);
+	sib_port_sm_probe(node, port_num);
 	sib_timer_arm(node->timers, &pm->trap_timer, 100000000ull, trap_tick, pm);
 }
 

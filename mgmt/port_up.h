@@ -9,7 +9,12 @@
  * standbys separated by commas), again every 100 ms until an SM verifies
  * itself and for the first 3 s, then every 2 s (so a port that found no SM
  * becomes ACTIVE when one is started later).  The SM represses the trap
- * and configures the port through its SMA (sma.c) up to ACTIVE.
+ * and configures the port through its SMA (sma.c) up to ACTIVE.  Traps and
+ * queries are sends of the node's MAD layer (mad_send.h): a trap is new
+ * every time (its NoticeCount moves on) and waits 2 s for its TrapRepress;
+ * a query to one address goes again with its TID until answered (every
+ * 100 ms, then one try of 2 s per round of the trap timer), and an answer
+ * counts only from the address it was sent to.
  *
  * The port's SM -- where its traps and SA queries go (sm_ep) -- is never
  * whoever sent the last SMP.  It is the configured address that answers
@@ -60,9 +65,9 @@ int sib_port_sm_addr_index(const struct sib_port_mgmt *pm, const struct sib_endp
  * keyed: it carried the port's M_Key (not 0). */
 void sib_port_sm_smp_seen(struct sib_node *node, unsigned port_num,
 			  const struct sib_endpoint *from, bool keyed);
-/* A SubnGetResp on QP0: true when it answered our SubnGet(SMInfo). */
-bool sib_port_sminfo_resp(struct sib_node *node, unsigned port_num, const uint8_t *mad,
-			  const struct sib_endpoint *from);
+/* Asks every configured SM address no SMInfo query is out to (the trap
+ * timer does, while no SM verified itself or ours went silent). */
+void sib_port_sm_probe(struct sib_node *node, unsigned port_num);
 /* Trap 256, bad M_Key, to the verified SM (none: not sent). */
 void sib_port_trap_bad_m_key(struct sib_node *node, unsigned port_num,
 			     const struct ib_notice_bad_m_key *d);
@@ -72,6 +77,9 @@ struct ib_notice_bad_key;
 void sib_port_trap_bad_p_key(struct sib_node *node, unsigned port_num,
 			     const struct ib_notice_bad_key *d);
 
+/* Registers bring-up's sends with the node's MAD layer (QP0, after the
+ * SMA: sma.c). */
+int sib_port_up_register(struct sib_node *node);
 /* Sends the first trap and arms the resend timer. */
 void sib_port_up_start(struct sib_node *node, unsigned port_num);
 /* Stops trapping (HCA teardown). */

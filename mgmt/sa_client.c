@@ -3,37 +3,32 @@
 #include <string.h>
 #include <time.h>
 
-#include "mgmt/mad_agent.h"
-#include "mgmt/node.h"
 #include "base/log.h"
+#include "mgmt/mad_send.h"
+#include "mgmt/mad_wait.h"
+#include "mgmt/node.h"
 #include "mgmt/sa_client.h"
-#include "mgmt/sa_query.h"
 #include "wire/sa.h"
 
-struct sib_sa_query {
-	uint64_t tid;
-	bool done;
-	uint16_t status;
+/* A resolve a caller waits for: the key, and what the SM said. */
+struct resolve_query {
+	unsigned port_num;
+	bool by_gid;
+	uint16_t lid;
+	const uint8_t *gid;
+	bool answered, found;
 	struct sib_endpoint_record rec;
-	struct sib_sa_query *next;
 };
 
 int sib_sa_client_init(struct sib_sa_client *sa)
 {
-	pthread_condattr_t ca;
-
 	memset(sa, 0, sizeof(*sa));
 	pthread_mutex_init(&sa->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&sa->cond, &ca);
-	pthread_condattr_destroy(&ca);
 	return 0;
 }
 
 void sib_sa_client_fini(struct sib_sa_client *sa)
 {
-	pthread_cond_destroy(&sa->cond);
 	pthread_mutex_destroy(&sa->lock);
 }
 
@@ -92,129 +87,64 @@ void sib_sa_flush_cache(struct sib_node *node)
 	pthread_mutex_unlock(&node->sa.lock);
 }
 
-/* Responses from the SA come back here; a node serves no SA requests.
- * Only the port's verified SM answers, and only what we asked. */
-static bool sa_client_rx(struct sib_node *node, unsigned port_num, const struct sib_mad_addr *a,
-			 const uint8_t *mad, const struct sib_endpoint *from)
+/* An SA response none of our sends took: not from the port's SM, or to
+ * nothing we asked (only the verified SM answers, the RDMA CM's queries
+ * too).  A node serves no SA requests. */
+static bool sa_client_rx(void *owner, const struct sib_mad_recv *r)
 {
-	struct sib_sa_client *sa = &node->sa;
-	struct sib_endpoint_record rec;
-	struct ib_sa_mad m;
-	bool from_sm, taken = false;
+	struct sib_node *node = owner;
 
-	(void)a;
-	if (!(mad[3] & IB_MAD_METHOD_RESP))
+	if (!(r->mad[3] & IB_MAD_METHOD_RESP))
 		return false;
-	pthread_mutex_lock(&node->lock);
-	from_sm = node->mgmt[port_num - 1].sm_heard && from &&
-		  sib_endpoint_equal(from, &node->mgmt[port_num - 1].sm_ep);
-	pthread_mutex_unlock(&node->lock);
-	/* Only the port's verified SM answers SA queries, the RDMA CM's too. */
-	if (from_sm && sib_sa_query_rx(node, port_num, mad))
-		return true;
-	ib_sa_mad_decode(&m, mad);
-	if (!from_sm || ib_mad_method(&m.hdr) != IB_MAD_METHOD_GET_RESP ||
-	    m.hdr.AttributeID != SIB_SA_ATTR_ENDPOINT_RECORD) {
-		sib_link_count(&sa->foreign, 1);
-		return true;
-	}
-	pthread_mutex_lock(&sa->lock);
-	for (struct sib_sa_query *q = sa->queries; q; q = q->next) {
-		if (q->tid != m.hdr.TransactionID || q->done)
-			continue;
-		q->status = m.hdr.Status;
-		if (!q->status && sib_endpoint_record_decode(&q->rec, m.SubnAdmData))
-			q->status = IB_SA_STATUS_NO_RECORDS; /* unusable address family */
-		q->done = true;
-		taken = true;
-		pthread_cond_broadcast(&sa->cond);
-		break;
-	}
-	for (unsigned i = 0; i < SIB_SA_ASYNC_MAX && !taken; i++) {
-		struct sib_sa_async *as = &sa->async[i];
-		bool found;
-
-		if (!as->sent_ns || as->tid != m.hdr.TransactionID)
-			continue;
-		found = !m.hdr.Status && !sib_endpoint_record_decode(&rec, m.SubnAdmData) &&
-			rec.LID == as->lid;
-		cache_put(sa, false, as->lid, NULL, found, &rec, sib_link_now_ns());
-		as->sent_ns = 0;
-		taken = true;
-	}
-	pthread_mutex_unlock(&sa->lock);
-	if (!taken)
-		sib_link_count(&sa->foreign, 1);
+	sib_link_count(&node->sa.foreign, 1);
 	return true;
 }
 
-static const struct sib_mad_agent sa_client_agent = {
+const struct sib_mad_agent sib_sa_client_agent = {
 	.name = "SA client",
 	.qp = SIB_QP1,
 	.mgmt_class = IB_MGMT_CLASS_SUBN_ADM,
+	.class_version = IB_SA_CLASS_VERSION,
 	.rx = sa_client_rx,
 };
 
 int sib_sa_client_register(struct sib_node *node)
 {
-	return sib_mad_agent_register(node, &sa_client_agent);
+	return sib_mad_agent_register(node, &sib_sa_client_agent);
 }
 
-void sib_sa_wait_locked(struct sib_node *node, const bool *done, const uint64_t *since_ns,
-			uint64_t timeout_ns)
+int sib_sa_route(struct sib_node *node, unsigned port_num, struct sib_mad_send_req *req)
 {
-	struct sib_sa_client *sa = &node->sa;
+	struct sib_port *port = sib_node_port(node, port_num);
+	struct sib_port_mgmt *pm;
+	int rc;
 
-	while (!*done) {
-		uint64_t now = sib_link_now_ns(), deadline = *since_ns + timeout_ns, until = deadline;
-		struct timespec ts;
-
-		if (now >= deadline)
-			break;
-		if (!node->ops->threaded(node)) {
-			/* No progress thread (tests): drive the node ourselves,
-			 * a millisecond at a time. */
-			pthread_mutex_unlock(&sa->lock);
-			node->ops->poll(node);
-			pthread_mutex_lock(&sa->lock);
-			if (*done)
-				break;
-			until = now + 1000000ull < deadline ? now + 1000000ull : deadline;
-		}
-		ts.tv_sec = (time_t)(until / 1000000000ull);
-		ts.tv_nsec = (long)(until % 1000000000ull);
-		pthread_cond_timedwait(&sa->cond, &sa->lock, &ts);
-	}
-}
-
-static int send_query(struct sib_node *node, unsigned port_num, uint64_t tid, bool by_gid,
-		      uint16_t lid, const uint8_t *gid)
-{
-	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
-	struct sib_endpoint_record rec;
-	struct sib_endpoint sm_ep;
-	struct sib_mad_addr a;
-	uint8_t mad[IB_MAD_BYTES];
-	struct ib_sa_mad m;
-	uint16_t my_lid, sm_lid;
-	bool heard;
-
+	memset(req, 0, sizeof(*req));
+	if (!port)
+		return -ENETDOWN;
+	pm = &node->mgmt[port_num - 1];
 	pthread_mutex_lock(&node->lock);
-	sm_ep = pm->sm_ep;
-	heard = pm->sm_heard;
-	my_lid = node->ports[port_num - 1].LID;
-	sm_lid = node->ports[port_num - 1].SMLID;
+	rc = port->state != SIB_PORT_ACTIVE || !pm->link || pm->sm_none ? -ENETDOWN
+	     : !pm->sm_heard						   ? -EAGAIN
+									   : 0;
+	req->port_num = port_num;
+	req->dst = pm->sm_ep;
+	sib_mad_addr_init(&req->addr, SIB_QP1, port->SMLID, port->LID);
 	pthread_mutex_unlock(&node->lock);
-	if (!heard)
-		return -ENETDOWN; /* no verified SM to ask */
+	req->timeout_ns = SIB_SA_TIMEOUT_MS * 1000000ull;
+	req->retries = SIB_SA_TRIES - 1;
+	return rc;
+}
+
+/* SubnAdmGet(SoftibEndpointRecord) by LID or by GID. */
+static void build_query(uint8_t *mad, bool by_gid, uint16_t lid, const uint8_t *gid)
+{
+	struct sib_endpoint_record rec;
+	struct ib_sa_mad m;
 
 	memset(&m, 0, sizeof(m));
-	m.hdr.BaseVersion = IB_MAD_BASE_VERSION;
-	m.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_ADM;
-	m.hdr.ClassVersion = IB_SA_CLASS_VERSION;
-	ib_mad_set_method(&m.hdr, IB_MAD_METHOD_GET);
-	m.hdr.TransactionID = tid;
-	m.hdr.AttributeID = SIB_SA_ATTR_ENDPOINT_RECORD;
+	sib_mad_request_hdr(&m.hdr, IB_MGMT_CLASS_SUBN_ADM, IB_SA_CLASS_VERSION, IB_MAD_METHOD_GET,
+			    SIB_SA_ATTR_ENDPOINT_RECORD, 0);
 	m.ComponentMask = by_gid ? SIB_EPR_COMP_GID : SIB_EPR_COMP_LID;
 	memset(&rec, 0, sizeof(rec));
 	rec.LID = lid;
@@ -222,20 +152,100 @@ static int send_query(struct sib_node *node, unsigned port_num, uint64_t tid, bo
 		memcpy(rec.GID, gid, 16);
 	sib_endpoint_record_encode(&rec, m.SubnAdmData);
 	ib_sa_mad_encode(&m, mad);
-	sib_mad_addr_init(&a, SIB_QP1, sm_lid, my_lid);
+}
+
+/* The answer to an endpoint query: false when it is none (another
+ * attribute or method: counted foreign, the query waits on). */
+static bool is_endpoint_answer(struct sib_node *node, const uint8_t *mad)
+{
+	struct ib_mad_hdr h;
+
+	ib_mad_hdr_decode(&h, mad);
+	if (ib_mad_method(&h) == IB_MAD_METHOD_GET_RESP &&
+	    h.AttributeID == SIB_SA_ATTR_ENDPOINT_RECORD)
+		return true;
+	sib_link_count(&node->sa.foreign, 1);
+	return false;
+}
+
+/*
+ * Caches the SM's answer for the key: where the port lives, or (any status,
+ * an unusable address family, a record for another LID) that there is no
+ * such port.  The owner hears of every answer for a LID.  True: found.
+ */
+static bool cache_answer(struct sib_node *node, unsigned port_num, bool by_gid, uint16_t lid,
+			 const uint8_t *gid, const uint8_t *mad, struct sib_endpoint_record *rec)
+{
+	struct sib_sa_client *sa = &node->sa;
+	struct ib_sa_mad m;
+	bool found;
+
+	ib_sa_mad_decode(&m, mad);
+	found = !m.hdr.Status && !sib_endpoint_record_decode(rec, m.SubnAdmData) &&
+		(by_gid || rec->LID == lid);
+	pthread_mutex_lock(&sa->lock);
+	cache_put(sa, by_gid, lid, gid, found, rec, sib_link_now_ns());
+	pthread_mutex_unlock(&sa->lock);
+	if (!by_gid && node->ops->lid_resolved)
+		node->ops->lid_resolved(node, port_num, lid);
+	return found;
+}
+
+static enum sib_mad_verdict resolve_event(void *owner, const struct sib_mad_send_wc *wc)
+{
+	struct sib_node *node = owner;
+	struct resolve_query *q = wc->context;
+
+	if (wc->status == SIB_MAD_RESENT)
+		sib_link_count(&node->sa.sent, 1);
+	if (wc->status != SIB_MAD_RESPONSE)
+		return SIB_MAD_DONE;
+	if (!is_endpoint_answer(node, wc->resp->mad))
+		return SIB_MAD_MORE;
+	q->found = cache_answer(node, q->port_num, q->by_gid, q->lid, q->gid, wc->resp->mad,
+				&q->rec);
+	q->answered = true;
+	return SIB_MAD_DONE;
+}
+
+/* Asks the SM and waits (the cache missed). */
+static int ask(struct sib_node *node, struct resolve_query *q)
+{
+	struct sib_mad_send_req req;
+	enum sib_mad_status end;
+	uint8_t mad[IB_MAD_BYTES];
+	int rc;
+
+	if (sib_sa_route(node, q->port_num, &req))
+		return -ENETDOWN;
+	build_query(mad, q->by_gid, q->lid, q->gid);
+	req.mad = mad;
+	req.fn = resolve_event;
+	req.context = q;
 	sib_link_count(&node->sa.sent, 1);
-	return sib_mgmt_send(pm->link, &a, mad, &sm_ep);
+	rc = sib_mad_call(node, &sib_sa_client_agent, &req, &end);
+	if (rc)
+		return rc;
+	if (q->answered)
+		return q->found ? 0 : -ENOENT; /* NO_RECORDS and any refusal: no such port */
+	pthread_mutex_lock(&node->sa.lock);
+	node->sa.timeouts++;
+	pthread_mutex_unlock(&node->sa.lock);
+	sib_warn("SA query for %s %u got no answer from the SM within %u ms; is softib-sm "
+		 "still running (SOFTIB_SM)?",
+		 q->by_gid ? "a GID of LID" : "LID", q->lid, SIB_SA_TIMEOUT_MS * SIB_SA_TRIES);
+	return -ETIMEDOUT;
 }
 
 static int resolve(struct sib_node *node, unsigned port_num, bool by_gid, uint16_t lid,
 		   const uint8_t *gid, struct sib_endpoint_record *out)
 {
+	struct resolve_query q = { .port_num = port_num, .by_gid = by_gid, .lid = lid, .gid = gid };
 	struct sib_sa_client *sa = &node->sa;
 	struct sib_port *port = sib_node_port(node, port_num);
 	struct sib_sa_cache_entry *e;
-	struct sib_sa_query q;
 	bool self, active;
-	int rc = -ETIMEDOUT;
+	int rc;
 
 	if (!port)
 		return -EINVAL;
@@ -268,47 +278,10 @@ static int resolve(struct sib_node *node, unsigned port_num, bool by_gid, uint16
 		pthread_mutex_unlock(&sa->lock);
 		return rc;
 	}
-	memset(&q, 0, sizeof(q));
-	q.tid = sib_mad_new_tid();
-	q.next = sa->queries;
-	sa->queries = &q;
 	pthread_mutex_unlock(&sa->lock);
-
-	for (unsigned attempt = 0; attempt < SIB_SA_TRIES && !q.done; attempt++) {
-		uint64_t deadline = sib_link_now_ns() + SIB_SA_TIMEOUT_MS * 1000000ull;
-
-		/* Same TID on every retry: a late answer to an earlier try
-		 * still counts (IBA 13.4.6.4). */
-		send_query(node, port_num, q.tid, by_gid, lid, gid);
-		pthread_mutex_lock(&sa->lock);
-		sib_sa_wait_locked(node, &q.done, &deadline, 0);
-		pthread_mutex_unlock(&sa->lock);
-	}
-
-	pthread_mutex_lock(&sa->lock);
-	for (struct sib_sa_query **pp = &sa->queries; *pp; pp = &(*pp)->next) {
-		if (*pp == &q) {
-			*pp = q.next;
-			break;
-		}
-	}
-	if (!q.done) {
-		sa->timeouts++;
-		rc = -ETIMEDOUT;
-	} else if (q.status == 0) {
+	rc = ask(node, &q);
+	if (!rc)
 		*out = q.rec;
-		cache_put(sa, by_gid, lid, gid, true, &q.rec, sib_link_now_ns());
-		rc = 0;
-	} else {
-		/* NO_RECORDS and anything else the SA refuses: no such port. */
-		cache_put(sa, by_gid, lid, gid, false, NULL, sib_link_now_ns());
-		rc = -ENOENT;
-	}
-	pthread_mutex_unlock(&sa->lock);
-	if (rc == -ETIMEDOUT)
-		sib_warn("SA query for %s %u got no answer from the SM within %u ms; is softib-sm "
-			 "still running (SOFTIB_SM)?",
-			 by_gid ? "a GID of LID" : "LID", lid, SIB_SA_TIMEOUT_MS * SIB_SA_TRIES);
 	return rc;
 }
 
@@ -340,6 +313,71 @@ int sib_sa_resolve_gid(struct sib_node *node, unsigned port_num, const uint8_t g
 	return rc;
 }
 
+static enum sib_mad_verdict lookup_event(void *owner, const struct sib_mad_send_wc *wc)
+{
+	struct sib_node *node = owner;
+	struct sib_sa_async *as = wc->context;
+	struct sib_endpoint_record rec;
+
+	if (wc->status == SIB_MAD_RESENT) {
+		sib_link_count(&node->sa.sent, 1);
+		return SIB_MAD_DONE;
+	}
+	if (wc->status == SIB_MAD_RESPONSE) {
+		if (!is_endpoint_answer(node, wc->resp->mad))
+			return SIB_MAD_MORE;
+		cache_answer(node, as->port_num, false, as->lid, NULL, wc->resp->mad, &rec);
+	}
+	pthread_mutex_lock(&node->sa.lock);
+	as->busy = false;
+	pthread_mutex_unlock(&node->sa.lock);
+	return SIB_MAD_DONE;
+}
+
+/* Under sa->lock: the slot for a background lookup of lid, or NULL when
+ * none is needed (one is out already, refresh asked too lately) or free. */
+static struct sib_sa_async *lookup_slot(struct sib_sa_client *sa, uint16_t lid, uint64_t now)
+{
+	struct sib_sa_async *slot = NULL;
+
+	for (unsigned i = 0; i < SIB_SA_ASYNC_MAX; i++) {
+		struct sib_sa_async *as = &sa->async[i];
+
+		if (as->asked_ns && as->lid == lid) {
+			/* Out already: its send asks again by itself (mad_send.h). */
+			if (as->busy || now - as->asked_ns < SIB_SA_REFRESH_NS)
+				return NULL;
+			return as;
+		}
+		if (!as->busy && (!slot || as->asked_ns < slot->asked_ns))
+			slot = as;
+	}
+	return slot;
+}
+
+/* Asks in the background; the answer fills the cache (lookup_event). */
+static void lookup_ask(struct sib_node *node, struct sib_sa_async *as)
+{
+	struct sib_mad_send_req req;
+	uint8_t mad[IB_MAD_BYTES];
+
+	if (!sib_sa_route(node, as->port_num, &req)) {
+		build_query(mad, false, as->lid, NULL);
+		req.mad = mad;
+		req.timeout_ns = SIB_SA_REFRESH_NS;
+		req.timeout_max_ns = SIB_SA_REFRESH_NS << SIB_SA_ASYNC_BACKOFF_MAX;
+		req.retries = SIB_SA_ASYNC_RETRIES;
+		req.fn = lookup_event;
+		req.context = as;
+		sib_link_count(&node->sa.sent, 1);
+		if (!sib_mad_post(&node->mads, &sib_sa_client_agent, &req, NULL))
+			return;
+	}
+	pthread_mutex_lock(&node->sa.lock);
+	as->busy = false;
+	pthread_mutex_unlock(&node->sa.lock);
+}
+
 int sib_sa_lookup_lid(struct sib_node *node, unsigned port_num, uint16_t lid, bool refresh,
 		      struct sib_endpoint *out)
 {
@@ -347,8 +385,8 @@ int sib_sa_lookup_lid(struct sib_node *node, unsigned port_num, uint16_t lid, bo
 	struct sib_port *port = sib_node_port(node, port_num);
 	struct sib_sa_cache_entry *e;
 	struct sib_sa_async *slot = NULL;
-	uint64_t now = sib_link_now_ns(), tid = 0;
-	bool ask, self;
+	uint64_t now = sib_link_now_ns();
+	bool self;
 	int rc;
 
 	if (!port || lid == 0 || lid > SIB_LID_UNICAST_MAX)
@@ -368,44 +406,16 @@ int sib_sa_lookup_lid(struct sib_node *node, unsigned port_num, uint16_t lid, bo
 	rc = !e ? -EAGAIN : e->found ? 0 : e->expires_ns > now ? -ENOENT : -EAGAIN;
 	if (e && e->found)
 		*out = e->rec.ep;
-	ask = rc == -EAGAIN || (e && e->expires_ns <= now) || refresh;
-	for (unsigned i = 0; i < SIB_SA_ASYNC_MAX && ask; i++) {
-		struct sib_sa_async *as = &sa->async[i];
-
-		/* A lookup nobody has needed again for a while is given up. */
-		if (as->sent_ns && now - as->sent_ns > SIB_SA_ASYNC_GIVEUP_NS)
-			as->sent_ns = 0;
-		if (as->sent_ns && as->lid == lid) {
-			/* Asked already: asked again, with the same TID (IBA
-			 * 13.4.6.4), once the wait doubled with each try has
-			 * passed; a starved SM answers late, never too late. */
-			if (now - as->sent_ns < SIB_SA_REFRESH_NS << as->tries) {
-				ask = false;
-			} else {
-				slot = as;
-				break;
-			}
-		} else if (!as->sent_ns && !slot) {
-			slot = as;
-		}
-	}
-	if (ask && slot) {
-		if (slot->sent_ns && slot->lid == lid) {
-			if (slot->tries < SIB_SA_ASYNC_BACKOFF_MAX)
-				slot->tries++;
-		} else {
-			slot->lid = lid;
-			slot->tid = sib_mad_new_tid();
-			slot->tries = 0;
-		}
-		slot->sent_ns = now;
-		tid = slot->tid;
+	if (rc == -EAGAIN || (e && e->expires_ns <= now) || refresh)
+		slot = lookup_slot(sa, lid, now);
+	if (slot) {
+		slot->lid = lid;
+		slot->port_num = port_num;
+		slot->busy = true;
+		slot->asked_ns = now;
 	}
 	pthread_mutex_unlock(&sa->lock);
-	if (tid && send_query(node, port_num, tid, false, lid, NULL)) {
-		pthread_mutex_lock(&sa->lock);
-		slot->sent_ns = 0;
-		pthread_mutex_unlock(&sa->lock);
-	}
+	if (slot)
+		lookup_ask(node, slot);
 	return rc;
 }

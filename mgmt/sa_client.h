@@ -8,11 +8,13 @@
  *
  * Cache: a positive entry is trusted for SIB_SA_POSITIVE_TTL_NS (a port that
  * left and came back gets a new endpoint, so entries must expire), a
- * negative one ("no such port") for SIB_SA_NEGATIVE_TTL_NS.  A query waits
- * SIB_SA_TIMEOUT_MS for each of SIB_SA_TRIES attempts.
+ * negative one ("no such port") for SIB_SA_NEGATIVE_TTL_NS.  Every answer
+ * cached for a LID is told to the node's owner (node ops lid_resolved).
  *
- * Queries go to the port's verified SM (mgmt/port_up.h), and an answer
- * counts only when it comes from there and matches a question asked.
+ * Queries go to the port's verified SM (mgmt/port_up.h) through the node's
+ * MAD layer (mad_send.h): one wait of SIB_SA_TIMEOUT_MS for each of
+ * SIB_SA_TRIES tries, all with one TID, and an answer counts only from the
+ * endpoint the query went to.  Other SA answers are counted in foreign.
  */
 #ifndef SIB_MGMT_SA_CLIENT_H
 #define SIB_MGMT_SA_CLIENT_H
@@ -22,9 +24,11 @@
 #include <stdint.h>
 
 #include "link/link.h"
+#include "mgmt/mad_agent.h"
 #include "mgmt/mad_packet.h"
 
 struct sib_node;
+struct sib_mad_send_req;
 
 #define SIB_SA_POSITIVE_TTL_NS (30ull * 1000000000ull)
 #define SIB_SA_NEGATIVE_TTL_NS (500ull * 1000000ull)
@@ -33,11 +37,12 @@ struct sib_node;
 #define SIB_SA_CACHE_SIZE 64
 #define SIB_SA_ASYNC_MAX 8			 /* background lookups in flight */
 #define SIB_SA_REFRESH_NS (100ull * 1000000ull) /* at most one per LID this often */
-/* A background lookup still wanted is asked again after SIB_SA_REFRESH_NS,
- * then twice as long each time up to 1.6 s; one nobody has wanted for
- * SIB_SA_ASYNC_GIVEUP_NS is given up. */
+/* A background lookup is asked again, with its TID (IBA 13.4.6.4: a starved
+ * SM answers late, never too late), after SIB_SA_REFRESH_NS, then twice as
+ * long each time up to 1.6 s, SIB_SA_ASYNC_RETRIES times (4.7 s in all);
+ * then it is given up until the data path wants that LID again. */
 #define SIB_SA_ASYNC_BACKOFF_MAX 4
-#define SIB_SA_ASYNC_GIVEUP_NS (4ull * 1000000000ull)
+#define SIB_SA_ASYNC_RETRIES 5
 
 struct sib_sa_cache_entry {
 	bool used;
@@ -49,35 +54,24 @@ struct sib_sa_cache_entry {
 	uint64_t expires_ns;
 };
 
-struct sib_sa_query; /* one outstanding query (sa_client.c) */
-struct sib_sa_gq;    /* one outstanding query of sa_query.c */
-
 /* A lookup the data path started and nobody waits for (its answer fills
- * the cache). */
+ * the cache); the slot is the context of its send. */
 struct sib_sa_async {
-	uint64_t tid;
 	uint16_t lid;
-	uint8_t tries;	  /* asked again this many times (the backoff) */
-	uint64_t sent_ns; /* last asked; 0: free */
+	unsigned port_num;
+	bool busy;	   /* its send is out */
+	uint64_t asked_ns; /* when it was sent (kept after the answer: refresh) */
 };
 
 struct sib_sa_client {
-	pthread_mutex_t lock;
-	pthread_cond_t cond; /* CLOCK_MONOTONIC */
+	pthread_mutex_t lock; /* the cache and the background lookups */
 	struct sib_sa_cache_entry cache[SIB_SA_CACHE_SIZE];
 	unsigned next_victim;
-	struct sib_sa_query *queries;
 	struct sib_sa_async async[SIB_SA_ASYNC_MAX];
-	struct sib_sa_gq *gqueries;
 	uint64_t hits, sent, timeouts;
 	uint64_t foreign; /* SA answers not from the port's SM, or to nothing we asked */
 };
 
-/* With sa->lock held: waits until *done, or until timeout_ns after
- * *since_ns (read again at every wake-up; both under sa->lock).  Without
- * a progress thread (tests) it drives the node itself. */
-void sib_sa_wait_locked(struct sib_node *node, const bool *done, const uint64_t *since_ns,
-			uint64_t timeout_ns);
 int sib_sa_client_init(struct sib_sa_client *sa);
 void sib_sa_client_fini(struct sib_sa_client *sa);
 
@@ -108,7 +102,20 @@ int sib_sa_lookup_lid(struct sib_node *node, unsigned port_num, uint16_t lid, bo
 /* Forgets every cached answer (the SM changed, a LID moved). */
 void sib_sa_flush_cache(struct sib_node *node);
 
-/* Registers the client with the node's MAD layer for SA responses on QP1. */
+/* Registers the client with the node's MAD layer: QP1, class SubnAdm, no
+ * requests served (a node is no SA); it sends, and counts the answers its
+ * sends did not take. */
 int sib_sa_client_register(struct sib_node *node);
+extern const struct sib_mad_agent sib_sa_client_agent;
+
+/*
+ * How an SA request from port port_num goes (sa_query.c's too): to the
+ * port's verified SM, SIB_SA_TRIES tries of SIB_SA_TIMEOUT_MS; fills *req
+ * but its MAD and handler.  0; -ENETDOWN when the port has no SM to ask
+ * (not ACTIVE, no link, SOFTIB_SM=none: a subnet of one); -EAGAIN while no
+ * SM has verified itself to the port yet (SA queries never go to an
+ * unverified or unset address).
+ */
+int sib_sa_route(struct sib_node *node, unsigned port_num, struct sib_mad_send_req *req);
 
 #endif

@@ -2,9 +2,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/log.h"
+#include "mgmt/mad_send.h"
+#include "mgmt/mad_wait.h"
 #include "mgmt/node.h"
 #include "mgmt/port_up.h"
 #include "mgmt/sa_client.h"
@@ -15,63 +16,30 @@
 /* Segments the requester lets the SA send ahead (RMPP NewWindowLast). */
 #define SA_RMPP_WINDOW 16
 
-/* One query waiting for its answer; on the node's SA client list. */
-struct sib_sa_gq {
-	uint64_t tid;
-	uint16_t attr;
+/* One query a caller waits for: its answer, reassembled. */
+struct query {
 	unsigned port_num;
-	bool done;
+	uint16_t attr;
+	bool answered;
 	uint16_t status;
 	uint16_t attr_offset; /* record stride in 8-byte words (GetTable) */
 	uint8_t *buf;
 	uint32_t len, total; /* bytes so far, bytes announced */
 	uint32_t next_seg;   /* the segment expected next (RMPP) */
-	uint64_t last_ns;    /* when something last arrived */
-	struct sib_sa_gq *next;
 };
-
-struct sm_route {
-	struct sib_link *link;
-	struct sib_endpoint ep;
-	struct sib_mad_addr a;
-};
-
-/* Where the port's SM is.  0; -ENETDOWN when the port has no SM to ask
- * (not ACTIVE, no link, SOFTIB_SM=none: a subnet of one); -EAGAIN while no
- * SM has verified itself to the port yet (port_up.h): SA queries never go
- * to an unverified or unset address. */
-static int sm_route(struct sib_node *node, unsigned port_num, struct sm_route *r)
-{
-	struct sib_port_mgmt *pm;
-	struct sib_port *port = sib_node_port(node, port_num);
-	int rc;
-
-	if (!port)
-		return -ENETDOWN;
-	pm = &node->mgmt[port_num - 1];
-	pthread_mutex_lock(&node->lock);
-	rc = port->state != SIB_PORT_ACTIVE || !pm->link || pm->sm_none ? -ENETDOWN
-	     : !pm->sm_heard						   ? -EAGAIN
-									   : 0;
-	r->link = pm->link;
-	r->ep = pm->sm_ep;
-	sib_mad_addr_init(&r->a, SIB_QP1, port->SMLID, port->LID);
-	pthread_mutex_unlock(&node->lock);
-	return rc;
-}
 
 /* An ACTIVE port whose SM has not verified itself yet asks it for SMInfo
  * (port_up.c): wait for that as long as one SA query may take, then give
  * up with a warning (the first time; later ones at debug level).  Not on
  * the thread that delivers MADs. */
 static int sm_route_wait(struct sib_node *node, unsigned port_num, uint16_t attr,
-			 struct sm_route *r)
+			 struct sib_mad_send_req *req)
 {
 	static bool warned;
 	int rc;
 
 	sib_port_up_wait(node, port_num, SIB_SA_TIMEOUT_MS * SIB_SA_TRIES * 1000000ull, false);
-	rc = sm_route(node, port_num, r);
+	rc = sib_sa_route(node, port_num, req);
 	if (rc != -EAGAIN)
 		return rc;
 	if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
@@ -84,18 +52,14 @@ static int sm_route_wait(struct sib_node *node, unsigned port_num, uint16_t attr
 	return -ENETDOWN;
 }
 
-static void build(uint8_t *mad, uint64_t tid, uint8_t method, uint16_t attr, uint64_t comp_mask,
+/* The request; its TID is the send's (mad_send.h). */
+static void build(uint8_t *mad, uint8_t method, uint16_t attr, uint64_t comp_mask,
 		  const uint8_t *record, unsigned rec_bytes)
 {
 	struct ib_sa_mad m;
 
 	memset(&m, 0, sizeof(m));
-	m.hdr.BaseVersion = IB_MAD_BASE_VERSION;
-	m.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_ADM;
-	m.hdr.ClassVersion = IB_SA_CLASS_VERSION;
-	ib_mad_set_method(&m.hdr, method);
-	m.hdr.TransactionID = tid;
-	m.hdr.AttributeID = attr;
+	sib_mad_request_hdr(&m.hdr, IB_MGMT_CLASS_SUBN_ADM, IB_SA_CLASS_VERSION, method, attr, 0);
 	m.ComponentMask = comp_mask;
 	if (record)
 		memcpy(m.SubnAdmData, record,
@@ -107,8 +71,8 @@ void sib_sa_send_only(struct sib_node *node, unsigned port_num, uint8_t method, 
 		      uint64_t comp_mask, const uint8_t *record, unsigned rec_bytes)
 {
 	uint8_t mad[IB_MAD_BYTES];
-	struct sm_route r;
-	int rc = sm_route(node, port_num, &r);
+	struct sib_mad_send_req req;
+	int rc = sib_sa_route(node, port_num, &req);
 
 	/* Nothing waits here (exit): without a verified SM it is not sent. */
 	if (rc) {
@@ -116,19 +80,21 @@ void sib_sa_send_only(struct sib_node *node, unsigned port_num, uint8_t method, 
 			attr, port_num, rc == -EAGAIN ? "no verified SM yet" : "no SM to ask");
 		return;
 	}
-	build(mad, sib_mad_new_tid(), method, attr, comp_mask, record, rec_bytes);
-	sib_mgmt_send(r.link, &r.a, mad, &r.ep);
+	build(mad, method, attr, comp_mask, record, rec_bytes);
+	req.mad = mad;
+	req.timeout_ns = 0; /* no answer awaited */
+	sib_mad_post(&node->mads, &sib_sa_client_agent, &req, NULL);
 }
 
-/* An RMPP ACK for segment seg (IBA 13.6.2.2), from the rx path. */
-static void send_ack(struct sib_node *node, const struct sib_sa_gq *q, const struct ib_sa_mad *in,
+/* An RMPP ACK for segment seg (IBA 13.6.2.2), under the query's TID. */
+static void send_ack(struct sib_node *node, const struct query *q, const struct ib_sa_mad *in,
 		     uint32_t seg)
 {
 	struct ib_sa_mad m = *in;
 	uint8_t mad[IB_MAD_BYTES];
-	struct sm_route r;
+	struct sib_mad_send_req req;
 
-	if (sm_route(node, q->port_num, &r))
+	if (sib_sa_route(node, q->port_num, &req))
 		return;
 	memset(&m.rmpp, 0, sizeof(m.rmpp));
 	m.rmpp.RMPPVersion = IB_RMPP_VERSION;
@@ -138,14 +104,21 @@ static void send_ack(struct sib_node *node, const struct sib_sa_gq *q, const str
 	m.rmpp.Data2 = seg + SA_RMPP_WINDOW;
 	memset(m.SubnAdmData, 0, sizeof(m.SubnAdmData));
 	ib_sa_mad_encode(&m, mad);
-	sib_mgmt_send(r.link, &r.a, mad, &r.ep);
+	req.mad = mad;
+	req.tid = in->hdr.TransactionID;
+	req.timeout_ns = 0;
+	sib_mad_post(&node->mads, &sib_sa_client_agent, &req, NULL);
 }
 
-/* Under sa->lock: one segment of an RMPP answer.  False on nonsense. */
-static bool take_segment(struct sib_node *node, struct sib_sa_gq *q, const struct ib_sa_mad *m)
+/* One segment of an RMPP answer.  False on nonsense. */
+static bool take_segment(struct sib_node *node, struct query *q, const struct ib_sa_mad *m)
 {
 	uint32_t seg = m->rmpp.Data1, n;
 
+	/* Segment 1 starts the transfer, also when the SA starts it over for
+	 * a try of ours that went again. */
+	if (seg == 1)
+		q->next_seg = 1;
 	if (seg != q->next_seg) {
 		/* A duplicate or a gap: ACK what we have, in order. */
 		if (q->next_seg > 1)
@@ -178,52 +151,51 @@ static bool take_segment(struct sib_node *node, struct sib_sa_gq *q, const struc
 		if (q->len != q->total)
 			return false;
 		q->status = m->hdr.Status;
-		q->done = true;
+		q->answered = true;
 	}
 	return true;
 }
 
-bool sib_sa_query_rx(struct sib_node *node, unsigned port_num, const uint8_t *mad)
+/* One MAD: one record, or none with a status. */
+static void take_single(struct query *q, const struct ib_sa_mad *m)
 {
-	struct sib_sa_client *sa = &node->sa;
-	struct sib_sa_gq *q;
+	free(q->buf);
+	q->buf = NULL;
+	q->status = m->hdr.Status;
+	q->attr_offset = 0;
+	q->total = q->len = 0;
+	if (!q->status && (q->buf = malloc(IB_SA_DATA_BYTES))) {
+		memcpy(q->buf, m->SubnAdmData, IB_SA_DATA_BYTES);
+		q->total = q->len = IB_SA_DATA_BYTES;
+	}
+	q->answered = true;
+}
+
+/* The answer, as it comes: every RMPP segment keeps the query's send out
+ * and restarts its wait (IBA 13.6). */
+static enum sib_mad_verdict query_event(void *owner, const struct sib_mad_send_wc *wc)
+{
+	struct sib_node *node = owner;
+	struct query *q = wc->context;
 	struct ib_sa_mad m;
 
-	(void)port_num;
-	if (!(mad[3] & IB_MAD_METHOD_RESP))
-		return false;
-	ib_sa_mad_decode(&m, mad);
-	pthread_mutex_lock(&sa->lock);
-	for (q = sa->gqueries; q && q->tid != m.hdr.TransactionID; q = q->next)
-		;
-	if (!q || q->done || m.hdr.AttributeID != q->attr) {
-		pthread_mutex_unlock(&sa->lock);
-		return q != NULL;
+	if (wc->status == SIB_MAD_RESENT)
+		sib_link_count(&node->sa.sent, 1);
+	if (wc->status != SIB_MAD_RESPONSE)
+		return SIB_MAD_DONE;
+	ib_sa_mad_decode(&m, wc->resp->mad);
+	if (m.hdr.AttributeID != q->attr)
+		return SIB_MAD_MORE;
+	if (!(m.rmpp.RMPPFlags & IB_RMPP_FLAG_ACTIVE)) {
+		take_single(q, &m);
+		return SIB_MAD_DONE;
 	}
-	q->last_ns = sib_link_now_ns();
-	if (m.rmpp.RMPPFlags & IB_RMPP_FLAG_ACTIVE) {
-		if (m.rmpp.RMPPType == IB_RMPP_TYPE_DATA && !take_segment(node, q, &m)) {
-			sib_dbg("SA answer 0x%016llx: a malformed RMPP segment; asking again",
-				(unsigned long long)q->tid);
-			q->next_seg = 1; /* the retry starts over */
-		}
-	} else {
-		/* One MAD: one record, or none with a status. */
-		free(q->buf);
-		q->buf = NULL;
-		q->status = m.hdr.Status;
-		q->attr_offset = 0;
-		q->total = q->len = 0;
-		if (!q->status && (q->buf = malloc(IB_SA_DATA_BYTES))) {
-			memcpy(q->buf, m.SubnAdmData, IB_SA_DATA_BYTES);
-			q->total = q->len = IB_SA_DATA_BYTES;
-		}
-		q->done = true;
+	if (m.rmpp.RMPPType == IB_RMPP_TYPE_DATA && !take_segment(node, q, &m)) {
+		sib_dbg("SA answer 0x%016llx: a malformed RMPP segment; asking again",
+			(unsigned long long)wc->tid);
+		q->next_seg = 1; /* the next try starts over */
 	}
-	if (q->done)
-		pthread_cond_broadcast(&sa->cond);
-	pthread_mutex_unlock(&sa->lock);
-	return true;
+	return q->answered ? SIB_MAD_DONE : SIB_MAD_MORE;
 }
 
 void sib_sa_answer_free(struct sib_sa_answer *ans)
@@ -232,65 +204,41 @@ void sib_sa_answer_free(struct sib_sa_answer *ans)
 	memset(ans, 0, sizeof(*ans));
 }
 
-static void unlink_query(struct sib_sa_client *sa, struct sib_sa_gq *q)
-{
-	for (struct sib_sa_gq **pp = &sa->gqueries; *pp; pp = &(*pp)->next)
-		if (*pp == q) {
-			*pp = q->next;
-			break;
-		}
-}
-
 int sib_sa_query(struct sib_node *node, unsigned port_num, uint8_t method, uint16_t attr,
 		 uint64_t comp_mask, const uint8_t *record, unsigned rec_bytes,
 		 struct sib_sa_answer *ans)
 {
-	struct sib_sa_client *sa = &node->sa;
+	struct query q = { .port_num = port_num, .attr = attr, .next_seg = 1 };
+	struct sib_mad_send_req req;
+	enum sib_mad_status end;
 	uint8_t mad[IB_MAD_BYTES];
-	struct sib_sa_gq q;
-	struct sm_route r;
-	int rc = 0;
+	int rc;
 
 	memset(ans, 0, sizeof(*ans));
-	rc = sm_route(node, port_num, &r);
+	rc = sib_sa_route(node, port_num, &req);
 	if (rc == -ENETDOWN)
 		return rc;
 	if (node->ops->on_thread(node))
 		return -EDEADLK;
-	if (rc && (rc = sm_route_wait(node, port_num, attr, &r)))
+	if (rc && (rc = sm_route_wait(node, port_num, attr, &req)))
 		return rc;
-	memset(&q, 0, sizeof(q));
-	q.tid = sib_mad_new_tid();
-	q.attr = attr;
-	q.port_num = port_num;
-	q.next_seg = 1;
-	build(mad, q.tid, method, attr, comp_mask, record, rec_bytes);
-	pthread_mutex_lock(&sa->lock);
-	q.next = sa->gqueries;
-	sa->gqueries = &q;
-	for (unsigned attempt = 0; attempt < SIB_SA_TRIES && !q.done; attempt++) {
-		/* Same TID every time: a late answer still counts, and the SA
-		 * restarts a transfer it is asked for again. */
-		q.next_seg = 1;
-		q.last_ns = sib_link_now_ns();
-		pthread_mutex_unlock(&sa->lock);
-		sib_link_count(&sa->sent, 1);
-		sib_mgmt_send(r.link, &r.a, mad, &r.ep);
-		pthread_mutex_lock(&sa->lock);
-		/* last_ns moves on with every segment of an RMPP transfer. */
-		sib_sa_wait_locked(node, &q.done, &q.last_ns, SIB_SA_TIMEOUT_MS * 1000000ull);
-	}
-	unlink_query(sa, &q);
-	if (!q.done) {
-		sa->timeouts++;
-		rc = -ETIMEDOUT;
-	}
-	pthread_mutex_unlock(&sa->lock);
-	if (rc) {
-		free(q.buf);
+	build(mad, method, attr, comp_mask, record, rec_bytes);
+	req.mad = mad;
+	req.fn = query_event;
+	req.context = &q;
+	sib_link_count(&node->sa.sent, 1);
+	rc = sib_mad_call(node, &sib_sa_client_agent, &req, &end);
+	if (!rc && !q.answered) {
+		pthread_mutex_lock(&node->sa.lock);
+		node->sa.timeouts++;
+		pthread_mutex_unlock(&node->sa.lock);
 		sib_warn("SA query (attribute 0x%04x) got no answer from the SM within %u ms; is "
 			 "softib-sm still running (SOFTIB_SM)?",
 			 attr, SIB_SA_TIMEOUT_MS * SIB_SA_TRIES);
+		rc = -ETIMEDOUT;
+	}
+	if (rc) {
+		free(q.buf);
 		return rc;
 	}
 	ans->status = q.status;

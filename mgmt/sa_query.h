@@ -7,9 +7,10 @@
  * needs: PathRecord Get (IBA 15.2.5.16), ServiceRecord Set, Delete and
  * GetTable (15.2.5.14).
  *
- * Every call blocks up to SIB_SA_TIMEOUT_MS * SIB_SA_TRIES (an answer
- * still arriving in segments extends the wait) and must not run on the
- * thread that delivers MADs (-EDEADLK).
+ * Every call is a blocking send of the node's MAD layer (mad_wait.h): up
+ * to SIB_SA_TIMEOUT_MS * SIB_SA_TRIES, and each segment of an answer still
+ * arriving restarts the wait; it must not run on the thread that delivers
+ * MADs (-EDEADLK).
  */
 #ifndef SIB_MGMT_SA_QUERY_H
 #define SIB_MGMT_SA_QUERY_H
@@ -48,9 +49,6 @@ void sib_sa_answer_free(struct sib_sa_answer *ans);
  * without a verified SM nothing is sent (a debug line says so). */
 void sib_sa_send_only(struct sib_node *node, unsigned port_num, uint8_t method, uint16_t attr,
 		      uint64_t comp_mask, const uint8_t *record, unsigned rec_bytes);
-
-/* A response on QP1 for a query of this file: true when it was one. */
-bool sib_sa_query_rx(struct sib_node *node, unsigned port_num, const uint8_t *mad);
 
 /*
  * The path from sgid to dgid (SubnAdmGet(PathRecord) with SGID, DGID,

@@ -426,22 +426,6 @@ static enum mkey_verdict admit(struct sib_node *node, unsigned port_num, const s
 	return v;
 }
 
-static void trap_repressed(struct sib_node *node, unsigned port_num, uint64_t tid,
-			   const struct sib_endpoint *from)
-{
-	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
-
-	pthread_mutex_lock(&node->lock);
-	/* Only our verified SM's repress says it heard us. */
-	if (tid == pm->trap_tid && pm->sm_heard &&
-	    (!from || sib_endpoint_equal(from, &pm->sm_ep))) {
-		pm->last_smp_ns = sib_link_now_ns();
-		pm->sm_silent = false;
-		pthread_cond_broadcast(&node->port_cond);
-	}
-	pthread_mutex_unlock(&node->lock);
-}
-
 /* The request decoded: LID-routed or directed-route alike. */
 static bool sma_decode(const uint8_t *in, const struct sib_mad_addr *a, struct sma_req *r,
 		       struct ib_smp *smp, struct ib_dr_smp *dr, uint8_t *data)
@@ -480,6 +464,55 @@ static bool sma_decode(const uint8_t *in, const struct sib_mad_addr *a, struct s
 	return true;
 }
 
+/*
+ * What every SMP the SMA acts on passes: decoded, a request with a defined
+ * response or a TrapRepress, and admitted (the M_Key check, a Set from a
+ * stranger); the SM's word counts against its silence (port_up.h).
+ * MKEY_DISCARD: nothing to act on.
+ */
+static enum mkey_verdict sma_accept(struct sib_node *node, unsigned port_num,
+				    const struct sib_mad_addr *a, const uint8_t *in,
+				    const struct sib_endpoint *from, struct sma_req *r,
+				    struct ib_smp *smp, struct ib_dr_smp *dr, uint8_t *data)
+{
+	struct sib_port_mgmt *pm;
+	enum mkey_verdict v;
+	bool keyed;
+
+	if (!sib_node_port(node, port_num) || in[0] != IB_MAD_BASE_VERSION)
+		return MKEY_DISCARD; /* IBA 13.4.4.1: unknown BaseVersion is discarded */
+	pm = &node->mgmt[port_num - 1];
+	if (!sma_decode(in, a, r, smp, dr, data))
+		return MKEY_DISCARD;
+	if (r->method & IB_MAD_METHOD_RESP)
+		return MKEY_DISCARD;
+	if (r->method == IB_MAD_METHOD_TRAP || r->method == IB_MAD_METHOD_SEND ||
+	    r->method == IB_MAD_METHOD_REPORT)
+		return MKEY_DISCARD; /* no response is defined for these (IBA 13.4.5) */
+	v = admit(node, port_num, r, from);
+	if (v == MKEY_DISCARD)
+		return v;
+	if (from) {
+		pthread_mutex_lock(&node->lock);
+		keyed = pm->M_Key && r->M_Key == pm->M_Key;
+		pthread_mutex_unlock(&node->lock);
+		sib_port_sm_smp_seen(node, port_num, from, keyed);
+	}
+	return v;
+}
+
+bool sib_sma_repress_admitted(struct sib_node *node, const struct sib_mad_recv *rcv)
+{
+	uint8_t data[IB_SMP_DATA_BYTES];
+	struct sma_req r;
+	struct ib_dr_smp dr;
+	struct ib_smp smp;
+
+	return sma_accept(node, rcv->port_num, rcv->a, rcv->mad, rcv->from, &r, &smp, &dr, data) !=
+		       MKEY_DISCARD &&
+	       r.method == IB_MAD_METHOD_TRAP_REPRESS;
+}
+
 bool sib_sma_handle(struct sib_node *node, unsigned port_num, const struct sib_mad_addr *a,
 		    const uint8_t *in, const struct sib_endpoint *from, uint8_t *out)
 {
@@ -490,31 +523,12 @@ bool sib_sma_handle(struct sib_node *node, unsigned port_num, const struct sib_m
 	struct ib_dr_smp dr;
 	struct ib_smp smp;
 	uint16_t status;
-	bool keyed;
 
-	if (!sib_node_port(node, port_num) || in[0] != IB_MAD_BASE_VERSION)
-		return false; /* IBA 13.4.4.1: unknown BaseVersion is discarded */
-	if (!sma_decode(in, a, &r, &smp, &dr, data))
+	v = sma_accept(node, port_num, a, in, from, &r, &smp, &dr, data);
+	/* A TrapRepress answers one of our traps (port_up.c takes it through
+	 * the MAD layer); here it gets the M_Key check and no answer. */
+	if (v == MKEY_DISCARD || r.method == IB_MAD_METHOD_TRAP_REPRESS)
 		return false;
-	if (r.method & IB_MAD_METHOD_RESP)
-		return false;
-	if (r.method == IB_MAD_METHOD_TRAP || r.method == IB_MAD_METHOD_SEND ||
-	    r.method == IB_MAD_METHOD_REPORT)
-		return false; /* no response is defined for these (IBA 13.4.5) */
-	v = admit(node, port_num, &r, from);
-	if (v == MKEY_DISCARD)
-		return false;
-	if (from) {
-		pthread_mutex_lock(&node->lock);
-		keyed = node->mgmt[port_num - 1].M_Key && r.M_Key == node->mgmt[port_num - 1].M_Key;
-		pthread_mutex_unlock(&node->lock);
-		sib_port_sm_smp_seen(node, port_num, from, keyed);
-	}
-	if (r.method == IB_MAD_METHOD_TRAP_REPRESS) {
-		if (r.attr == IB_SMP_ATTR_NOTICE)
-			trap_repressed(node, port_num, r.tid, from);
-		return false;
-	}
 
 	memset(resp_data, 0, sizeof(resp_data));
 	if (in[2] != IB_SMP_CLASS_VERSION)
@@ -557,22 +571,23 @@ bool sib_sma_process(struct sib_node *node, unsigned port_num, const uint8_t *in
 }
 
 /* The QP0 receive path: requests are processed and answered to `from`;
- * a response can only be the answer to the port's SubnGet(SMInfo). */
-static bool sma_rx(struct sib_node *node, unsigned port_num, const struct sib_mad_addr *a,
-		   const uint8_t *mad, const struct sib_endpoint *from)
+ * a response here answered none of the port's sends (mad_send.h). */
+static bool sma_rx(void *owner, const struct sib_mad_recv *rcv)
 {
+	struct sib_node *node = owner;
+	unsigned port_num = rcv->port_num;
+	const struct sib_mad_addr *a = rcv->a;
+	const uint8_t *mad = rcv->mad;
+	const struct sib_endpoint *from = rcv->from;
 	struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
 	uint8_t out[IB_MAD_BYTES];
 	struct sib_mad_addr ra;
 	uint16_t my_lid;
 
 	if (mad[3] & IB_MAD_METHOD_RESP) {
-		if (mad[1] != IB_MGMT_CLASS_SUBN_LID_ROUTED ||
-		    !sib_port_sminfo_resp(node, port_num, mad, from)) {
-			pthread_mutex_lock(&node->lock);
-			pm->smp_refused++;
-			pthread_mutex_unlock(&node->lock);
-		}
+		pthread_mutex_lock(&node->lock);
+		pm->smp_refused++;
+		pthread_mutex_unlock(&node->lock);
 		return true;
 	}
 	if (!sib_sma_handle(node, port_num, a, mad, from, out))
@@ -592,17 +607,21 @@ static bool sma_rx(struct sib_node *node, unsigned port_num, const struct sib_ma
 	return true;
 }
 
-/* SMPs come LID-routed and directed-route: two classes, one agent. */
+/* SMPs come LID-routed and directed-route: two classes, one agent, for
+ * every version and method (it answers what it does not serve with the
+ * status IBA 13.4.7 gives, sma.h). */
 static const struct sib_mad_agent sma_lid_routed = {
 	.name = "SMA",
 	.qp = SIB_QP0,
 	.mgmt_class = IB_MGMT_CLASS_SUBN_LID_ROUTED,
+	.methods = SIB_MAD_METHODS_ALL,
 	.rx = sma_rx,
 };
 static const struct sib_mad_agent sma_directed_route = {
 	.name = "SMA",
 	.qp = SIB_QP0,
 	.mgmt_class = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE,
+	.methods = SIB_MAD_METHODS_ALL,
 	.rx = sma_rx,
 };
 
@@ -610,5 +629,9 @@ int sib_sma_register(struct sib_node *node)
 {
 	int rc = sib_mad_agent_register(node, &sma_lid_routed);
 
-	return rc ? rc : sib_mad_agent_register(node, &sma_directed_route);
+	if (!rc)
+		rc = sib_mad_agent_register(node, &sma_directed_route);
+	/* Port bring-up sends on QP0 too; the SMA stays the class's first
+	 * agent, which hears the responses nothing sent here asked for. */
+	return rc ? rc : sib_port_up_register(node);
 }

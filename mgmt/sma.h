@@ -37,8 +37,15 @@ bool sib_sma_handle(struct sib_node *node, unsigned port_num, const struct sib_m
 /* The same for a request of the port's owner (no address, no sender). */
 bool sib_sma_process(struct sib_node *node, unsigned port_num, const uint8_t *in, uint8_t *out);
 
+/* A TrapRepress that answers one of the port's traps (port_up.c): true
+ * when it passes the M_Key check as a Set must (IBA 14.2.4.1); the SM's
+ * word then counts against its silence. */
+struct sib_mad_recv;
+bool sib_sma_repress_admitted(struct sib_node *node, const struct sib_mad_recv *r);
+
 /* Registers the SMA with the node's MAD layer for both SMP classes on
- * QP0: every SMP is then processed and answered to where it came from. */
+ * QP0 (every SMP request is then processed and answered to where it came
+ * from), and port bring-up (port_up.h) after it. */
 int sib_sma_register(struct sib_node *node);
 
 /* Fills PortInfo from the port as it is now (caller holds node->lock); c

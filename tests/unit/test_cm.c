@@ -5,7 +5,8 @@
  * serves and for a consumer's no, duplicate REQ (MRA) and REP (RTU
  * again), retransmission until REQ_ERROR and REP_ERROR, stale connections,
  * TIMEWAIT answering a late REQ, crossing DREQs, destroy mid-handshake
- * and while connected, SIDR, and malformed MADs dropped and counted.
+ * and while connected, SIDR, malformed MADs dropped and counted, and every
+ * refused consumer request saying why in a debug line.
  * Timeouts are set small (4.096 us * 2^8 = 1 ms); what is asserted is
  * what happened, never how long it took.
  */
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/log.h"
 #include "hca/hca.h"
 #include "mgmt/cm.h"
 #include "mgmt/mad_packet.h"
@@ -669,6 +671,73 @@ static void overlapping_listeners_are_refused(void **state)
 	sib_cm_unlock(cm);
 }
 
+/* cm.h: every error return says in one debug line which rule it enforces. */
+static char refused_line[512];
+
+static void expect_refused(int rc, int err, const char *what, const char *rule)
+{
+	assert_int_equal(rc, err);
+	assert_non_null(strstr(refused_line, "refused in"));
+	assert_non_null(strstr(refused_line, what));
+	assert_non_null(strstr(refused_line, rule));
+	refused_line[0] = 0;
+}
+
+static void every_refused_request_says_why_in_a_debug_line(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_cm_req_param p = req_param(f, 0x60);
+	struct sib_cm_sidr_req_param sp;
+	struct sib_cm_rep_param rp = { .qpn = 1 };
+	struct sib_cm_id *idle, *cid, *sid;
+	uint8_t big[256] = { 0 };
+	int level = sib_log_level_cur;
+
+	sib_log_level_cur = SIB_LOG_DEBUG;
+	sib_log_capture(refused_line, sizeof(refused_line));
+	sib_cm_lock(f->cli->node.cm);
+	idle = sib_cm_create_id(f->cli->node.cm, 1, handler, &f->rc);
+	expect_refused(sib_cm_send_rep(idle, &rp), -EINVAL, "REP", "REQ received");
+	expect_refused(sib_cm_send_rtu(idle, NULL, 0), -EINVAL, "RTU", "REP received");
+	expect_refused(sib_cm_send_rej(idle, 1, NULL, 0, NULL, 0), -EINVAL, "REJ", "being set up");
+	expect_refused(sib_cm_send_rej(idle, 1, NULL, 0, big, sizeof(big)), -EINVAL, "REJ",
+		       "private data");
+	expect_refused(sib_cm_send_mra(idle, 1, false, NULL, 0), -EINVAL, "MRA",
+		       "REQ or REP received");
+	expect_refused(sib_cm_send_dreq(idle, NULL, 0), -EINVAL, "DREQ", "ESTABLISHED");
+	expect_refused(sib_cm_send_drep(idle, NULL, 0), -EINVAL, "DREP", "DREQ received");
+	expect_refused(sib_cm_establish(idle), -EINVAL, "establish", "sent its REP");
+	expect_refused(sib_cm_send_sidr_rep(idle, 0, 0, 0, NULL, 0), -EINVAL, "SIDR_REP",
+		       "SIDR_REQ received");
+	p.private_data_len = IB_CM_REQ_PRIVATE_DATA_BYTES + 1;
+	expect_refused(sib_cm_send_req(idle, &p), -EINVAL, "REQ", "private data");
+	p.private_data_len = 0;
+	p.transport = 9;
+	expect_refused(sib_cm_send_req(idle, &p), -EINVAL, "REQ", "RC and UC");
+	memset(&sp, 0, sizeof(sp));
+	sp.private_data_len = IB_CM_SIDR_REQ_PRIVATE_DATA_BYTES + 1;
+	expect_refused(sib_cm_send_sidr_req(idle, &sp), -EINVAL, "SIDR_REQ", "private data");
+	sib_cm_unlock(f->cli->node.cm);
+
+	sib_log_level_cur = level; /* the handshake's own debug lines stay quiet */
+	sid = connect_pair(f, &cid);
+	sib_log_level_cur = SIB_LOG_DEBUG;
+	sib_cm_lock(f->cli->node.cm);
+	expect_refused(sib_cm_send_req(cid, &p), -EINVAL, "REQ", "IDLE id");
+	expect_refused(sib_cm_send_sidr_req(cid, &sp), -EINVAL, "SIDR_REQ", "IDLE id");
+	expect_refused(sib_cm_listen(cid, SID, ~0ull), -EINVAL, "listen", "IDLE id");
+	expect_refused(sib_cm_send_dreq(cid, big, sizeof(big)), -EINVAL, "DREQ", "private data");
+	sib_cm_unlock(f->cli->node.cm);
+	sib_cm_lock(f->srv->node.cm);
+	expect_refused(sib_cm_establish(sid), -EISCONN, "establish", "ESTABLISHED already");
+	expect_refused(sib_cm_listen(sib_cm_create_id(f->srv->node.cm, 1, handler, &f->rs), SID,
+				     ~0ull),
+		       -EADDRINUSE, "listen", "overlaps");
+	sib_cm_unlock(f->srv->node.cm);
+	sib_log_capture(NULL, 0);
+	sib_log_level_cur = level;
+}
+
 static void ack_timeout_covers_twice_the_packet_lifetime(void **state)
 {
 	(void)state;
@@ -712,6 +781,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(malformed_mads_are_dropped_and_counted, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(overlapping_listeners_are_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(every_refused_request_says_why_in_a_debug_line, setup,
+						teardown),
 		cmocka_unit_test(ack_timeout_covers_twice_the_packet_lifetime),
 	};
 

@@ -840,6 +840,72 @@ static void sa_client_resolves_and_caches(void **state)
 	sib_hca_free(h[1]);
 }
 
+static unsigned lids_resolved;
+static uint16_t last_lid_resolved;
+
+static void count_lid_resolved(struct sib_node *node, unsigned port_num, uint16_t lid)
+{
+	(void)node;
+	assert_int_equal(port_num, 1);
+	__atomic_add_fetch(&lids_resolved, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&last_lid_resolved, lid, __ATOMIC_RELAXED);
+}
+
+/* The data path waits for LIDs (node ops lid_resolved): every answer the
+ * SA client caches for a LID, from a resolve or a background lookup, found
+ * or not, is told; cache hits and GID resolves are not. */
+static void the_owner_hears_of_every_lid_the_sa_client_caches(void **state)
+{
+	struct fixture *f = *state;
+	struct sm_thread t = { .f = f, .lock = PTHREAD_MUTEX_INITIALIZER };
+	const struct sib_node_ops *hca_ops;
+	struct sib_node_ops ops;
+	struct sib_endpoint ep;
+	struct sib_hca *h[2];
+	pthread_t th;
+	uint16_t lid;
+
+	h[0] = hca_port_new(f, 0x0200000000000d10ull);
+	h[1] = hca_port_new(f, 0x0200000000000d20ull);
+	settle(f, h, 2);
+	hca_ops = h[0]->node.ops;
+	ops = *hca_ops;
+	ops.lid_resolved = count_lid_resolved;
+	h[0]->node.ops = &ops;
+	lids_resolved = 0;
+	lid = h[1]->node.ports[0].LID;
+	assert_int_equal(pthread_create(&th, NULL, sm_main, &t), 0);
+
+	assert_int_equal(sib_sa_resolve_lid(&h[0]->node, 1, lid, &ep), 0);
+	assert_int_equal(lids_resolved, 1);
+	assert_int_equal(last_lid_resolved, lid);
+	assert_int_equal(sib_sa_resolve_lid(&h[0]->node, 1, lid, &ep), 0); /* a hit */
+	assert_int_equal(sib_sa_resolve_gid(&h[0]->node, 1, h[1]->node.ports[0].GID[0], &ep, &lid),
+			 0);
+	assert_int_equal(lids_resolved, 1);
+	assert_int_equal(sib_sa_resolve_lid(&h[0]->node, 1, 0x0bcd, &ep), -ENOENT);
+	assert_int_equal(lids_resolved, 2);
+	assert_int_equal(last_lid_resolved, 0x0bcd);
+	/* In the background: the answer comes on the thread that drives the
+	 * node (here: this one). */
+	assert_int_equal(sib_sa_lookup_lid(&h[0]->node, 1, 0x0bce, false, &ep), -EAGAIN);
+	for (int i = 0; i < 5000 && __atomic_load_n(&lids_resolved, __ATOMIC_RELAXED) < 3; i++) {
+		sib_progress_poll(h[0]);
+		usleep(1000);
+	}
+	assert_int_equal(lids_resolved, 3);
+	assert_int_equal(last_lid_resolved, 0x0bce);
+	assert_int_equal(sib_sa_lookup_lid(&h[0]->node, 1, 0x0bce, false, &ep), -ENOENT);
+
+	pthread_mutex_lock(&t.lock);
+	t.stop = true;
+	pthread_mutex_unlock(&t.lock);
+	pthread_join(th, NULL);
+	h[0]->node.ops = hca_ops;
+	sib_hca_free(h[0]);
+	sib_hca_free(h[1]);
+}
+
 static void sa_client_times_out_without_an_sm_and_refuses_inactive_ports(void **state)
 {
 	struct fixture *f = *state;
@@ -1099,6 +1165,7 @@ int main(void)
 		T(sa_finds_a_port_told_active_before_its_getresp_arrives),
 		T(sa_client_resolves_and_caches),
 		T(sa_client_times_out_without_an_sm_and_refuses_inactive_ports),
+		T(the_owner_hears_of_every_lid_the_sa_client_caches),
 		T(a_response_counts_only_from_where_the_request_went),
 		T(a_claim_of_a_live_ports_guid_is_refused),
 		T(the_same_port_at_a_new_endpoint_keeps_its_lid),

@@ -682,7 +682,7 @@ static void a_new_master_must_show_the_ports_m_key(void **state)
 	struct sib_link *port_link = pm->link, *sm2;
 	char list[2 * SIB_ENDPOINT_STRLEN + 2], e1[SIB_ENDPOINT_STRLEN], e2[SIB_ENDPOINT_STRLEN];
 	uint8_t data[IB_SMP_DATA_BYTES];
-	struct got g = { 0 }, q = { 0 };
+	struct got g = { 0 }, q = { 0 }, q2 = { 0 };
 	struct ib_smp r;
 
 	assert_int_equal(sib_link_mem_open(f->hub, 4096, &sm2), 0);
@@ -696,20 +696,27 @@ static void a_new_master_must_show_the_ports_m_key(void **state)
 	port_info_keys(data, KEY, 1, 0, 7);
 	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data,
 			      &f->sm_link->local, &r));
+	/* The port asks the second address too (as while its SM is silent):
+	 * an answer counts only from where its query went. */
+	sib_port_sm_probe(&f->hca->node, 1);
+	assert_int_equal(sm_inbox(sm2, &g, &q2), 1);
+	assert_int_equal(q2.n, 1);
+	sminfo_answer(f, sm2, &q, IB_SM_STATE_MASTER); /* the first SM's query */
+	assert_true(pm->smp_refused >= 1);
 	/* The second SM claims MASTER: not while the first speaks. */
 	pm->sm_keyed[1] = true;
-	sminfo_answer(f, sm2, &q, IB_SM_STATE_MASTER);
+	sminfo_answer(f, sm2, &q2, IB_SM_STATE_MASTER);
 	assert_int_equal(pm->sm_index, 0);
 	/* The first went silent; the second has not shown our key. */
 	pm->sm_keyed[1] = false;
 	pm->sm_silent = true;
-	sminfo_answer(f, sm2, &q, IB_SM_STATE_MASTER);
+	sminfo_answer(f, sm2, &q2, IB_SM_STATE_MASTER);
 	assert_int_equal(pm->sm_index, 0);
 	/* It configures us with the key (a standby shares the key file). */
 	assert_true(sma_keyed(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, KEY, NULL,
 			      &sm2->local, &r));
 	assert_true(pm->sm_keyed[1]);
-	sminfo_answer(f, sm2, &q, IB_SM_STATE_MASTER);
+	sminfo_answer(f, sm2, &q2, IB_SM_STATE_MASTER);
 	assert_int_equal(pm->sm_index, 1);
 	assert_true(sib_endpoint_equal(&pm->sm_ep, &sm2->local));
 	(void)port_link;
