@@ -51,7 +51,7 @@ override CPPFLAGS += -I$(RDMA_CORE)/usr/include
 override LDFLAGS += -L$(RDMA_CORE_LIBDIR) -Wl,-rpath-link,$(RDMA_CORE_LIBDIR)
 endif
 
-# Layers, lowest first (DESIGN.md section 1).
+# Layers, lowest first (docs/architecture.md section 1).
 CORE_DIRS  := base wire memreg link transport mgmt hca
 CORE_SRC   := $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
 PROV_SRC   := $(wildcard provider/*.c)

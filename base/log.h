@@ -5,7 +5,7 @@
  * loop runs (timer.h) and softib's per-user directory (rundir.h).  It uses
  * nothing of softib's own.
  *
- * What softib tells a user when something is wrong (DESIGN.md section 7).
+ * What softib tells a user when something is wrong (docs/architecture.md section 8).
  * SOFTIB_LOG picks the level (error, warn, info, debug, trace; default warn),
  * SOFTIB_LOG_FILE the destination (default stderr).  Every line starts with
  * "softib: " and says what was wrong in the programmer's terms, e.g.

@@ -6,7 +6,7 @@
  *
  * softib-sm's engine: a subnet manager (IBA 14.4) and subnet administrator
  * (IBA 15) for a fabric without switches, where every port is one UDP
- * endpoint and the SM is one too (DESIGN.md section 5, softib-sm(8)).
+ * endpoint and the SM is one too (docs/architecture.md section 5, softib-sm(8)).
  *
  * Discovery.  A port whose link comes up sends a trap (Notice 128) to the
  * SM's endpoint.  The SM represses it and configures the port, one request

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * hca/: the one HCA per process (DESIGN.md section 3).  It composes a node
+ * hca/: the one HCA per process (docs/architecture.md section 3).  It composes a node
  * (mgmt/node.h: ports and their agents), a link per port (link/), the data
  * path's engine (transport/) and the memory registration tables (memreg/),
  * and runs the progress thread that drives them all (progress.c); the

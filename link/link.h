@@ -5,7 +5,7 @@
  * capture (capture.c) behind one interface (this header).  link/ may use
  * base/ and wire/; the transport above it never sees a socket.
  *
- * The emulated link (DESIGN.md section 4): what the transport sends packets
+ * The emulated link (docs/architecture.md section 4): what the transport sends packets
  * through and receives them from.  Every packet is one datagram holding the
  * IBA packet from the first LRH byte to the last VCRC byte.
  *
@@ -44,7 +44,7 @@
  * Receiving: sib_link_poll() calls rx() once per datagram that arrived, with
  * a pointer into the link's receive buffer, valid only during the call.
  *
- * Sleeping (the progress thread, DESIGN.md section 6):
+ * Sleeping (the progress thread, docs/architecture.md section 6):
  *
  *	for (;;) {
  *		while (sib_link_poll(link, 64, rx, arg) > 0)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * The UDP link: one non-blocking socket per port (DESIGN.md section 4),
+ * The UDP link: one non-blocking socket per port (docs/architecture.md section 4),
  * driven with batching system calls so that any thread can use it:
  *   - send: commits are queued and handed to the kernel at flush (or when
  *     SIB_LINK_TX_BATCH are queued) in one sendmmsg; runs of equal-sized
@@ -18,7 +18,7 @@
  * io_uring (the first version) ran receive work on the thread that armed
  * the receive, so only that thread could take datagrams and every burst
  * woke it; plain recvmmsg lets a thread polling an empty CQ drain the link
- * itself (DESIGN.md section 6) with one system call per batch.
+ * itself (docs/architecture.md section 6) with one system call per batch.
  *
  * The system calls themselves go through struct sib_udp_io (socket.h):
  * plain sendmmsg/recvmmsg here, io_uring in uring.c (SOFTIB_LINK=uring),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * The UDP link with its system calls through io_uring (DESIGN.md section
+ * The UDP link with its system calls through io_uring (docs/architecture.md section
  * 4; SOFTIB_LINK=uring, the default where io_uring_setup is allowed).
  * The link itself is udp.c's: its queue, UDP GSO on send, UDP_GRO on
  * receive, its receive context and its sender's scratch (link.h's
@@ -19,7 +19,7 @@
  * completion waits for task work on another thread.  That is the rule
  * that makes this link as fast as the socket one: the first version armed
  * one multishot RECVMSG, whose completions ran as task work on the thread
- * that armed it, so a thread spinning on an empty CQ (perftest, DESIGN.md
+ * that armed it, so a thread spinning on an empty CQ (perftest, docs/architecture.md
  * section 6) waited for that thread to be woken (make bench then: 645 MB/s
  * and 25.8 us against 3785 MB/s and 4.5 us).  A failed link in a chain
  * cancels the rest (-ECANCELED), which gives sendmmsg's and recvmmsg's

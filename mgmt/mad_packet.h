@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * Management packets on the wire (DESIGN.md section 5): framing of MADs for
+ * Management packets on the wire (docs/architecture.md section 5): framing of MADs for
  * QP0 (SMPs, VL15) and QP1 (GSI: SA, CM; VL0), the Notice an SMP trap
  * carries, and softib's vendor-specific SA attribute that maps a LID or GID
  * to the UDP endpoint of its port.  Used by the port (transport/) and by

@@ -12,7 +12,7 @@
  *
  * A response counts only when its TID and class are those of a send still
  * out AND it comes from the endpoint that send went to: TIDs are guessable,
- * endpoints are not (softib's source check, DESIGN.md section 5).  Anything
+ * endpoints are not (softib's source check, docs/architecture.md section 5).  Anything
  * else is no answer (mad_agent.h: the class's agent may count it).
  *
  * A send with a timeout stays out until

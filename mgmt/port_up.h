@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * Bringing a port up (DESIGN.md section 5), and which subnet manager the
+ * Bringing a port up (docs/architecture.md section 5), and which subnet manager the
  * port listens to.
  *
  * The port's link comes up: the port is INIT and sends a trap (Notice 128,

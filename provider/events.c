@@ -2,7 +2,7 @@
 /*
  * Event records the stock libibverbs code reads: ibv_get_async_event reads
  * 16 bytes from context->async_fd, ibv_get_cq_event 8 bytes from
- * channel->fd (research/libibverbs-44.md section 2).  We feed both through
+ * channel->fd (rdma-core's libibverbs/device.c and cmd_cq.c).  We feed both through
  * pipes so that blocking reads, poll() and O_NONBLOCK behave as with the
  * kernel's event files.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * softib0 where programs look for hardware (DESIGN.md section 2): the
+ * softib0 where programs look for hardware (docs/architecture.md section 2): the
  * file-system view.  libsoftib.so answers the C library's file calls for
  * exactly the paths that describe softib0 -- /dev/infiniband/<dev_name>,
  * /sys/class/infiniband/softib0/..., /sys/class/infiniband_verbs/abi_version,

@@ -2,7 +2,7 @@
 /*
  * The libibverbs entry points that never reach a provider (device list,
  * device GUID and index, GID and P_Key queries, completion channels,
- * device import): research/libibverbs-44.md sections 1-2.  libsoftib.so
+ * device import; rdma-core's libibverbs/device.c, verbs.c).  libsoftib.so
  * exports exactly these, at the version nodes libibverbs uses
  * (softib.map), so LD_PRELOAD puts them in front of the library's own.
  * Anything that is not softib0's goes to the real function untouched.

@@ -142,7 +142,7 @@ static int softib_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ib
 			break;
 		}
 	}
-	/* Transmit what was queued, on the caller's thread (DESIGN.md 6). */
+	/* Transmit what was queued, on the caller's thread (docs/architecture.md section 6). */
 	sib_progress_post(to_sctx(qp->context)->hca, to_sqp(qp)->qp);
 	return err;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * librdmacm's kernel interface, emulated (DESIGN.md section 2): the
+ * librdmacm's kernel interface, emulated (docs/architecture.md section 2): the
  * command channel behind /dev/infiniband/rdma_cm that every librdmacm
  * version and rsockets speak (the ucma ABI, <rdma/rdma_user_cm.h>,
  * version 4).  Each open of the node is a file: a real eventfd that is

@@ -15,7 +15,7 @@
  * are referenced weakly, so an area that does not exist yet is skipped.
  *
  * Errors: a verb that rejects its arguments returns the errno libibverbs
- * documents and logs one line naming the rule (DESIGN.md 7), through
+ * documents and logs one line naming the rule (docs/architecture.md section 8), through
  * softib_refused below: at warn, or at info for a capability probe.
  */
 #ifndef SIB_PROVIDER_H

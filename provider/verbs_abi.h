@@ -5,8 +5,8 @@
  * same layouts itself; the public types come from the installed
  * <infiniband/verbs.h>.
  *
- * The ABI moved over the releases softib serves (research/libibverbs-44.md
- * section 4; driver.h at the rdma-core tags v39.0 to v65.0):
+ * The ABI moved over the releases softib serves (libibverbs/driver.h and
+ * libverbs.map.in at the rdma-core tags v39.0 to v65.0):
  *
  *   SIB_ABI_LAYOUT  node                 verbs_context_ops  rdma-core
  *   39, 44, 45      IBVERBS_PRIVATE_34   76 ops             39-43, 44, 45-56

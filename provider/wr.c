@@ -309,7 +309,7 @@ static int softib_wr_complete(struct ibv_qp_ex *qpx)
 	sqp->npending = 0;
 	sqp->wr_err = 0;
 	pthread_mutex_unlock(&sqp->wr_lock);
-	/* transmit on the caller's thread (DESIGN.md 6) */
+	/* transmit on the caller's thread (docs/architecture.md section 6) */
 	sib_progress_post(to_sctx(qpx->qp_base.context)->hca, sqp->qp);
 	return err;
 }

@@ -2,7 +2,7 @@
 /*
  * softib info: what softib0 looks like from a process: device, GUIDs, and
  * per port state, LID, SM LID, GID[0], P_Key[0], MTU and every counter.
- * Each process is its own node (DESIGN.md section 3): without options this
+ * Each process is its own node (docs/architecture.md section 3): without options this
  * is this process's view (it re-executes itself under `softib run` and
  * asks through ordinary verbs); --pid and --lid read another process's
  * counters through its counters socket (hca/stats_channel.h), which only

@@ -3,7 +3,7 @@
  * softib run [--] PROGRAM [ARGS...]
  *
  * libibverbs only lists devices the kernel knows, so softib0 becomes
- * visible through an LD_PRELOAD interposer (DESIGN.md section 2); this
+ * visible through an LD_PRELOAD interposer (docs/architecture.md section 2); this
  * command sets that up and execs the program.
  */
 #include <dlfcn.h>

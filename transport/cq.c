@@ -24,7 +24,7 @@ struct sib_cq {
 	sib_cq_comp_hook hook;
 };
 
-/* One HCA per process (DESIGN.md 3): CQs in existence, against max_cq. */
+/* One HCA per process (docs/architecture.md section 3): CQs in existence, against max_cq. */
 static unsigned cq_count;
 
 static uint64_t clock_ns(clockid_t id)

@@ -10,7 +10,7 @@
  * responder and completer (IBA Vol 1 chapter 9) driving the QPs of
  * transport/qp.h over a link (link/link.h).
  *
- * Who calls what (DESIGN.md section 6):
+ * Who calls what (docs/architecture.md section 6):
  *   - post_send queues a WQE, then sib_qp_kick() transmits what can be sent
  *     now on the caller's thread;
  *   - every received data packet (decoded and CRC-checked by the caller)

@@ -489,8 +489,11 @@ int sib_qp_modify(struct sib_qp *qp, const struct sib_qp_attr *attr, uint32_t ma
 	}
 out:
 	sib_qp_unlock(qp);
-	if (!rc && next == SIB_QPS_RTS && cur == SIB_QPS_SQD && qp->eng) /* what waited in SQD */
-		sib_engine_want_tick(qp->eng, sib_engine_now(qp->eng));
+	if (!rc && next == SIB_QPS_RTS && cur == SIB_QPS_SQD && qp->eng) {
+		/* What waited in SQD starts now, from this thread. */
+		sib_qp_kick(qp);
+		sib_engine_flush(qp->eng);
+	}
 	return rc;
 }
 

@@ -26,7 +26,7 @@ struct sib_srq {
 	void *user;
 };
 
-/* One HCA per process (DESIGN.md 3): SRQs in existence, against max_srq. */
+/* One HCA per process (docs/architecture.md section 3): SRQs in existence, against max_srq. */
 static unsigned srq_count;
 
 int sib_srq_create(struct sib_srq_init *init, struct sib_srq **out, char *why, size_t why_len)

@@ -17,7 +17,7 @@ struct sib_xrcd {
 	uint32_t num;
 };
 
-/* One HCA per process (DESIGN.md 3): the registry of file-backed domains. */
+/* One HCA per process (docs/architecture.md section 3): the registry of file-backed domains. */
 static pthread_mutex_t xrcd_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sib_xrcd *xrcd_list;
 static uint32_t xrcd_count, xrcd_next_num = 1;

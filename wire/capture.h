@@ -3,7 +3,9 @@
  * Capture files: pcap holding bare InfiniBand packets (LRH first, VCRC last)
  * in the form Wireshark decodes without options: link type ERF (197), each
  * record a 16-byte ERF header of type 21 (INFINIBAND) and then the packet.
- * research/wire-and-capture.md section 1 has the layout and why not 247.
+ * Not LINKTYPE_INFINIBAND (247): Wireshark has no code for it (its
+ * wiretap/pcap-common.c maps no encapsulation to 247), while its own
+ * sample capture of real hardware, infiniband.pcap, is ERF type 21.
  *
  * Pure: the writer fills header bytes, the reader walks a buffer the caller
  * has already loaded.  No I/O, no allocation.  The reader never reads outside

@@ -14,7 +14,7 @@
  * WRITE (it never left, so no retransmission covers it), so without that
  * rule the flag never changes; how long it takes is the machine's, and a
  * loaded one can starve the thread for a while: the 30 s limit only turns
- * a hang into a failure (DESIGN.md: no test asserts a time).
+ * a hang into a failure (docs/architecture.md: no test asserts a time).
  *
  * Usage: post_tail [ROUNDS].  Exit 0 when every round's flag arrived;
  * prints the median and longest wait (not asserted).

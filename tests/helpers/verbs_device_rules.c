@@ -4,7 +4,7 @@
  * test_device_rules.sh).  An ordinary verbs program that breaks the device,
  * port, GID, P_Key, AH and PD rules on softib0 and checks both halves of
  * each answer: the errno libibverbs documents, and the one log line that
- * names the rule (DESIGN.md section 7).  Exit 0 when every check passed.
+ * names the rule (docs/architecture.md section 8).  Exit 0 when every check passed.
  */
 #include <endian.h>
 #include <errno.h>

@@ -17,7 +17,7 @@ sib_need ibv_rc_pingpong ss timeout
 sib_need_sm
 
 # Payload heuristics off: RPC-over-RDMA's throws on short payloads and cuts
-# the dissection short (research/wire-and-capture.md section 1).
+# the dissection short (tshark 4.0: the rpcrdma heuristic reads past them).
 HS=()
 for h in rpcrdma_infiniband smcr_infiniband smb_direct_infiniband nvme_rdma lnet_ib \
 	iser_infiniband eth_over_ib mellanox_eoib sdp_infiniband fc_infiniband; do

@@ -33,7 +33,7 @@ trap 'rm -rf "$tmp"' EXIT
 "$gen" "$tmp/every.pcap" "$tmp/every.expected" || { echo "FAIL: $gen failed"; exit 1; }
 
 # Payload heuristics off: the RPC-over-RDMA one throws on short payloads and
-# aborts the dissection before the CRCs (research/wire-and-capture.md 1).
+# aborts the dissection before the CRCs (tshark 4.0).
 HS=()
 for h in rpcrdma_infiniband smcr_infiniband smb_direct_infiniband nvme_rdma lnet_ib \
 	iser_infiniband eth_over_ib mellanox_eoib sdp_infiniband fc_infiniband; do

@@ -32,6 +32,7 @@ struct node {
 	struct sib_qp *qp;
 	uint32_t pd;
 	uint64_t rx_count; /* data packets delivered to the engine */
+	struct sib_event_sink *sink; /* the QP's affiliated events (world_qp); NULL: none */
 };
 
 /* Returns true to drop the packet (n: index of data packets seen by node). */
@@ -291,6 +292,7 @@ static inline void world_qp(struct world *w, int i, enum sib_qp_type t, uint32_t
 		.pd = n->pd,
 		.qpns = n->qpns,
 		.engine = n->eng,
+		.sink = n->sink,
 	};
 
 	assert_int_equal(sib_qp_create(&in, &n->qp, why, sizeof(why)), 0);

@@ -797,6 +797,85 @@ static void an_ack_leaves_ahead_of_a_request_made_after_it(void **state)
 	world_free(w);
 }
 
+/* Affiliated events a QP raised, by kind. */
+struct qp_events {
+	struct sib_event_sink sink;
+	unsigned count[SIB_EV_GID_CHANGE + 1];
+};
+
+static void count_event(struct sib_event_sink *sink, enum sib_event ev, void *obj, unsigned port)
+{
+	(void)obj;
+	(void)port;
+	((struct qp_events *)sink)->count[ev]++;
+}
+
+/*
+ * IBA 10.3.1.4: SQD starts no new WQE, finishes the ones that began, and
+ * the drain ends (SQ_DRAINED, once) only when every one of them is
+ * acknowledged.  Two 4 KiB SENDs are in flight when the QP enters SQD; a
+ * third posted in SQD stays on the queue until the QP is back in RTS.
+ * Before, SQD kept sending and raised SQ_DRAINED at once.
+ */
+static void sqd_drains_what_began_and_raises_sq_drained_when_acknowledged(void **state)
+{
+	struct world *w = world_new();
+	static uint8_t src[3][4096], dst[3][4096];
+	struct qp_events ev = { .sink.deliver = count_event };
+	struct sib_send_wqe s = { .opcode = SIB_WR_SEND, .send_flags = SIB_SEND_SIGNALED };
+	struct sib_qp_attr a = { .qp_state = SIB_QPS_SQD, .en_sqd_async_notify = 1 }, q;
+	char why[160] = "";
+	uint32_t sk, rk;
+	uint64_t rx_before;
+
+	(void)state;
+	w->n[0].sink = &ev.sink;
+	world_qp(w, 0, SIB_QPT_RC, 16);
+	world_qp(w, 1, SIB_QPT_RC, 16);
+	world_connect(w, SIB_MTU_1024);
+	sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
+	for (int i = 0; i < 3; i++) {
+		fill(src[i], sizeof(src[i]), (uint8_t)(i + 1));
+		world_post_recv(&w->n[1], (uint64_t)i, dst[i], sizeof(dst[i]), rk);
+	}
+	for (int i = 0; i < 2; i++) {
+		s.wr_id = (uint64_t)i;
+		world_post_send(&w->n[0], &s, src[i], sizeof(src[i]), sk);
+	}
+	/* In flight, unacknowledged: the QP drains. */
+	assert_int_equal(sib_qp_modify(w->n[0].qp, &a, SIB_QP_STATE | SIB_QP_EN_SQD_ASYNC_NOTIFY,
+				       &world_lim, why, sizeof(why)),
+			 0);
+	sib_qp_query(w->n[0].qp, &q);
+	assert_int_equal(q.qp_state, SIB_QPS_SQD);
+	assert_int_equal(q.sq_draining, 1);
+	assert_int_equal(ev.count[SIB_EV_SQ_DRAINED], 0);
+	s.wr_id = 2;
+	world_post_send(&w->n[0], &s, src[2], sizeof(src[2]), sk);
+	rx_before = w->n[1].rx_count;
+	world_pump(w);
+	/* The two that began arrived and were acknowledged; the third did
+	 * not leave. */
+	assert_int_equal(w->n[1].rx_count - rx_before, 8);
+	expect_cqe(w->n[0].scq, 0, SIB_WC_SUCCESS, SIB_WC_SEND);
+	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	assert_int_equal(ev.count[SIB_EV_SQ_DRAINED], 1);
+	sib_qp_query(w->n[0].qp, &q);
+	assert_int_equal(q.sq_draining, 0);
+	/* Back to RTS: the third goes. */
+	a.qp_state = SIB_QPS_RTS;
+	assert_int_equal(sib_qp_modify(w->n[0].qp, &a, SIB_QP_STATE, &world_lim, why, sizeof(why)),
+			 0);
+	world_pump(w);
+	expect_cqe(w->n[0].scq, 2, SIB_WC_SUCCESS, SIB_WC_SEND);
+	for (int i = 0; i < 3; i++)
+		expect_cqe(w->n[1].rcq, (uint64_t)i, SIB_WC_SUCCESS, SIB_WC_RECV);
+	assert_memory_equal(dst, src, sizeof(src));
+	assert_int_equal(ev.count[SIB_EV_SQ_DRAINED], 1);
+	world_free(w);
+}
+
 /* The engine counts the RC QPs with requests in flight (they share one
  * window): counted while unacknowledged, not once acknowledged, not after
  * the QP is destroyed with requests still out. */
@@ -832,6 +911,7 @@ int main(void)
 		cmocka_unit_test(rc_send_waits_for_the_sa_to_place_the_peer),
 		cmocka_unit_test(rc_request_waits_for_the_sa_to_place_its_source),
 		cmocka_unit_test(an_ack_leaves_ahead_of_a_request_made_after_it),
+		cmocka_unit_test(sqd_drains_what_began_and_raises_sq_drained_when_acknowledged),
 		cmocka_unit_test(rc_request_whose_source_stays_unknown_is_dropped_in_time),
 		cmocka_unit_test(rc_qps_in_flight_are_counted_until_acked_or_destroyed),
 		cmocka_unit_test(rc_send_segments_at_mtu_256_and_4096),

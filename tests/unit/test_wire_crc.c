@@ -195,7 +195,7 @@ struct vector {
 	uint16_t vcrc;
 };
 
-/* research/wire-and-capture.md section 2: frames 11 and 5 of the hardware
+/* Frames 11 and 5 of the hardware
  * capture, and a synthetic RC SEND ONLY "hello" checked with tshark. */
 static const struct vector vectors[] = {
 	{ "frame 11, local RC ACK",

@@ -380,7 +380,7 @@ static void hex_to_bytes(const char *hex, uint8_t *out, size_t n)
 	}
 }
 
-/* research/wire-and-capture.md section 2: frame 11, a local RC ACK. */
+/* Frame 11 of the hardware capture, a local RC ACK. */
 static void test_hardware_rc_ack_decodes_to_its_field_values(void **state)
 {
 	const char *hex = "00020004000700011140ffff0087040800d40a551f000001a80355503081";

@@ -430,7 +430,7 @@ static void test_truncation_at_every_length_is_rejected(void **state)
 	check_every_truncation(buf, len);
 }
 
-/* research/wire-and-capture.md section 2, synthetic RC SEND Only "hello". */
+/* A synthetic RC SEND Only "hello", as tshark decodes it. */
 static void test_built_send_only_matches_reference_vector_bytes(void **state)
 {
 	uint8_t want[64], buf[IB_MAX_PACKET];
