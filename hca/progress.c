@@ -260,8 +260,10 @@ void sib_progress_post(struct sib_hca *hca, struct sib_qp *qp)
 	/* A thread that polls sends with its next poll: a burst of posts goes
 	 * out in one system call, and the ACKs its last poll made go ahead of
 	 * it.  Its lease bounds the wait (the progress thread looks in at its
-	 * end).  Any other thread sends before it returns. */
-	if (polls_until > now) {
+	 * end; unless another thread armed its CQ and ended the lease
+	 * meanwhile: then it sends now).  Any other thread sends before it
+	 * returns. */
+	if (polls_until > now && __atomic_load_n(&hca->progress.poll_until, __ATOMIC_RELAXED) > now) {
 		__atomic_store_n(&hca->progress.last_take_ns, now, __ATOMIC_RELAXED);
 		return;
 	}
