@@ -166,9 +166,12 @@ static int node_poll(struct sib_node *node)
 	return sib_progress_poll(hca_of(node));
 }
 
+/* Where a wait for a MAD would deadlock: the progress thread, or any
+ * thread that is reading the links (docs/architecture.md, the receive
+ * rule). */
 static bool node_on_thread(struct sib_node *node)
 {
-	return sib_progress_on_thread(hca_of(node));
+	return sib_progress_on_thread(hca_of(node)) || sib_progress_reading();
 }
 
 /* What PortInfo's violation counters and the PerfMgt agent report. */

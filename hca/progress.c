@@ -103,6 +103,15 @@ static void rx_cb(void *arg, const uint8_t *pkt, size_t len, const struct sib_en
 
 enum { READ_BATCH = 16, READ_MAX = 256 };
 
+/* This thread reads the links now (it holds read_lock): what it hands on
+ * must not wait for a datagram, which only it could read. */
+static __thread bool reading;
+
+bool sib_progress_reading(void)
+{
+	return reading;
+}
+
 /*
  * The receive rule: with read_lock held, every port's link, up to READ_MAX
  * datagrams each, each handed on in the order the link received them.
@@ -115,6 +124,7 @@ static int read_links(struct sib_hca *hca, unsigned *placing)
 {
 	int total = 0;
 
+	reading = true;
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
 		struct sib_link *link = hca->node.mgmt[i].link;
 		struct rx_ctx c = { hca, i + 1, 0 };
@@ -131,6 +141,7 @@ static int read_links(struct sib_hca *hca, unsigned *placing)
 		if (placing)
 			*placing += c.placing;
 	}
+	reading = false;
 	return total;
 }
 

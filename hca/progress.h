@@ -152,6 +152,10 @@ bool sib_progress_event_for_waiter(struct sib_hca *hca, int fd);
 
 /* True on the HCA's progress thread (waiting there would deadlock). */
 bool sib_progress_on_thread(struct sib_hca *hca);
+/* True on a thread that reads the links now, handing out what it read: a
+ * MAD agent there must not wait for an answer (only this thread could
+ * read it). */
+bool sib_progress_reading(void);
 
 /* Registers the data path's receive hook (NULL: count and drop). */
 void sib_hca_set_rx_data(struct sib_hca *hca, sib_rx_data_fn fn);
