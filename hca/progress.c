@@ -445,17 +445,33 @@ void sib_hca_set_rx_data(struct sib_hca *hca, sib_rx_data_fn fn)
 
 /* ---------------------------------------------------------------- the progress thread */
 
-/* The thread's pass: every link read (waiting for another reader: the
- * thread has nothing else to do), everything queued sent, the timers run. */
-static int thread_pass(struct sib_hca *hca, int *packets, unsigned *placing)
+/*
+ * The thread's pass: the links read, the timers run, and what is queued
+ * sent.  When the thread holds the links it waits for a reader that is
+ * inside (it has nothing else to do).  Looking in on an application's
+ * links it reads only if no other thread is reading, and when that
+ * application polls, what the pass queued is the poller's to send, with
+ * its next poll or post (at the latest the thread sends it when the lease
+ * ends), as what the poller's own reading queues (the transmit rule): the
+ * ACK for a peer's WRITE that the thread took while ib_write_lat's side
+ * waited on memory leaves with that side's own WRITE, in one datagram.  A
+ * thread that waits for events sleeps: the pass sends for it.
+ */
+static int thread_pass(struct sib_hca *hca, enum sib_links_owner owner, int *packets,
+		       unsigned *placing)
 {
 	struct sib_progress *pg = &hca->progress;
 
 	*placing = 0;
-	pthread_mutex_lock(&pg->read_lock);
-	*packets = read_links(hca, placing);
-	pthread_mutex_unlock(&pg->read_lock);
-	flush_links(hca);
+	*packets = 0;
+	if (owner == SIB_OWNER_THREAD)
+		pthread_mutex_lock(&pg->read_lock);
+	if (owner == SIB_OWNER_THREAD || !pthread_mutex_trylock(&pg->read_lock)) {
+		*packets = read_links(hca, placing);
+		pthread_mutex_unlock(&pg->read_lock);
+	}
+	if (owner != SIB_OWNER_POLLER)
+		flush_links(hca);
 	return *packets + sib_timers_run(&pg->timers);
 }
 
@@ -467,8 +483,10 @@ static int thread_pass(struct sib_hca *hca, int *packets, unsigned *placing)
  * the peer's WRITE) leaves what it waits for unread.  The thread watches
  * the links too (sleeps on them) from when one of its passes finds a
  * packet other than a plain ACK that the holder had left for
- * SIB_PROGRESS_STALE_NS, until SIB_PROGRESS_WATCH_EMPTY wake-ups in a row
- * find that the holder read the datagrams first.  A plain ACK only
+ * SIB_PROGRESS_STALE_NS (during the lease, or at its end: a holder that
+ * polls again is watched), until SIB_PROGRESS_WATCH_EMPTY wake-ups in a
+ * row, while an application polls, find that it read the datagrams first,
+ * or until a thread waits for events (it reads what wakes it).  A plain ACK only
  * completes work requests, which the holder sees when it polls; a sender
  * that is short of CPU leaves ACKs unread too, and watching its links
  * would take a wake-up per datagram from it.  Returns whether to watch.
@@ -481,7 +499,7 @@ struct watch {
 static bool watch_mode(struct sib_progress *pg, struct watch *w, enum sib_links_owner owner,
 		       int packets, unsigned placing, uint64_t now)
 {
-	if (owner != SIB_OWNER_POLLER) { /* a waiter reads what wakes it */
+	if (owner == SIB_OWNER_WAITER) { /* a waiter reads what wakes it */
 		w->on = false;
 		w->empty = 0;
 	} else if (packets) {
@@ -492,7 +510,7 @@ static bool watch_mode(struct sib_progress *pg, struct watch *w, enum sib_links_
 			w->on = true;
 			sib_link_count(&pg->watches, 1);
 		}
-	} else if (w->on && ++w->empty >= SIB_PROGRESS_WATCH_EMPTY) {
+	} else if (owner == SIB_OWNER_POLLER && w->on && ++w->empty >= SIB_PROGRESS_WATCH_EMPTY) {
 		w->on = false;
 		w->empty = 0;
 	}
@@ -596,10 +614,10 @@ static void *progress_main(void *arg)
 
 	short_slice();
 	for (;;) {
-		enum sib_links_owner owner;
-		uint64_t now, until;
+		uint64_t now = sib_link_now_ns(), until;
+		enum sib_links_owner owner = links_owner(pg, now, &until);
 		unsigned placing;
-		int packets, n = thread_pass(hca, &packets, &placing);
+		int packets, n = thread_pass(hca, owner, &packets, &placing);
 		bool stop;
 
 		now = sib_link_now_ns();

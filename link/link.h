@@ -6,8 +6,10 @@
  * base/ and wire/; the transport above it never sees a socket.
  *
  * The emulated link (docs/architecture.md section 4): what the transport sends packets
- * through and receives them from.  Every packet is one datagram holding the
- * IBA packet from the first LRH byte to the last VCRC byte.
+ * through and receives them from.  A packet on the link is the IBA packet
+ * from the first LRH byte to the last VCRC byte; the UDP link carries one
+ * per datagram, or several back to back that one flush sends to one
+ * endpoint and UDP GSO cannot carry (udp.c), each as long as its LRH says.
  *
  * The link is an interface, so the transport is testable without sockets:
  *   udp.c      the real thing: one UDP socket, sendmmsg (GSO), recvmmsg
@@ -41,7 +43,7 @@
  * and releases the caller's hold on the memory once the kernel has copied
  * it.
  *
- * Receiving: sib_link_poll() calls rx() once per datagram that arrived, with
+ * Receiving: sib_link_poll() calls rx() once per packet that arrived, with
  * a pointer into the link's receive buffer, valid only during the call.
  *
  * Sleeping (the progress thread, docs/architecture.md section 6):
@@ -72,7 +74,7 @@
  *     outstanding per thread (up to SIB_LINK_TX_BUFS in all); tx_alloc
  *     that finds none free waits for the sender;
  *   - poll takes the link's receive side for the whole call: one poller at
- *     a time, each datagram handed to rx() in the order the link received
+ *     a time, each packet handed to rx() in the order the link received
  *     them.  rx() runs on the polling thread and may send (an ACK, a read
  *     response) but must not poll the same link;
  *   - wait_fd, wait_arm, counters and the fields of struct sib_link may be
@@ -293,11 +295,12 @@ static inline int sib_link_flush_wait(struct sib_link *l)
 	return l->ops->flush_wait ? l->ops->flush_wait(l) : l->ops->flush(l);
 }
 
-/* Takes up to max datagrams off the link, delivering each to rx unless the
- * link itself drops it (counted); returns how many it took (0 when none was
- * pending) or a negative errno.  When it returns max or more, more may be
- * pending: call again before sleeping.  (More than max: the socket link
- * takes a peer's UDP GSO burst whole, UDP_GRO, and delivers all of it.) */
+/* Takes up to max datagrams off the link, delivering each packet to rx
+ * unless the link itself drops it (counted); returns how many packets it
+ * handed on (0 when none was pending) or a negative errno.  When it returns
+ * max or more, more may be pending: call again before sleeping.  (More
+ * than max: the socket link takes a peer's UDP GSO burst or a datagram of
+ * several packets whole, and delivers all of it.) */
 static inline int sib_link_poll(struct sib_link *l, unsigned max, sib_link_rx_fn rx, void *arg)
 {
 	return l->ops->poll(l, max, rx, arg);

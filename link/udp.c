@@ -7,9 +7,18 @@
  *     datagrams to one endpoint go as one UDP GSO message (a UDP_SEGMENT
  *     control message), which the kernel splits into datagrams, about 3x
  *     the goodput of one message per datagram (tests/bench/udp_limit.c);
+ *   - a packet that cannot lead such a run (the next one to its endpoint
+ *     is longer: an ACK before the request that follows it) shares one
+ *     datagram with the packets after it to that endpoint, back to back,
+ *     up to SIB_LINK_MAX_DGRAM bytes: what one flush sends together
+ *     arrives together, so the thread that reads the ACK also reads the
+ *     request (sent as two datagrams, the request would often arrive
+ *     after the peer's reader had taken the ACK and left: then only a
+ *     wake-up of its progress thread could apply it);
  *   - receive: recvmmsg with UDP_GRO: a GSO burst from a peer arrives as
  *     one message of equal-sized segments (the kernel says the size), so
  *     one pass through the kernel's receive path carries up to 64 KiB;
+ *     each datagram is cut into packets where LRH.PktLen says one ends;
  *   - the wait fd is the socket itself: readable while datagrams wait;
  *   - one receive context (its buffers and lock): one thread reads the
  *     link at a time, and handles each datagram of its batch in the order
@@ -176,6 +185,8 @@ static unsigned tx_iovecs(struct udp_link *u, struct udp_tx *t, unsigned i, unsi
  * Groups sending[0..n) into messages: a run of datagrams to one endpoint,
  * all of one size but the last (which may be shorter), becomes one GSO
  * message (the kernel cuts the concatenation of its iovecs at the segment
+ * size); a packet that leads no such run becomes one datagram with the
+ * packets after it to its endpoint that fit (a packed message: no segment
  * size).  Returns the number of messages.
  */
 static unsigned tx_build(struct udp_link *u, struct udp_tx *t, unsigned n)
@@ -188,6 +199,7 @@ static unsigned tx_build(struct udp_link *u, struct udp_tx *t, unsigned n)
 		struct mmsghdr *h = &t->mmsg[m];
 		socklen_t alen = sib_endpoint_to_sockaddr(&p->dst, u->af, &t->names[m]);
 		unsigned j = i + 1, bytes = p->len, v0 = v;
+		bool packed = false;
 
 		if (!alen) {
 			sib_link_count(&u->link.counters.drop[SIB_LINK_DROP_TX_NO_ROUTE], 1);
@@ -207,12 +219,22 @@ static unsigned tx_build(struct udp_link *u, struct udp_tx *t, unsigned n)
 				j++;
 			}
 		}
+		if (j == i + 1) {
+			while (j < n && j - i < GSO_MAX_SEGS &&
+			       bytes + t->sending[j].len <= SIB_LINK_MAX_DGRAM &&
+			       sib_endpoint_equal(&t->sending[j].dst, &p->dst)) {
+				v = tx_iovecs(u, t, j, v);
+				bytes += t->sending[j].len;
+				j++;
+			}
+			packed = j - i > 1;
+		}
 		memset(h, 0, sizeof(*h));
 		h->msg_hdr.msg_name = &t->names[m];
 		h->msg_hdr.msg_namelen = alen;
 		h->msg_hdr.msg_iov = &t->iov[v0];
 		h->msg_hdr.msg_iovlen = v - v0;
-		if (j - i > 1) {
+		if (j - i > 1 && !packed) {
 			struct cmsghdr *cm = &t->ctrl[m].align;
 			uint16_t seg = p->len;
 
@@ -230,7 +252,7 @@ static unsigned tx_build(struct udp_link *u, struct udp_tx *t, unsigned n)
 	return m;
 }
 
-/* Sends message k's datagrams one by one (the kernel refused GSO). */
+/* Sends GSO message k's datagrams one by one (the kernel refused GSO). */
 static void tx_one_by_one(struct udp_link *u, struct udp_tx *t, unsigned k)
 {
 	struct mmsghdr one = { .msg_hdr = t->mmsg[k].msg_hdr };
@@ -278,7 +300,7 @@ static void tx_send(struct udp_link *u, struct udp_tx *t, unsigned m)
 			poll(&pfd, 1, 1);
 			continue;
 		}
-		if (errno == EIO && t->first[k + 1] - t->first[k] > 1) {
+		if (errno == EIO && t->mmsg[k].msg_hdr.msg_controllen) {
 			/* No GSO on this path (e.g. no checksum offload). */
 			sib_info("UDP GSO refused here (%s); sending one datagram per message",
 				 strerror(errno));
@@ -488,9 +510,13 @@ static void rx_reset(struct udp_rx *c)
 	c->used = 0;
 }
 
-/* One received message: each datagram it holds (a UDP_GRO message holds a
- * GSO burst, cut at the size the kernel gives) goes to rx in order, unless
- * the link drops the message (counted).  Returns the datagrams handed on. */
+/* One received message: each packet it holds goes to rx in order, unless
+ * the link drops the message (counted).  A UDP_GRO message holds a GSO
+ * burst, cut at the size the kernel gives; a datagram holds one packet,
+ * or several back to back (tx_build), each as long as its LRH says.
+ * Where the LRH's length is too short or runs past the datagram, the rest
+ * of it goes on as one packet, for the decoder to reject and count.
+ * Returns the packets handed on. */
 static unsigned rx_message(struct udp_link *u, struct udp_rx *c, unsigned k, sib_link_rx_fn rx,
 			   void *arg)
 {
@@ -515,10 +541,20 @@ static unsigned rx_message(struct udp_link *u, struct udp_rx *c, unsigned k, sib
 			       (len + seg - 1) / seg);
 		return 0;
 	}
-	sib_link_count(&u->link.counters.rx_packets, (len + seg - 1) / seg);
 	sib_link_count(&u->link.counters.rx_bytes, len);
-	for (unsigned off = 0; off < len; off += seg, n++)
-		rx(arg, buf + off, len - off < seg ? len - off : seg, &from);
+	for (unsigned off = 0; off < len; off += seg) {
+		unsigned end = len - off < seg ? len : off + seg;
+
+		for (unsigned at = off; at < end; n++) {
+			size_t l = ib_packet_len_from_lrh(buf + at, end - at);
+
+			if (l < IB_LRH_BYTES + IB_VCRC_BYTES || l > end - at)
+				l = end - at;
+			rx(arg, buf + at, l, &from);
+			at += (unsigned)l;
+		}
+	}
+	sib_link_count(&u->link.counters.rx_packets, n);
 	return n;
 }
 

@@ -123,6 +123,19 @@ size_t ib_packet_seal_split(uint8_t *buf, size_t hdr_len, const uint8_t *payload
 size_t ib_packet_encode(struct ib_packet *pkt, const void *payload, uint32_t payload_len,
 			uint8_t *buf, size_t cap);
 
+/*
+ * The length of the packet that begins at buf, as its LRH says: PktLen
+ * counts the LRH through the ICRC in 4-byte words, and the VCRC follows
+ * (IBA 7.7.8).  0 when room cannot hold an LRH.  Nothing is checked but
+ * the two bytes; the decoder judges the packet.
+ */
+static inline size_t ib_packet_len_from_lrh(const uint8_t *buf, size_t room)
+{
+	if (room < IB_LRH_BYTES)
+		return 0;
+	return (((size_t)buf[4] & 0x7) << 8 | buf[5]) * 4 + IB_VCRC_BYTES;
+}
+
 /* Total length of a packet with this header length and payload. */
 static inline size_t ib_packet_len(size_t hdr_len, uint32_t payload_len)
 {

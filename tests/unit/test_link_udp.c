@@ -47,18 +47,38 @@ static const struct backend backends[] = {
 static const struct backend *be;
 
 #define MIN_LEN 26
-#define MAX_LEN 4160
+#define MAX_LEN 4158
 #define PACKETS 3000 /* per direction */
 #define BURST 16     /* committed before waiting: well inside the socket buffers */
 
+/* 4n + 2 bytes, as every IBA packet (LRH to ICRC in words, then the VCRC). */
 static size_t len_of(uint32_t seq)
 {
-	return MIN_LEN + (seq * 2654435761u) % (MAX_LEN - MIN_LEN + 1);
+	return MIN_LEN + 4 * ((seq * 2654435761u) % ((MAX_LEN - MIN_LEN) / 4 + 1));
 }
 
 static uint8_t byte_of(uint32_t seq, size_t i)
 {
 	return (uint8_t)(seq * 31 + i * 7 + (i >> 8));
+}
+
+/* What the link reads of a packet: LRH.PktLen in bytes 4 and 5, where the
+ * UDP link cuts a datagram that holds several packets.  Test packets carry
+ * their length there, the rest is theirs. */
+static void put_len(uint8_t *buf, size_t len)
+{
+	buf[4] = (uint8_t)(((len - 2) / 4) >> 8);
+	buf[5] = (uint8_t)((len - 2) / 4);
+}
+
+static uint8_t pkt_byte(uint32_t seq, size_t len, size_t i)
+{
+	uint8_t lrh[6];
+
+	if (i != 4 && i != 5)
+		return byte_of(seq, i);
+	put_len(lrh, len);
+	return lrh[i];
 }
 
 struct got {
@@ -90,7 +110,7 @@ static void check_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib
 		return;
 	}
 	for (size_t i = 4; i < len; i++)
-		if (pkt[i] != byte_of(seq, i)) {
+		if (pkt[i] != pkt_byte(seq, len, i)) {
 			g->bad++;
 			return;
 		}
@@ -105,7 +125,7 @@ static void send_one(struct sib_link *l, uint32_t seq, const struct sib_endpoint
 	assert_true(cap >= len);
 	memcpy(buf, &seq, 4);
 	for (size_t i = 4; i < len; i++)
-		buf[i] = byte_of(seq, i);
+		buf[i] = pkt_byte(seq, len, i);
 	sib_link_tx_commit(l, buf, len, dst);
 }
 
@@ -300,13 +320,13 @@ static void threaded_rx(void *arg, const uint8_t *pkt, size_t len, const struct 
 	uint32_t id, seq;
 
 	(void)from;
-	if (len != 64) {
+	if (len != 66) {
 		t->bad++;
 		return;
 	}
 	memcpy(&id, pkt, 4);
-	memcpy(&seq, pkt + 4, 4);
-	if (id > 1 || seq != t->received[id] || pkt[63] != (uint8_t)(seq ^ id)) {
+	memcpy(&seq, pkt + 8, 4);
+	if (id > 1 || seq != t->received[id] || pkt[65] != (uint8_t)(seq ^ id)) {
 		t->bad++;
 		return;
 	}
@@ -330,11 +350,12 @@ static void *sender(void *p)
 			__atomic_store_n(&t->received[s->id], THREAD_PACKETS, __ATOMIC_RELEASE);
 			return NULL;
 		}
-		memset(buf, 0, 64);
+		memset(buf, 0, 66);
 		memcpy(buf, &s->id, 4);
-		memcpy(buf + 4, &seq, 4);
-		buf[63] = (uint8_t)(seq ^ s->id);
-		sib_link_tx_commit(t->a, buf, 64, &t->b->local);
+		put_len(buf, 66);
+		memcpy(buf + 8, &seq, 4);
+		buf[65] = (uint8_t)(seq ^ s->id);
+		sib_link_tx_commit(t->a, buf, 66, &t->b->local);
 		if (seq % 8 == 7)
 			sib_link_flush(t->a);
 	}
@@ -460,7 +481,7 @@ static void gro_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_e
 	uint32_t seq;
 
 	(void)from;
-	if (len != 4000) {
+	if (len != 3998) {
 		g->bad++;
 		return;
 	}
@@ -468,7 +489,7 @@ static void gro_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_e
 	if (seq != g->n)
 		g->bad++;
 	for (size_t i = 4; i < len; i++)
-		if (pkt[i] != byte_of(seq, i)) {
+		if (pkt[i] != pkt_byte(seq, len, i)) {
 			g->bad++;
 			break;
 		}
@@ -488,9 +509,9 @@ static void gso_burst_arrives_whole_and_is_split_into_its_datagrams(void **state
 
 		assert_non_null(buf);
 		memcpy(buf, &seq, 4);
-		for (size_t i = 4; i < 4000; i++)
-			buf[i] = byte_of(seq, i);
-		sib_link_tx_commit(p->a, buf, 4000, &p->b->local);
+		for (size_t i = 4; i < 3998; i++)
+			buf[i] = pkt_byte(seq, 3998, i);
+		sib_link_tx_commit(p->a, buf, 3998, &p->b->local);
 	}
 	sib_link_flush(p->a);
 	for (unsigned sleeps = 0; g.n < n && sleeps < 200;) {
@@ -528,7 +549,7 @@ static void count_release(void *ctx)
  */
 static void split_packets_arrive_whole_and_are_released_once_sent(void **state)
 {
-	enum { N = 12, HDR = 24, PAY = 3968, TRAIL = 8 }; /* 4000 bytes, as gro_rx wants */
+	enum { N = 12, HDR = 24, PAY = 3966, TRAIL = 8 }; /* 3998 bytes, as gro_rx wants */
 	static uint8_t payloads[N][PAY];
 	struct pair *p = *state;
 	struct gro_got g = { 0 };
@@ -543,7 +564,7 @@ static void split_packets_arrive_whole_and_are_released_once_sent(void **state)
 		assert_non_null(buf);
 		memcpy(buf, &seq, 4);
 		for (size_t i = 4; i < HDR; i++)
-			buf[i] = byte_of(seq, i);
+			buf[i] = pkt_byte(seq, HDR + PAY + TRAIL, i);
 		for (size_t i = 0; i < PAY; i++)
 			payloads[seq][i] = byte_of(seq, HDR + i);
 		for (size_t i = 0; i < TRAIL; i++)
@@ -1038,7 +1059,7 @@ struct sender_start {
 static void *split_sender(void *arg)
 {
 	struct sender_start *st = arg;
-	static uint8_t payload[2000];
+	static uint8_t payload[1998];
 	struct sib_link_hold hold = { .release = parking_release };
 	size_t cap;
 	uint8_t *buf = sib_link_tx_alloc(st->pk->link, &cap);
@@ -1048,6 +1069,7 @@ static void *split_sender(void *arg)
 		return NULL;
 	memcpy(buf, &seq, 4);
 	memset(buf + 4, 0, 28);
+	put_len(buf, 24 + sizeof(payload) + 8);
 	sib_link_tx_commit_split(st->pk->link, buf, 24, payload, sizeof(payload), 8, &st->dst,
 				 &hold);
 	sib_link_flush(st->pk->link); /* parks in the release, after the send */
@@ -1117,7 +1139,148 @@ static void a_flush_leaves_its_packets_to_a_busy_sender(void **state)
 	assert_int_equal(seen[1], 1);
 }
 
-#define NTESTS 19
+/* A packet of len bytes, seq in its first 4, committed on l to dst. */
+static void commit_len(struct sib_link *l, uint32_t seq, size_t len, const struct sib_endpoint *dst)
+{
+	size_t cap;
+	uint8_t *buf = sib_link_tx_alloc(l, &cap);
+
+	assert_non_null(buf);
+	memcpy(buf, &seq, 4);
+	for (size_t i = 4; i < len; i++)
+		buf[i] = pkt_byte(seq, len, i);
+	sib_link_tx_commit(l, buf, len, dst);
+}
+
+/* The next datagram at fd (a plain socket), within 10 s: its length. */
+static ssize_t recv_datagram(int fd, uint8_t *buf, size_t cap)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	if (poll(&pfd, 1, 10000) != 1)
+		return -1;
+	return recv(fd, buf, cap, 0);
+}
+
+/*
+ * A packet that cannot lead a GSO run (the next one to its endpoint is
+ * longer: an ACK before a request) shares a datagram with the packets
+ * after it, back to back; a run of one size still goes as GSO, one packet
+ * per datagram; a packet to another endpoint is a datagram of its own.
+ * A plain socket shows the datagrams as they are on the wire.
+ */
+static void what_gso_cannot_carry_shares_a_datagram(void **state)
+{
+	struct pair *p = *state;
+	struct sib_endpoint at;
+	struct sockaddr_storage ss;
+	socklen_t alen = sizeof(ss);
+	static uint8_t buf[8192];
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&ss, &alen), 0);
+	assert_int_equal(sib_endpoint_from_sockaddr((struct sockaddr *)&ss, alen, &at), 0);
+
+	commit_len(p->a, 0, 30, &at);	      /* an ACK */
+	commit_len(p->a, 1, 50, &at);	      /* a WRITE */
+	commit_len(p->a, 2, 50, &at);
+	commit_len(p->a, 3, 30, &p->b->local); /* elsewhere */
+	commit_len(p->a, 4, 50, &at);	      /* then a GSO run: 50, 50, 30 */
+	commit_len(p->a, 5, 50, &at);
+	commit_len(p->a, 6, 30, &at);
+	sib_link_flush(p->a);
+	assert_int_equal(recv_datagram(fd, buf, sizeof(buf)), 130);
+	for (uint32_t seq = 0, off = 0; seq < 3; off += seq ? 50 : 30, seq++) {
+		uint32_t got;
+
+		memcpy(&got, buf + off, 4);
+		assert_int_equal(got, seq);
+		assert_int_equal(buf[off + 5], pkt_byte(seq, seq ? 50 : 30, 5));
+	}
+	assert_int_equal(recv_datagram(fd, buf, sizeof(buf)), 50);
+	assert_int_equal(recv_datagram(fd, buf, sizeof(buf)), 50);
+	assert_int_equal(recv_datagram(fd, buf, sizeof(buf)), 30);
+	close(fd);
+}
+
+/* Packets handed on by a poll: their seqs and lengths, in order. */
+struct cut {
+	unsigned n;
+	uint32_t seq[8];
+	size_t len[8];
+};
+
+static void cut_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
+{
+	struct cut *c = arg;
+
+	(void)from;
+	if (c->n < 8) {
+		c->seq[c->n] = 0;
+		if (len >= 4)
+			memcpy(&c->seq[c->n], pkt, 4);
+		c->len[c->n++] = len;
+	}
+}
+
+/*
+ * The link cuts a datagram where each packet's LRH says it ends, and hands
+ * the packets on in order; what is left that no LRH describes whole (too
+ * short for one, or a length past the end) goes on as one piece, for the
+ * decoder to reject and count.  The packed datagram comes from a plain
+ * socket, as a peer would send it.
+ */
+static void a_datagram_is_cut_where_each_lrh_says(void **state)
+{
+	struct pair *p = *state;
+	struct sockaddr_storage ss;
+	socklen_t alen = sib_endpoint_to_sockaddr(&p->b->local, AF_INET, &ss);
+	struct sib_link_counters c0, c1;
+	struct cut got = { 0 };
+	static uint8_t dgram[256];
+	size_t lens[] = { 30, 50, 26 }, off = 0;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	assert_true(fd >= 0);
+	for (uint32_t seq = 0; seq < 3; off += lens[seq], seq++) {
+		memcpy(dgram + off, &seq, 4);
+		for (size_t i = 4; i < lens[seq]; i++)
+			dgram[off + i] = pkt_byte(seq, lens[seq], i);
+	}
+	/* then 4 bytes that say they begin a 4 KiB packet: not an LRH at all */
+	dgram[off + 0] = 9;
+	dgram[off + 1] = 0;
+	dgram[off + 2] = 0;
+	dgram[off + 3] = 0;
+	off += 4;
+	/* and a datagram whose only packet claims more than it holds */
+	sib_link_counters_get(p->b, &c0);
+	assert_int_equal(sendto(fd, dgram, off, 0, (struct sockaddr *)&ss, alen), (ssize_t)off);
+	put_len(dgram, 98);
+	assert_int_equal(sendto(fd, dgram, 60, 0, (struct sockaddr *)&ss, alen), 60);
+	close(fd);
+	for (unsigned sleeps = 0; got.n < 5 && sleeps < 100; sleeps++) {
+		struct pollfd pfd = { .fd = sib_link_wait_fd(p->b), .events = POLLIN };
+
+		if (sib_link_poll(p->b, 16, cut_rx, &got) <= 0)
+			poll(&pfd, 1, 100);
+	}
+	assert_int_equal(got.n, 5);
+	for (uint32_t seq = 0; seq < 3; seq++) {
+		assert_int_equal(got.seq[seq], seq);
+		assert_int_equal(got.len[seq], lens[seq]);
+	}
+	assert_int_equal(got.len[3], 4);
+	assert_int_equal(got.len[4], 60);
+	sib_link_counters_get(p->b, &c1);
+	assert_int_equal(c1.rx_packets - c0.rx_packets, 5);
+	assert_int_equal(c1.rx_bytes - c0.rx_bytes, off + 60);
+}
+
+#define NTESTS 21
 
 int main(void)
 {
@@ -1158,6 +1321,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(a_second_poller_waits_for_the_first_and_order_holds,
 						pair_setup, pair_teardown),
 		cmocka_unit_test_setup_teardown(a_flush_leaves_its_packets_to_a_busy_sender,
+						pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(what_gso_cannot_carry_shares_a_datagram,
+						pair_setup, pair_teardown),
+		cmocka_unit_test_setup_teardown(a_datagram_is_cut_where_each_lrh_says,
 						pair_setup, pair_teardown),
 	};
 	const struct CMUnitTest common[] = {
