@@ -581,9 +581,13 @@ static void a_polling_threads_post_leaves_with_its_next_poll(void **state)
 		assert_true(cqe_within(a->scq, &c, 10000));
 		assert_int_equal(c.status, SIB_WC_SUCCESS);
 	}
-	/* A thread that does not poll (it armed its CQ) sends at once. */
+	/* A thread that does not poll (it armed its CQ) sends at once: once
+	 * the progress thread sleeps, no other sender can take it over. */
 	sib_progress_armed(h);
 	hca_qp_recv(b);
+	for (int i = 0; i < 100000 && !__atomic_load_n(&h->progress.wake_by_ns, __ATOMIC_SEQ_CST);
+	     i++)
+		usleep(100);
 	{
 		uint64_t before = tx_packets(h);
 
