@@ -211,6 +211,13 @@ void sib_link_close(struct sib_link *l)
 		l->ops->close(l);
 }
 
+void sib_link_abandoned_by(struct sib_link *l, pthread_t thread)
+{
+	for (; l; l = l->inner)
+		if (l->ops->abandoned_by)
+			l->ops->abandoned_by(l, thread);
+}
+
 int sib_link_send(struct sib_link *l, const void *pkt, size_t len, const struct sib_endpoint *dst)
 {
 	size_t cap;

@@ -72,7 +72,9 @@
  *     the queue again before it lets go.  A buffer between tx_alloc and
  *     tx_commit belongs to the caller alone, and several may be
  *     outstanding per thread (up to SIB_LINK_TX_BUFS in all); tx_alloc
- *     that finds none free waits for the sender;
+ *     that finds none free waits for the sender.  The one exception: a
+ *     sender a fatal signal stopped for good (sib_link_abandoned_by) is
+ *     not waited for, the goodbyes are sent in its place;
  *   - poll takes the link's receive side for the whole call: one poller at
  *     a time, each packet handed to rx() in the order the link received
  *     them.  rx() runs on the polling thread and may send (an ACK, a read
@@ -86,6 +88,7 @@
 #ifndef SIB_LINK_LINK_H
 #define SIB_LINK_LINK_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -215,6 +218,8 @@ struct sib_link_ops {
 	int (*wait_fd)(struct sib_link *l);
 	int (*wait_arm)(struct sib_link *l);
 	uint64_t (*next_deadline_ns)(struct sib_link *l); /* NULL: never */
+	/* NULL: nothing a thread holds outlives it (sib_link_abandoned_by) */
+	void (*abandoned_by)(struct sib_link *l, pthread_t thread);
 	void (*close)(struct sib_link *l);
 };
 
@@ -328,6 +333,15 @@ static inline uint64_t sib_link_next_deadline_ns(struct sib_link *l)
 
 /* Closes the link and every link it wraps. */
 void sib_link_close(struct sib_link *l);
+
+/*
+ * thread will never run again: a fatal signal's handler holds it until the
+ * process ends (provider/ucma.c, the goodbyes).  From now on a
+ * sib_link_flush_wait that finds thread inside the sender's part sends in
+ * its place instead of waiting for it forever.  For l and every link it
+ * wraps.
+ */
+void sib_link_abandoned_by(struct sib_link *l, pthread_t thread);
 
 /* Copies pkt into a link buffer and commits it: for rare packets (MADs)
  * where the extra copy does not matter.  Returns 0 or -ENOBUFS/-EMSGSIZE. */

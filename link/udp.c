@@ -118,6 +118,9 @@ struct udp_link {
 		struct sockaddr_storage names[SIB_LINK_TX_BUFS];
 		union tx_ctrl ctrl[SIB_LINK_TX_BUFS];
 		void *io; /* the I/O context (io_uring: a ring), used under lock */
+		/* Who holds lock (0: nobody), and a thread that will never run
+		 * again (udp_abandoned_by); pthread_t values, read unlocked. */
+		uintptr_t holder, gone;
 	} tx;
 	bool tx_err_logged;
 
@@ -313,21 +316,53 @@ static void tx_send(struct udp_link *u, struct udp_tx *t, unsigned m)
 	}
 }
 
+/* Takes the sender's part: false when another thread has it and !wait.
+ * *in_place: the holder is a thread a fatal signal stopped for good, whose
+ * part the caller takes over without the lock (the holder never touches it
+ * again; nobody else can get it, the holder keeps the lock till the end). */
+static bool tx_take(struct udp_tx *t, bool wait, bool *in_place)
+{
+	uintptr_t self = (uintptr_t)pthread_self();
+
+	*in_place = false;
+	if (pthread_mutex_trylock(&t->lock)) {
+		uintptr_t gone = __atomic_load_n(&t->gone, __ATOMIC_ACQUIRE);
+
+		if (!wait)
+			return false;
+		if (gone && __atomic_load_n(&t->holder, __ATOMIC_RELAXED) == gone) {
+			*in_place = true;
+			return true;
+		}
+		pthread_mutex_lock(&t->lock);
+	}
+	__atomic_store_n(&t->holder, self, __ATOMIC_RELAXED);
+	return true;
+}
+
+static void tx_give(struct udp_tx *t, bool in_place)
+{
+	if (in_place)
+		return;
+	__atomic_store_n(&t->holder, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&t->lock);
+}
+
 /* Sends what is queued, in commit order: one thread at a time.  A thread
  * that finds another sending returns and leaves its packets to that one,
  * which looks at the queue again once it lets go (the fences pair with
  * tx_queue's, so that one of the two sees the other); with wait, it waits
- * for the sender instead (a buffer is needed: udp_tx_alloc). */
+ * for the sender instead (a buffer is needed: udp_tx_alloc), unless that
+ * sender will never run again (tx_take). */
 static void tx_flush(struct udp_link *u, bool wait)
 {
 	struct udp_tx *t = &u->tx;
 
 	for (;;) {
 		unsigned n;
+		bool in_place;
 
-		if (wait)
-			pthread_mutex_lock(&t->lock);
-		else if (pthread_mutex_trylock(&t->lock))
+		if (!tx_take(t, wait, &in_place))
 			return;
 		pthread_mutex_lock(&u->q_lock);
 		n = u->queued;
@@ -345,7 +380,9 @@ static void tx_flush(struct udp_link *u, bool wait)
 				u->free_slots[u->nfree++] = t->sending[i].slot;
 			pthread_mutex_unlock(&u->q_lock);
 		}
-		pthread_mutex_unlock(&t->lock);
+		tx_give(t, in_place);
+		if (in_place)
+			return; /* what is queued later waits for the process's end */
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		if (!__atomic_load_n(&u->queued, __ATOMIC_RELAXED))
 			return;
@@ -614,6 +651,11 @@ static int udp_wait_arm(struct sib_link *l)
 	return 0; /* the socket is readable exactly while datagrams wait */
 }
 
+static void udp_abandoned_by(struct sib_link *l, pthread_t thread)
+{
+	__atomic_store_n(&to_udp(l)->tx.gone, (uintptr_t)thread, __ATOMIC_RELEASE);
+}
+
 static void udp_close(struct sib_link *l)
 {
 	struct udp_link *u = to_udp(l);
@@ -640,8 +682,8 @@ static void udp_close(struct sib_link *l)
 		.kind = kind_, .tx_alloc = udp_tx_alloc, .tx_commit = udp_tx_commit,               \
 		.tx_commit_split = udp_tx_commit_split, .tx_abort = udp_tx_abort,                  \
 		.flush = udp_flush, .flush_wait = udp_flush_wait, .poll = udp_poll,                \
-		.wait_fd = udp_wait_fd,                                                            \
-		.wait_arm = udp_wait_arm, .close = udp_close,                                      \
+		.wait_fd = udp_wait_fd, .wait_arm = udp_wait_arm,                                  \
+		.abandoned_by = udp_abandoned_by, .close = udp_close,                              \
 	}
 static const struct sib_link_ops udp_ops = UDP_OPS("udp");
 static const struct sib_link_ops udp_uring_ops = UDP_OPS("udp-uring");

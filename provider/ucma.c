@@ -736,18 +736,12 @@ static bool registers_addrs(uint32_t cmd)
 
 /*
  * A MAD a command or the exit sends (DREQ, REJ, DREP) leaves after the ACKs
- * the data path owes (transport/engine.h, owed ACKs): hardware acknowledges
- * what it accepted before its consumer can say goodbye, and a peer whose
- * last SEND is still unacknowledged when the DREQ comes sees it flushed
+ * the data path has queued: it joins the link's one queue behind them
+ * (docs/architecture.md, the transmit rule).  Hardware acknowledges what
+ * it accepted before its consumer can say goodbye, and a peer whose last
+ * SEND is still unacknowledged when the DREQ comes sees it flushed
  * (libfabric's verbs;ofi_rxm fails fi_pingpong's final exchange so).
- * Not at a signal's goodbye: the thread it interrupted may hold a QP lock.
  */
-static void acks_first(struct sib_hca *hca)
-{
-	if (hca && hca->engine)
-		sib_engine_flush(hca->engine);
-}
-
 ssize_t sib_ucma_write(int fd, const void *buf, size_t len)
 {
 	struct rdma_ucm_cmd_hdr hdr;
@@ -777,14 +771,6 @@ ssize_t sib_ucma_write(int fd, const void *buf, size_t len)
 		errno = EBADF;
 		return -1;
 	}
-	/* GET_EVENT sends nothing, so it owes no ACKs, and it must not wait on
-	 * the data path: an event queued behind a drain the read waited for
-	 * would reach the program ahead of the completions that drain pushed
-	 * before it, after the program's poll of the CQ had found it empty
-	 * (libfabric's ofi_rxm then closed the connection over an unread
-	 * completion of fi_pingpong's final exchange, under load). */
-	if (hdr.cmd != RDMA_USER_CM_CMD_GET_EVENT)
-		acks_first(sib_ucma.hca);
 	sib_cm_lock(sib_ucma.cm);
 	c.file = file_of(fd);
 	if (!c.file)
@@ -810,14 +796,22 @@ ssize_t sib_ucma_write(int fd, const void *buf, size_t len)
 /* ---------------------------------------------------------------- exit */
 
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
-static int goodbye_pipe[2] = { -1, -1 }; /* the signal's number, to the helper */
+static int goodbye_pipe[2] = { -1, -1 }; /* struct last_words, to the helper */
 static int done_pipe[2] = { -1, -1 };	 /* a byte back once the goodbyes are out */
 
+/* What a fatal signal's handler tells the helper: the signal, and the
+ * thread it stopped for good. */
+struct last_words {
+	pthread_t thread;
+	unsigned char sig;
+};
+
 /* What destroying every id sends, and the SA records withdrawn; nothing
- * is freed (the process is on its way out).  signal: called by a signal's
- * helper while the interrupted thread may hold any lock, so the owed ACKs,
- * which take QP locks, stay owed. */
-static void goodbye(bool signal)
+ * is freed (the process is on its way out).  stopped: the thread a fatal
+ * signal stopped (NULL at exit), which may hold any lock: the link sends
+ * in its place if it was sending (sib_link_abandoned_by); the CM's lock
+ * is waited for at most half a second. */
+static void goodbye(const pthread_t *stopped)
 {
 	struct timespec ts;
 	struct sib_hca *hca;
@@ -829,8 +823,10 @@ static void goodbye(bool signal)
 		pthread_rwlock_unlock(&life);
 		return;
 	}
-	if (!signal)
-		acks_first(hca);
+	if (stopped)
+		for (unsigned i = 0; i < SIB_NUM_PORTS; i++)
+			if (hca->node.mgmt[i].link)
+				sib_link_abandoned_by(hca->node.mgmt[i].link, *stopped);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_nsec += 500000000;
 	if (ts.tv_nsec >= 1000000000) {
@@ -857,19 +853,19 @@ static void goodbye(bool signal)
 
 __attribute__((destructor)) static void ucma_at_exit(void)
 {
-	goodbye(false);
+	goodbye(NULL);
 }
 
 /* The helper thread (no signals reach it: base/thread.h): the goodbyes
  * for a signal, then word back to the handler. */
 static void *goodbye_main(void *arg)
 {
-	unsigned char sig;
+	struct last_words w;
 
 	(void)arg;
-	while (syscall(SYS_read, goodbye_pipe[0], &sig, 1) == 1) {
-		goodbye(true);
-		syscall(SYS_write, done_pipe[1], &sig, 1);
+	while (syscall(SYS_read, goodbye_pipe[0], &w, sizeof(w)) == (long)sizeof(w)) {
+		goodbye(&w.thread);
+		syscall(SYS_write, done_pipe[1], &w.sig, 1);
 	}
 	return NULL;
 }
@@ -891,7 +887,8 @@ static bool ours(int sig)
  * signals the program left at their default action, when the program
  * first opens /dev/infiniband/rdma_cm; the handler never returns to the
  * program: it has the helper thread send the goodbyes (the interrupted
- * thread may hold any lock), waits for that at most a second, puts the
+ * thread may hold any lock; if it was the link's sender, the helper sends
+ * in its place), waits for that at most a second, puts the
  * default action back and raises the signal, which ends the process as it
  * would have without softib (same signal, same status, core dump if the
  * signal makes one).  So no system call of the program sees EINTR and no
@@ -902,7 +899,8 @@ static bool ours(int sig)
 static void on_fatal_signal(int sig)
 {
 	int saved = errno;
-	unsigned char c = (unsigned char)sig;
+	struct last_words w = { .thread = pthread_self(), .sig = (unsigned char)sig };
+	unsigned char c;
 	struct sigaction dfl;
 	struct pollfd pfd;
 
@@ -910,7 +908,8 @@ static void on_fatal_signal(int sig)
 		errno = saved;
 		return;
 	}
-	if (syscall(SYS_write, goodbye_pipe[1], &c, 1) == 1) {
+	/* One write, below PIPE_BUF: the helper reads it whole. */
+	if (syscall(SYS_write, goodbye_pipe[1], &w, sizeof(w)) == (long)sizeof(w)) {
 		pfd.fd = done_pipe[0];
 		pfd.events = POLLIN;
 		pfd.revents = 0;

@@ -1139,6 +1139,53 @@ static void a_flush_leaves_its_packets_to_a_busy_sender(void **state)
 	assert_int_equal(seen[1], 1);
 }
 
+static void *waiting_flusher(void *arg)
+{
+	struct flusher *f = arg;
+
+	send_one(f->link, 1, &f->dst);
+	sib_link_flush_wait(f->link);
+	parked_done(f->pk);
+	return NULL;
+}
+
+/*
+ * A fatal signal stops a sender inside its flush for good (parked here
+ * for the rest of the run; provider/ucma.c's goodbyes).  Once the link is
+ * told (sib_link_abandoned_by), a flush that would wait for that sender
+ * sends in its place: the goodbye arrives while the sender is still
+ * stopped.  Without the word, it would wait forever.
+ */
+static void a_flush_sends_in_place_of_an_abandoned_sender(void **state)
+{
+	struct pair *p = *state;
+	/* static, one per backend: the stopped thread keeps them */
+	static struct parked pks[2];
+	static struct sender_start sts[2];
+	static struct flusher fls[2];
+	struct parked *pk = &pks[be - backends];
+	pthread_t t1, t2;
+	unsigned seen[2] = { 0, 0 };
+
+	if (!p->a->ops->tx_commit_split)
+		sib_skip("the %s link joins split packets at commit: no send to park in",
+			 p->a->ops->kind);
+	parked_init(pk, p->a);
+	release_parks = pk;
+	sts[be - backends] = (struct sender_start){ pk, p->b->local };
+	fls[be - backends] = (struct flusher){ pk, p->a, p->b->local };
+	assert_int_equal(pthread_create(&t1, NULL, split_sender, &sts[be - backends]), 0);
+	assert_true(parked_wait(pk, &pk->inside));
+	pthread_detach(t1);
+	sib_link_abandoned_by(p->a, t1);
+	assert_int_equal(pthread_create(&t2, NULL, waiting_flusher, &fls[be - backends]), 0);
+	assert_true(parked_wait(pk, &pk->done));
+	pthread_join(t2, NULL);
+	receive_two(p->b, seen, 200);
+	assert_int_equal(seen[0], 1);
+	assert_int_equal(seen[1], 1);
+}
+
 /* A packet of len bytes, seq in its first 4, committed on l to dst. */
 static void commit_len(struct sib_link *l, uint32_t seq, size_t len, const struct sib_endpoint *dst)
 {
@@ -1280,7 +1327,7 @@ static void a_datagram_is_cut_where_each_lrh_says(void **state)
 	assert_int_equal(c1.rx_bytes - c0.rx_bytes, off + 60);
 }
 
-#define NTESTS 21
+#define NTESTS 22
 
 int main(void)
 {
@@ -1325,6 +1372,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(what_gso_cannot_carry_shares_a_datagram,
 						pair_setup, pair_teardown),
 		cmocka_unit_test_setup_teardown(a_datagram_is_cut_where_each_lrh_says,
+						pair_setup, pair_teardown),
+		/* Last: its stopped sender stays parked till the program ends. */
+		cmocka_unit_test_setup_teardown(a_flush_sends_in_place_of_an_abandoned_sender,
 						pair_setup, pair_teardown),
 	};
 	const struct CMUnitTest common[] = {
