@@ -183,6 +183,8 @@ int sib_progress_poll(struct sib_hca *hca)
 /* This thread polled a CQ and holds the links until then (its share of
  * poll_until): its posts wait for its next poll. */
 static __thread uint64_t polls_until;
+/* It posted since its last poll: that poll sends, whatever it finds. */
+static __thread bool posted_since_poll;
 
 /*
  * Who holds the links now; *until: when the holder's lease ends (the
@@ -247,10 +249,22 @@ int sib_progress_polled(struct sib_hca *hca, bool empty, bool lease)
 	uint64_t now = lease ? lease_renew(pg) : sib_link_now_ns();
 	int n;
 
+	/* A poll that found completions, by a thread that holds a lease and
+	 * posted nothing since its last poll, leaves what is queued (the ACKs
+	 * of what it read) to its next poll: the thread acts on the
+	 * completions first, and the request it posts in answer goes out
+	 * with those ACKs, behind them, in one datagram (the transmit rule).
+	 * What it posted leaves now; a thread without a lease may sleep
+	 * next: it sends. */
+	if (!empty) {
+		if (!lease || posted_since_poll)
+			flush_links(hca);
+		posted_since_poll = false;
+		return 0;
+	}
+	posted_since_poll = false;
 	/* What this thread queued leaves first (the transmit rule). */
 	flush_links(hca);
-	if (!empty)
-		return 0;
 	__atomic_store_n(&pg->last_take_ns, now, __ATOMIC_RELAXED);
 	/* Another thread reads: it hands out what it takes. */
 	if (pthread_mutex_trylock(&pg->read_lock))
@@ -276,6 +290,7 @@ void sib_progress_post(struct sib_hca *hca, struct sib_qp *qp)
 	 * returns. */
 	if (polls_until > now && __atomic_load_n(&hca->progress.poll_until, __ATOMIC_RELAXED) > now) {
 		__atomic_store_n(&hca->progress.last_take_ns, now, __ATOMIC_RELAXED);
+		posted_since_poll = true;
 		return;
 	}
 	flush_links(hca);

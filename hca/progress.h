@@ -97,8 +97,10 @@ int sib_progress_poll(struct sib_hca *hca);
  * The application's calls (provider/), each stated in docs/architecture.md:
  *
  * sib_progress_polled: a thread polled a CQ (empty: it found nothing).  It
- * sends what it queued; an empty poll then reads the links itself, unless
- * another thread reads them.  With lease (the CQ is not armed) it holds
+ * sends what it queued (with a lease, a poll that found something sends
+ * only if the thread posted since its last poll: its answer goes with the
+ * ACKs); an empty poll then reads the links itself, unless another thread
+ * reads them.  With lease (the CQ is not armed) it holds
  * the links for a lease (SIB_PROGRESS_LEASE_NS), and what its read made
  * (ACKs) waits for its next poll or post; without, that leaves at once.
  * Returns the packets it read.

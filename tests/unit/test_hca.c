@@ -638,6 +638,71 @@ static void what_a_poller_leaves_queued_leaves_by_its_lease_end(void **state)
 }
 
 /*
+ * ... and a poll that finds completions, by a thread that posted nothing
+ * since its last poll, sends nothing: the ACK its reading made waits for
+ * the request the thread posts in answer, and both leave with its next
+ * poll (in one datagram: link/udp.c), as ib_send_lat's ping-pong wants.
+ * A round is inconclusive when the lease ended meanwhile (the progress
+ * thread then rightly sends) or another thread read the SEND.
+ */
+static void a_poll_that_finds_completions_leaves_its_acks_to_the_answer(void **state)
+{
+	struct sib_hca *h = hca_get();
+	struct hca_qp *a, *b;
+	struct sib_cqe c;
+	bool seen = false;
+
+	(void)state;
+	a = hca_qp_new(h, 0x58);
+	b = hca_qp_new(h, 0x58);
+	hca_qp_connect(h, a, b);
+	hca_qp_connect(h, b, a);
+	for (int round = 0; round < 20 && !seen; round++) {
+		uint64_t until, before;
+		bool got = false, held, answer_held;
+
+		hca_qp_recv(a);
+		hca_qp_recv(b);
+		sib_progress_armed(h);
+		hca_qp_send(h, a); /* no lease: leaves at once */
+		/* This thread reads the SEND (its empty polls read): b's ACK is queued. */
+		for (int i = 0; i < 1000000 && !got; i++) {
+			sib_progress_polled(h, true, true);
+			got = sib_cq_poll(b->rcq, &c, 1) == 1;
+		}
+		assert_true(got);
+		until = lease_end(h);
+		before = tx_packets(h);
+		sib_progress_polled(h, false, true); /* found b's receive; posted nothing */
+		held = tx_packets(h) == before;
+		hca_qp_send(h, b); /* the answer: waits for this thread's next poll */
+		answer_held = tx_packets(h) == before;
+		if (sib_link_now_ns() < until) {
+			if (!held)
+				fail_msg("a poll that found completions sent the ACK ahead of the answer");
+			if (!answer_held)
+				fail_msg("a polling thread's post left before its next poll");
+			sib_progress_polled(h, true, true);
+			/* Two packets: the ACK was still queued (this thread read the SEND). */
+			seen = tx_packets(h) >= before + 2;
+		}
+		assert_true(cqe_within(a->scq, &c, 10000));
+		assert_int_equal(c.status, SIB_WC_SUCCESS);
+		assert_true(cqe_within(a->rcq, &c, 10000));
+		assert_int_equal(c.status, SIB_WC_SUCCESS);
+		assert_true(cqe_within(b->scq, &c, 10000));
+		assert_int_equal(c.status, SIB_WC_SUCCESS);
+	}
+	sib_progress_armed(h);
+	hca_qp_free(a);
+	hca_qp_free(b);
+	hca_put(h);
+	if (!seen)
+		sib_skip("in 20 rounds the test thread never kept the CPU for the rest of a lease "
+			 "after its poll: whether the ACK waited could not be seen");
+}
+
+/*
  * The receive rule: a datagram for a QP another thread holds is copied to
  * the QP's queue, and that thread applies it when it lets the QP go
  * (sib_qp_unlock): the reader never waits for a QP, and nothing is lost.
@@ -758,7 +823,7 @@ static void watch_mode_engages_when_the_holder_leaves_requests_unread(void **sta
 		hca_qp_recv(b);
 		sib_progress_polled(h, false, true);
 		hca_qp_send(h, a);
-		sib_progress_polled(h, false, true); /* sends; reads nothing */
+		sib_progress_flush(h); /* sends (as its next empty poll would); reads nothing */
 		for (int i = 0; i < 100000; i++) {
 			sib_progress_polled(h, false, true); /* keeps the lease */
 			if (sib_cq_poll(b->rcq, &c, 1) == 1)
@@ -922,6 +987,7 @@ int main(void)
 		HCA_CASE(polls_hold_the_links_unless_the_poller_is_about_to_sleep),
 		HCA_CASE(a_polling_threads_post_leaves_with_its_next_poll),
 		HCA_CASE(what_a_poller_leaves_queued_leaves_by_its_lease_end),
+		HCA_CASE(a_poll_that_finds_completions_leaves_its_acks_to_the_answer),
 		HCA_CASE(a_held_qp_gets_its_datagrams_from_its_holder),
 		HCA_CASE(one_reader_at_a_time_and_nothing_lost),
 		HCA_CASE(watch_mode_engages_when_the_holder_leaves_requests_unread),
