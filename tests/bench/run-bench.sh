@@ -635,10 +635,10 @@ table() {
 	row "ib_send_bw 64 B (Mpps)" "${R[send_bw_64_rate]:-}" "Mpps" - - 1 "" ""
 	row "ib_send_lat 8 B (vs $lv)" "$sl" "us" "$rll" "$rpl" 0 "<=1.25 link, <=1 peer" "$v2" \
 		"$xsl" "$xsp"
-	local xsa=${R[send_lat_x_link_pair]:-} v8=
-	[ -n "$xsa" ] && v8=$(verdict "$xsa <= 1.25")
+	local xsa=${R[send_lat_x_link_pair]:-} vsa=
+	[ -n "$xsa" ] && vsa=$(verdict "$xsa <= 1.25")
 	row "ib_send_lat 8 B vs req+ACK" "$sl" "us" "$(rounds_median link_pair)" "$rpl" 0 \
-		"<=1.25 req+ACK (21)" "$v8" "$xsa"
+		"<=1.25 req+ACK (21)" "$vsa" "$xsa"
 	row "engine hop, no kernel" "${R[engine_hop]:-}" "us" - - 0 "" ""
 	row "engine hop, UDP, 1 thread" "${R[engine_hop_udp]:-}" "us" - - 0 "" ""
 	row "ib_write_lat 8 B" "${R[write_lat]:-}" "us" "$ll" "$pl" 0 "" ""
