@@ -1037,6 +1037,7 @@ struct flusher {
 	struct parked *pk;
 	struct sib_link *link;
 	struct sib_endpoint dst;
+	bool wait; /* sib_link_flush_wait, not sib_link_flush */
 };
 
 static void *second_flusher(void *arg)
@@ -1044,7 +1045,10 @@ static void *second_flusher(void *arg)
 	struct flusher *f = arg;
 
 	send_one(f->link, 1, &f->dst);
-	sib_link_flush(f->link);
+	if (f->wait)
+		sib_link_flush_wait(f->link);
+	else
+		sib_link_flush(f->link);
 	parked_done(f->pk);
 	return NULL;
 }
@@ -1122,7 +1126,7 @@ static void a_flush_leaves_its_packets_to_a_busy_sender(void **state)
 	parked_init(&pk, p->a);
 	release_parks = &pk;
 	st = (struct sender_start){ &pk, p->b->local };
-	fl = (struct flusher){ &pk, p->a, p->b->local };
+	fl = (struct flusher){ &pk, p->a, p->b->local, false };
 	assert_int_equal(pthread_create(&t1, NULL, split_sender, &st), 0);
 	assert_true(parked_wait(&pk, &pk.inside));
 	assert_int_equal(pthread_create(&t2, NULL, second_flusher, &fl), 0);
@@ -1137,16 +1141,6 @@ static void a_flush_leaves_its_packets_to_a_busy_sender(void **state)
 	receive_two(p->b, seen, 200);
 	assert_int_equal(seen[0], 1);
 	assert_int_equal(seen[1], 1);
-}
-
-static void *waiting_flusher(void *arg)
-{
-	struct flusher *f = arg;
-
-	send_one(f->link, 1, &f->dst);
-	sib_link_flush_wait(f->link);
-	parked_done(f->pk);
-	return NULL;
 }
 
 /*
@@ -1173,12 +1167,12 @@ static void a_flush_sends_in_place_of_an_abandoned_sender(void **state)
 	parked_init(pk, p->a);
 	release_parks = pk;
 	sts[be - backends] = (struct sender_start){ pk, p->b->local };
-	fls[be - backends] = (struct flusher){ pk, p->a, p->b->local };
+	fls[be - backends] = (struct flusher){ pk, p->a, p->b->local, true };
 	assert_int_equal(pthread_create(&t1, NULL, split_sender, &sts[be - backends]), 0);
 	assert_true(parked_wait(pk, &pk->inside));
 	pthread_detach(t1);
 	sib_link_abandoned_by(p->a, t1);
-	assert_int_equal(pthread_create(&t2, NULL, waiting_flusher, &fls[be - backends]), 0);
+	assert_int_equal(pthread_create(&t2, NULL, second_flusher, &fls[be - backends]), 0);
 	assert_true(parked_wait(pk, &pk->done));
 	pthread_join(t2, NULL);
 	receive_two(p->b, seen, 200);
