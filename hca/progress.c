@@ -728,6 +728,9 @@ void sib_progress_stop(struct sib_hca *hca)
 		sib_warn("cannot wake the progress thread to stop it: %s", strerror(errno));
 	pthread_join(pg->thread, NULL);
 	pg->running = false;
+	/* Consumed, so that a later start runs (the thread never reads it). */
+	if (read(pg->stop_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		sib_dbg("stop fd read: %s", strerror(errno));
 }
 
 void sib_progress_fini(struct sib_hca *hca)

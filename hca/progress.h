@@ -84,7 +84,7 @@ struct sib_progress {
 /* Set-up and tear-down (hca.c): init makes the fds, start the thread. */
 int sib_progress_init(struct sib_hca *hca);
 int sib_progress_start(struct sib_hca *hca);
-void sib_progress_stop(struct sib_hca *hca); /* joins the thread */
+void sib_progress_stop(struct sib_hca *hca); /* joins the thread; start runs it again */
 void sib_progress_fini(struct sib_hca *hca);
 
 /* One pass: reads every port's link (waiting for another reader), sends

@@ -192,7 +192,13 @@ run_fresh() # SUITE (bookworm)
 	in_chroot "$work" "$suite" "cd /root/softib && $second" 2>&1 | tee "$log.second.log" |
 		grep --line-buffered -E '^(unit|integration) \(|^--- (test_.*: (FAIL|SKIP)|stage|why )|^(FAIL|note):|^failed|^make test:|^  rdma-core|^(deps|skip):'
 	rc=${PIPESTATUS[0]}
-	[ $rc -eq 0 ] || tail -n 60 "$log.second.log"
+	if [ $rc -ne 0 ]; then
+		# Why each failed program failed, ahead of the tail: the tail alone
+		# is the last stages' output, not the failure.
+		awk '/^--- why /{ p = 1 } /^(failed |unit \(|integration \()/{ p = 0 } p' \
+			"$log.second.log" | head -n 120
+		tail -n 30 "$log.second.log"
+	fi
 	if [ $rc -eq 0 ] && grep -q '^make test: all stages passed' "$log.second.log"; then
 		results+=("fresh $suite: PASS ('$first' printed softib0 ACTIVE; '$second' passed; $(( $(stamp) - t0 )) s)")
 	else

@@ -63,6 +63,18 @@ if [ ${#skipped[@]} -gt 0 ]; then
     names+=("${s%%: *}")
   done
 fi
+# A failed program's failing tests, each with the lines it printed from its
+# "[ RUN      ]" to its "[  FAILED  ]" (cmocka's message), and the test a
+# crash or timeout cut short with what it printed (a sanitizer's report):
+# what a log cut to its tail (make test-distros) still shows.
+for name in "${failed[@]}"; do
+  echo "--- why $name failed (its failing tests' lines, the first 40):"
+  awk '/^\[ RUN      \] / { n = 0; open = 1 }
+       { block[n++] = $0 }
+       /^\[       OK \] / { open = 0 }
+       /^\[  (FAILED  |ERROR   )\] / && open { for (i = 0; i < n; i++) print block[i]; open = 0 }
+       END { if (open) for (i = 0; i < n; i++) print block[i] }' "$outs/$name" | head -40
+done
 [ $fail -eq 0 ] || echo "failed programs: ${failed[*]}"
 list=
 [ ${#names[@]} -eq 0 ] || list=": $(IFS=,; echo "${names[*]}" | sed 's/,/, /g')"

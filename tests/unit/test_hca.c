@@ -8,6 +8,7 @@
  * its datagrams); the counters socket (hca/stats_channel). */
 #include <stdarg.h>
 #include <stddef.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -362,6 +363,13 @@ static uint64_t lease_end(struct sib_hca *h)
 	return __atomic_load_n(&h->progress.poll_until, __ATOMIC_RELAXED);
 }
 
+/* No lease is in force: none was taken, it was given back, or it ran out
+ * (a thread that lost the CPU for a lease lost it). */
+static bool no_lease(struct sib_hca *h)
+{
+	return lease_end(h) <= sib_link_now_ns();
+}
+
 /* docs/architecture.md, the waiting rule: a poll holds the links for a
  * lease, whether it found completions or not; the poll of a thread that
  * armed its CQ (about to sleep) holds none, and arming gives the lease
@@ -373,20 +381,21 @@ static void polls_hold_the_links_unless_the_poller_is_about_to_sleep(void **stat
 
 	(void)state;
 	sib_progress_armed(h);
-	assert_int_equal(lease_end(h), 0);
+	assert_true(no_lease(h));
 	sib_progress_polled(h, true, false);
-	assert_int_equal(lease_end(h), 0);
+	assert_true(no_lease(h));
 
 	before = sib_link_now_ns();
 	sib_progress_polled(h, false, true);
 	assert_true(lease_end(h) > before);
 	sib_progress_armed(h);
-	assert_int_equal(lease_end(h), 0);
+	assert_true(no_lease(h));
 
 	before = sib_link_now_ns();
 	sib_progress_polled(h, true, true);
 	assert_true(lease_end(h) > before);
 	sib_progress_armed(h);
+	assert_true(no_lease(h));
 	hca_put(h);
 }
 
@@ -518,26 +527,15 @@ static bool cqe_within(struct sib_cq *cq, struct sib_cqe *c, unsigned ms)
 	return false;
 }
 
-/* Until the progress thread sleeps on its timers (an application holds
- * the links) until the end of the lease that ends at `until`, or ms
- * pass. */
-static bool thread_sleeps_on_timers_till(struct sib_hca *h, uint64_t until, unsigned ms)
-{
-	for (unsigned i = 0; i < ms * 10; i++) {
-		if (__atomic_load_n(&h->progress.timers_only, __ATOMIC_SEQ_CST) &&
-		    __atomic_load_n(&h->progress.wake_by_ns, __ATOMIC_SEQ_CST) >= until)
-			return true;
-		usleep(100);
-	}
-	return false;
-}
-
 /*
  * The transmit rule: a thread that polls sends what it posts with its next
  * poll (a burst leaves in one system call, after the ACKs its last poll
  * made), and a thread that does not poll sends before its post returns.
- * A round is inconclusive when the test thread lost the CPU for the rest
- * of its lease (the progress thread then rightly sends it).
+ * The progress thread is stopped while the test thread polls and posts, so
+ * that what leaves is what the test thread's calls send; a round is
+ * inconclusive only when the lease ran out before the post (it then
+ * rightly leaves at once).  The next test shows that the progress thread
+ * sends what a poller leaves by the lease's end.
  */
 static void a_polling_threads_post_leaves_with_its_next_poll(void **state)
 {
@@ -556,19 +554,13 @@ static void a_polling_threads_post_leaves_with_its_next_poll(void **state)
 		bool held;
 
 		hca_qp_recv(b);
+		sib_progress_stop(h);
 		sib_progress_armed(h); /* a fresh lease from the next poll */
 		sib_progress_polled(h, false, true);
 		until = lease_end(h);
-		if (!thread_sleeps_on_timers_till(h, until, 1000)) {
-			hca_qp_send(h, a); /* let the receive go, to post it again */
-			assert_true(cqe_within(b->rcq, &c, 10000));
-			assert_true(cqe_within(a->scq, &c, 10000));
-			continue;
-		}
 		before = tx_packets(h);
 		hca_qp_send(h, a);
 		held = tx_packets(h) == before;
-		/* The progress thread looks in at the lease's end, not before. */
 		if (sib_link_now_ns() < until) {
 			if (!held)
 				fail_msg("a polling thread's post left before its next poll");
@@ -576,6 +568,7 @@ static void a_polling_threads_post_leaves_with_its_next_poll(void **state)
 			sib_progress_polled(h, true, true);
 			assert_true(tx_packets(h) > before);
 		}
+		assert_int_equal(sib_progress_start(h), 0);
 		assert_true(cqe_within(b->rcq, &c, 10000));
 		assert_int_equal(c.status, SIB_WC_SUCCESS);
 		assert_true(cqe_within(a->scq, &c, 10000));
@@ -600,8 +593,8 @@ static void a_polling_threads_post_leaves_with_its_next_poll(void **state)
 	hca_qp_free(b);
 	hca_put(h);
 	if (!seen)
-		sib_skip("in 20 rounds the test thread never kept the CPU for the rest of a lease "
-			 "after a post: whether the post waited could not be seen");
+		sib_skip("in 20 rounds the test thread never kept the CPU for a lease from its poll "
+			 "to its post: whether the post waited could not be seen");
 }
 
 /*
@@ -642,8 +635,11 @@ static void what_a_poller_leaves_queued_leaves_by_its_lease_end(void **state)
  * since its last poll, sends nothing: the ACK its reading made waits for
  * the request the thread posts in answer, and both leave with its next
  * poll (in one datagram: link/udp.c), as ib_send_lat's ping-pong wants.
- * A round is inconclusive when the lease ended meanwhile (the progress
- * thread then rightly sends) or another thread read the SEND.
+ * The progress thread is stopped meanwhile, so that what leaves is what
+ * this thread's calls send (a thread that read the SEND before the lease
+ * began would rightly send the ACK at once, whenever it next ran).  A
+ * round is inconclusive only when the lease ended before the answer was
+ * posted: the post then rightly sends at once.
  */
 static void a_poll_that_finds_completions_leaves_its_acks_to_the_answer(void **state)
 {
@@ -659,33 +655,36 @@ static void a_poll_that_finds_completions_leaves_its_acks_to_the_answer(void **s
 	hca_qp_connect(h, b, a);
 	for (int round = 0; round < 20 && !seen; round++) {
 		uint64_t until, before;
-		bool got = false, held, answer_held;
+		bool got = false;
 
 		hca_qp_recv(a);
 		hca_qp_recv(b);
-		sib_progress_armed(h);
-		hca_qp_send(h, a); /* no lease: leaves at once */
-		/* This thread reads the SEND (its empty polls read): b's ACK is queued. */
+		sib_progress_stop(h);
+		sib_progress_polled(h, true, true); /* this thread holds the links */
+		hca_qp_send(h, a);
+		/* Its empty polls send the SEND and read it: b's ACK is queued. */
 		for (int i = 0; i < 1000000 && !got; i++) {
 			sib_progress_polled(h, true, true);
 			got = sib_cq_poll(b->rcq, &c, 1) == 1;
 		}
 		assert_true(got);
-		until = lease_end(h);
 		before = tx_packets(h);
 		sib_progress_polled(h, false, true); /* found b's receive; posted nothing */
-		held = tx_packets(h) == before;
+		until = lease_end(h);
+		if (tx_packets(h) != before)
+			fail_msg("a poll that found completions sent the ACK ahead of the answer");
 		hca_qp_send(h, b); /* the answer: waits for this thread's next poll */
-		answer_held = tx_packets(h) == before;
 		if (sib_link_now_ns() < until) {
-			if (!held)
-				fail_msg("a poll that found completions sent the ACK ahead of the answer");
-			if (!answer_held)
+			if (tx_packets(h) != before)
 				fail_msg("a polling thread's post left before its next poll");
 			sib_progress_polled(h, true, true);
-			/* Two packets: the ACK was still queued (this thread read the SEND). */
-			seen = tx_packets(h) >= before + 2;
+			/* The ACK and the answer: both waited for this poll. */
+			if (tx_packets(h) < before + 2)
+				fail_msg("the next poll sent %" PRIu64 " packets, not the ACK and the answer",
+					 tx_packets(h) - before);
+			seen = true;
 		}
+		assert_int_equal(sib_progress_start(h), 0);
 		assert_true(cqe_within(a->scq, &c, 10000));
 		assert_int_equal(c.status, SIB_WC_SUCCESS);
 		assert_true(cqe_within(a->rcq, &c, 10000));
@@ -698,8 +697,8 @@ static void a_poll_that_finds_completions_leaves_its_acks_to_the_answer(void **s
 	hca_qp_free(b);
 	hca_put(h);
 	if (!seen)
-		sib_skip("in 20 rounds the test thread never kept the CPU for the rest of a lease "
-			 "after its poll: whether the ACK waited could not be seen");
+		sib_skip("in 20 rounds this thread never kept the CPU for a lease from its poll "
+			 "to its answer: whether the answer waited could not be seen");
 }
 
 /*
