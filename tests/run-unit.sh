@@ -72,7 +72,7 @@ for name in "${failed[@]}"; do
   awk '/^\[ RUN      \] / { n = 0; open = 1 }
        { block[n++] = $0 }
        /^\[       OK \] / { open = 0 }
-       /^\[  (FAILED  |ERROR   )\] / && open { for (i = 0; i < n; i++) print block[i]; open = 0 }
+       /^\[  FAILED  \] / && open { for (i = 0; i < n; i++) print block[i]; open = 0 }
        END { if (open) for (i = 0; i < n; i++) print block[i] }' "$outs/$name" | head -40
 done
 [ $fail -eq 0 ] || echo "failed programs: ${failed[*]}"
