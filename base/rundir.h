@@ -6,7 +6,10 @@
  * /tmp/softib-<uid>.  Only its user may use it: it is made 0700 when
  * missing and refused when it is not a directory of this user's that
  * nobody else can enter -- the kernel's file permissions are what keeps
- * another user out of the keys and the counters.
+ * another user out of the keys and the counters.  When /tmp/softib-<uid>
+ * is refused (another user made it first) softib uses
+ * $XDG_CACHE_HOME/softib-run or $HOME/.cache/softib-run instead, with one
+ * warning: every process of the user makes the same choice.
  */
 #ifndef SIB_BASE_RUNDIR_H
 #define SIB_BASE_RUNDIR_H

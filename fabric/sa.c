@@ -12,7 +12,8 @@
  * components are not checked (there is only one path to choose).
  *
  * ServiceRecords and RMPP transfers: sa_service.c and sa_rmpp.c;
- * MCMemberRecords: sa_mcast.c.
+ * MCMemberRecords: sa_mcast.c.  Every request passes the source check
+ * first (source_ok), so the requester they act for is the checked source.
  */
 #include <string.h>
 
@@ -178,12 +179,37 @@ static void endpoint_record(struct sib_sm *sm, const struct sib_mad_addr *a,
 	respond(sm, a, from, m, IB_MAD_METHOD_GET_RESP, 0, rec, SIB_ENDPOINT_RECORD_BYTES, 1);
 }
 
+/*
+ * The source check (sm.h): the port at the request's SLID must live where
+ * the request came from.  Genuine misuse, so it warns, but only on the 1st,
+ * 2nd, 4th, 8th ... refusal, so that a flood cannot flood the log.
+ */
+static bool source_ok(struct sib_sm *sm, const struct sib_mad_addr *a,
+		      const struct sib_endpoint *from)
+{
+	const struct sib_sm_port *p = sib_sm_port_by_lid(sm, a->SLID);
+	char e[SIB_ENDPOINT_STRLEN], w[SIB_ENDPOINT_STRLEN];
+	uint64_t n;
+
+	if (p && sib_endpoint_equal(&p->ep, from))
+		return true;
+	n = ++sm->sa_wrong_source;
+	sib_log((n & (n - 1)) ? SIB_LOG_DEBUG : SIB_LOG_WARN,
+		"softib-sm: an SA request with SLID 0x%04x came from %s, not from where that LID "
+		"lives (%s): dropped (%llu so far)",
+		a->SLID, sib_endpoint_str(from, e), p ? sib_endpoint_str(&p->ep, w) : "no port",
+		(unsigned long long)n);
+	return false;
+}
+
 void sib_sa_serve(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8_t *mad,
 		  const struct sib_endpoint *from)
 {
 	struct ib_sa_mad m;
 	uint8_t method;
 
+	if (!source_ok(sm, a, from))
+		return;
 	ib_sa_mad_decode(&m, mad);
 	method = ib_mad_method(&m.hdr);
 	if ((m.rmpp.RMPPFlags & IB_RMPP_FLAG_ACTIVE) && m.rmpp.RMPPType != IB_RMPP_TYPE_DATA) {

@@ -353,7 +353,8 @@ void sib_sa_mcast_answer_waiting(struct sib_sm *sm)
 	}
 }
 
-/* The requester's port (by the MAD's SLID), when port_gid is its own. */
+/* The requester's port (by the MAD's SLID, vouched for by the source check:
+ * sa.c), when port_gid is its own. */
 static struct sib_sm_port *requester(struct sib_sm *sm, const struct sib_mad_addr *a,
 				     const uint8_t *port_gid)
 {
@@ -372,6 +373,16 @@ static unsigned members_in_all(const struct sib_sa_mcast *mc)
 
 	for (unsigned i = 0; i < mc->ngroups; i++)
 		n += mc->groups[i].nmembers;
+	return n;
+}
+
+static unsigned members_of_port(const struct sib_sa_mcast *mc, uint64_t guid)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < mc->ngroups; i++)
+		for (unsigned k = 0; k < mc->groups[i].nmembers; k++)
+			n += mc->groups[i].members[k].port_guid == guid;
 	return n;
 }
 
@@ -503,7 +514,11 @@ static void mc_join(struct sib_sm *sm, struct sib_sa_mcast *mc, const struct sib
 		return;
 	}
 	mem = g ? member_find(g, q->PortGID.raw) : NULL;
-	if (!mem && members_in_all(mc) >= SIB_SA_MCAST_MEMBERS_MAX) {
+	if (!mem && (members_in_all(mc) >= SIB_SA_MCAST_MEMBERS_MAX ||
+		     members_of_port(mc, p->guid) >= SIB_SA_MCAST_MEMBERS_PER_PORT)) {
+		sib_dbg("softib-sm: MCMemberRecord join from LID 0x%04x: no room (%u groups per "
+			"port, %u members in all)",
+			a->SLID, SIB_SA_MCAST_MEMBERS_PER_PORT, SIB_SA_MCAST_MEMBERS_MAX);
 		answer(sm, a, from, m, IB_MAD_METHOD_GET_RESP, IB_SA_STATUS_NO_RESOURCES, NULL);
 		return;
 	}

@@ -46,6 +46,9 @@
 
 #define SIB_SA_MCAST_GROUPS_MAX 1024 /* MLIDs 0xC000.. as the HCAs' max_mcast_grp */
 #define SIB_SA_MCAST_MEMBERS_MAX 4096
+/* One port's memberships (groups it created included): no port can take
+ * the subnet's groups or memberships for itself. */
+#define SIB_SA_MCAST_MEMBERS_PER_PORT 256
 #define SIB_IPOIB_QKEY 0x0b1bu
 
 struct sib_sa_mcmember {

@@ -124,7 +124,8 @@ static void service_answer(struct sib_sm *sm, const struct sib_mad_addr *a,
 		       rec ? IB_SERVICE_RECORD_BYTES : 0, rec ? 1 : 0);
 }
 
-/* The requester's port (by the MAD's SLID), when it owns gid. */
+/* The requester's port (by the MAD's SLID, vouched for by the source check:
+ * sa.c), when it owns gid. */
 static struct sib_sm_port *service_owner(struct sib_sm *sm, const struct sib_mad_addr *a,
 				 const uint8_t *gid)
 {

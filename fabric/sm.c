@@ -411,8 +411,12 @@ static void send_smp(struct sib_sm *sm, struct sib_sm_port *p, bool directed, ui
 	sib_sm_post(sm, &a, &p->ep, mad, tries - 1, port_answered, p, &p->tid);
 }
 
+/* rereg: ClientReregister (IBA 14.4.11), for a port that was ACTIVE
+ * before this SM configured it (the SM restarted, or dropped it): the SA
+ * here does not hold what the port registered, so the port registers it
+ * again (its ServiceRecords, its multicast memberships). */
 static void set_port_info(struct sib_sm *sm, struct sib_sm_port *p, bool directed,
-			  uint8_t state)
+			  uint8_t state, bool rereg)
 {
 	struct ib_port_info pi;
 	uint8_t data[IB_SMP_DATA_BYTES];
@@ -428,6 +432,7 @@ static void set_port_info(struct sib_sm *sm, struct sib_sm_port *p, bool directe
 	pi.M_Key = sm->m_key;
 	pi.M_KeyProtectBits = sm->protect_bits;
 	pi.M_KeyLeasePeriod = sm->lease_period;
+	pi.ClientReregister = rereg;
 	ib_port_info_encode(&pi, data);
 	send_smp(sm, p, directed, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data,
 		 SIB_SM_RETRIES);
@@ -668,17 +673,17 @@ static void smp_resp_rx(struct sib_sm *sm, struct sib_sm_port *p, const uint8_t 
 		 * (its SM restarted) may only be told ACTIVE again. */
 		if (p->was_active) {
 			p->state = SIB_SMP_SET_ACTIVE;
-			set_port_info(sm, p, true, IB_PORT_STATE_ACTIVE);
+			set_port_info(sm, p, true, IB_PORT_STATE_ACTIVE, true);
 		} else {
 			p->state = SIB_SMP_SET_ARMED;
-			set_port_info(sm, p, true, IB_PORT_STATE_ARMED);
+			set_port_info(sm, p, true, IB_PORT_STATE_ARMED, false);
 		}
 		break;
 	case SIB_SMP_SET_ARMED:
 		/* The port has its LID (and our M_Key) now: LID-routed from here on. */
 		p->port_m_key = 0;
 		p->state = SIB_SMP_SET_ACTIVE;
-		set_port_info(sm, p, false, IB_PORT_STATE_ACTIVE);
+		set_port_info(sm, p, false, IB_PORT_STATE_ACTIVE, false);
 		break;
 	case SIB_SMP_SET_ACTIVE:
 		p->port_m_key = 0;

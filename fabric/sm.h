@@ -34,6 +34,11 @@
  *     until that port is gone (it fails a sweep, or a probe the SM sends
  *     when the GUID is claimed from elsewhere); a claim of a live port's
  *     GUID from another endpoint is refused and logged;
+ *   - an SA request counts only when it comes from the endpoint of the
+ *     port its SLID names, so the requester the SA acts for (whose records
+ *     it may change, whose multicast memberships it may end) is the checked
+ *     source, never a field a stranger can write (sa.c; counted in
+ *     sa_wrong_source);
  *   - a port keeps the LID it reports (PortInfo:LID, as after an SM
  *     restart) when no other live port holds it, else gets its GUID's old
  *     LID, else a fresh one (OpenSM's guid2lid does the same).
@@ -155,6 +160,7 @@ struct sib_sm {
 	uint64_t bad_p_key_traps;		 /* trap 257 from ports */
 	/* counters */
 	uint64_t joins, leaves, sa_queries, dropped;
+	uint64_t sa_wrong_source; /* SA requests not from where their SLID lives (sa.c) */
 	uint64_t resp_misrouted;  /* responses no request took: unknown TID, wrong endpoint */
 	uint64_t claims_refused;  /* NodeInfo claiming a live port's GUID */
 	uint64_t bad_m_key_traps; /* trap 256 from ports */

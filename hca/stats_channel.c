@@ -153,6 +153,7 @@ size_t sib_hca_stats_text(struct sib_hca *hca, char *buf, size_t len)
 #define CM_LINE(name) put(&t, "port%u.cm_" #name " %llu\n", p, (unsigned long long)st.cm.name);
 		CM_LINE(rx) CM_LINE(tx) CM_LINE(retransmits) CM_LINE(timeouts)
 		CM_LINE(duplicates) CM_LINE(stale) CM_LINE(rx_malformed) CM_LINE(rx_unmatched)
+		CM_LINE(rx_wrong_source) CM_LINE(rx_unknown_source) CM_LINE(rx_held)
 #undef CM_LINE
 	}
 	return t.used;

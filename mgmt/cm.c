@@ -15,6 +15,7 @@
 #include "mgmt/mad_agent.h"
 #include "mgmt/mad_send.h"
 #include "mgmt/node.h"
+#include "mgmt/sa_client.h"
 
 static const struct sib_mad_agent cm_agent;
 
@@ -82,13 +83,16 @@ static bool comm_id_used(struct sib_cm *cm, uint32_t v)
 	return false;
 }
 
+/* Random (cm.h): one id must say nothing of the next, or a stranger who
+ * saw one REQ could name the node's other connections. */
 static uint32_t new_comm_id(struct sib_cm *cm)
 {
 	uint32_t v;
 
-	do
-		v = cm->next_comm_id++;
-	while (!v || comm_id_used(cm, v));
+	do {
+		if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v))
+			v = (uint32_t)random() ^ (uint32_t)sib_link_now_ns() * 2654435761u;
+	} while (!v || comm_id_used(cm, v));
 	return v;
 }
 
@@ -347,17 +351,19 @@ static void build_rej(struct sib_cm_id *id, uint8_t *mad, uint16_t reason, const
 	ib_cm_rej_encode(&rej, mad + IB_CM_DATA_OFFSET);
 }
 
-/* A REJ to a message that has no id here (IBA 12.6.7: LocalCommID 0 when
- * the rejecter made none). */
+/* A REJ to a message that has no id here: LocalCommID is the id the peer
+ * named us by (0 for a REQ: IBA 12.6.7), so that the peer, which matches
+ * both, takes it (Linux's cm_issue_rej does the same). */
 static void reject_unknown(struct sib_cm *cm, unsigned port_num, const struct sib_mad_addr *a,
-			   const struct sib_endpoint *from, uint64_t tid, uint32_t remote_comm_id,
-			   uint8_t msg_rejected, uint16_t reason)
+			   const struct sib_endpoint *from, uint64_t tid, uint32_t local_comm_id,
+			   uint32_t remote_comm_id, uint8_t msg_rejected, uint16_t reason)
 {
 	struct sib_mad_addr ra;
 	uint8_t mad[IB_MAD_BYTES];
 	struct ib_cm_rej rej;
 
 	memset(&rej, 0, sizeof(rej));
+	rej.LocalCommID = local_comm_id;
 	rej.RemoteCommID = remote_comm_id;
 	rej.MessageRejected = msg_rejected;
 	rej.Reason = reason;
@@ -1013,19 +1019,21 @@ static void rx_req(struct rx *r)
 		if (id->state == SIB_CM_IDLE || id->state == SIB_CM_LISTEN)
 			continue;
 		if (id->remote_comm_id == req.LocalCommID &&
-		    id->remote_ca_guid == req.LocalCAGUID) {
+		    id->remote_ca_guid == req.LocalCAGUID && sib_endpoint_equal(&id->peer, r->from)) {
 			dup_req(r, id);
 			return;
 		}
 	}
 	/* IBA 12.4.1: a QP this node still knows as connected, asked for
-	 * again, is stale: reject the REQ and end the old connection. */
+	 * again, is stale: reject the REQ and end the old connection -- only
+	 * when the REQ comes from where that connection's peer is, so that
+	 * nobody else can end it (cm.h). */
 	for (id = cm->ids; id; id = id->next) {
 		if (!connected_state(id->state) || id->remote_qpn != req.LocalQPN ||
-		    id->remote_ca_guid != req.LocalCAGUID)
+		    id->remote_ca_guid != req.LocalCAGUID || !sib_endpoint_equal(&id->peer, r->from))
 			continue;
 		cm->counters.stale++;
-		reject_unknown(cm, r->port_num, r->a, r->from, r->tid, req.LocalCommID,
+		reject_unknown(cm, r->port_num, r->a, r->from, r->tid, 0, req.LocalCommID,
 			       IB_CM_MSG_REQ, IB_CM_REJ_STALE_CONN);
 		if (id->state == SIB_CM_ESTABLISHED)
 			sib_cm_send_dreq(id, NULL, 0);
@@ -1042,13 +1050,13 @@ static void rx_req(struct rx *r)
 	if (reason) {
 		sib_dbg("CM: REQ for ServiceID 0x%016llx rejected with reason %u",
 			(unsigned long long)req.ServiceID, reason);
-		reject_unknown(cm, r->port_num, r->a, r->from, r->tid, req.LocalCommID,
+		reject_unknown(cm, r->port_num, r->a, r->from, r->tid, 0, req.LocalCommID,
 			       IB_CM_MSG_REQ, reason);
 		return;
 	}
 	id = passive_id(r, listener);
 	if (!id) {
-		reject_unknown(cm, r->port_num, r->a, r->from, r->tid, req.LocalCommID,
+		reject_unknown(cm, r->port_num, r->a, r->from, r->tid, 0, req.LocalCommID,
 			       IB_CM_MSG_REQ, IB_CM_REJ_NO_RESOURCES);
 		return;
 	}
@@ -1079,17 +1087,31 @@ static void rx_req(struct rx *r)
 	}
 }
 
+/* A message for id counts only from id's peer (cm.h). */
+static bool from_peer(struct rx *r, const struct sib_cm_id *id, const char *what)
+{
+	char e[SIB_ENDPOINT_STRLEN], p[SIB_ENDPOINT_STRLEN];
+
+	if (sib_endpoint_equal(&id->peer, r->from))
+		return true;
+	r->cm->counters.rx_wrong_source++;
+	sib_dbg("CM: %s for comm ID 0x%08x came from %s, not from its peer %s: dropped", what,
+		id->local_comm_id, sib_endpoint_str(r->from, e), sib_endpoint_str(&id->peer, p));
+	return false;
+}
+
 /* The id a reply is for: its RemoteCommID is our local one and, once we
- * know the peer's, its LocalCommID the peer's. */
-static struct sib_cm_id *reply_id(struct rx *r, uint32_t local, uint32_t remote)
+ * know the peer's, its LocalCommID the peer's (both, as Linux's
+ * cm_acquire_id), and it comes from the peer. */
+static struct sib_cm_id *reply_id(struct rx *r, uint32_t local, uint32_t remote, const char *what)
 {
 	struct sib_cm_id *id = by_local_id(r->cm, remote);
 
-	if (!id || (id->remote_comm_id && local && id->remote_comm_id != local)) {
+	if (!id || (id->remote_comm_id && id->remote_comm_id != local)) {
 		r->cm->counters.rx_unmatched++;
 		return NULL;
 	}
-	return id;
+	return from_peer(r, id, what) ? id : NULL;
 }
 
 static void rx_mra(struct rx *r)
@@ -1099,7 +1121,7 @@ static void rx_mra(struct rx *r)
 	struct ib_cm_mra mra;
 
 	ib_cm_mra_decode(&mra, r->data);
-	id = reply_id(r, mra.LocalCommID, mra.RemoteCommID);
+	id = reply_id(r, mra.LocalCommID, mra.RemoteCommID, "MRA");
 	if (!id)
 		return;
 	if (mra.MessageMRAed == IB_CM_MSG_REQ && id->state == SIB_CM_REQ_SENT) {
@@ -1124,22 +1146,23 @@ static void rx_mra(struct rx *r)
 /*
  * The id a REJ is for.  A requester that gives up before any reply knows
  * only its own comm ID (RemoteCommID is 0): the REJ is matched by the
- * peer's comm ID and CA GUID (the ARI of a Timeout, IBA 12.6.7.2) or
- * endpoint.
+ * peer's comm ID and endpoint, and the CA GUID of a Timeout's ARI (IBA
+ * 12.6.7.2).
  */
 static struct sib_cm_id *rej_id(struct rx *r, const struct ib_cm_rej *rej)
 {
 	uint64_t guid = 0;
 
 	if (rej->RemoteCommID)
-		return reply_id(r, rej->LocalCommID, rej->RemoteCommID);
+		return reply_id(r, rej->LocalCommID, rej->RemoteCommID, "REJ");
 	if (rej->Reason == IB_CM_REJ_TIMEOUT && rej->RejectedInfoLength >= 8)
 		for (int i = 0; i < 8; i++)
 			guid = guid << 8 | rej->ARI[i];
 	for (struct sib_cm_id *id = r->cm->ids; id; id = id->next) {
-		if (id->state == SIB_CM_LISTEN || id->remote_comm_id != rej->LocalCommID)
+		if (id->state == SIB_CM_LISTEN || id->remote_comm_id != rej->LocalCommID ||
+		    !sib_endpoint_equal(&id->peer, r->from))
 			continue;
-		if (guid ? id->remote_ca_guid == guid : sib_endpoint_equal(&id->peer, r->from))
+		if (!guid || id->remote_ca_guid == guid)
 			return id;
 	}
 	r->cm->counters.rx_unmatched++;
@@ -1198,7 +1221,7 @@ static void rx_rep(struct rx *r)
 	struct ib_cm_rep rep;
 
 	ib_cm_rep_decode(&rep, r->data);
-	id = reply_id(r, rep.LocalCommID, rep.RemoteCommID);
+	id = reply_id(r, rep.LocalCommID, rep.RemoteCommID, "REP");
 	if (!id)
 		return;
 	switch (id->state) {
@@ -1227,8 +1250,8 @@ static void rx_rep(struct rx *r)
 	}
 	if (stale_qpn(r->cm, id, rep.LocalQPN, rep.LocalCAGUID)) {
 		r->cm->counters.stale++;
-		reject_unknown(r->cm, r->port_num, r->a, r->from, r->tid, rep.LocalCommID,
-			       IB_CM_MSG_REP, IB_CM_REJ_STALE_CONN);
+		reject_unknown(r->cm, r->port_num, r->a, r->from, r->tid, rep.RemoteCommID,
+			       rep.LocalCommID, IB_CM_MSG_REP, IB_CM_REJ_STALE_CONN);
 		return;
 	}
 	quiet(id);
@@ -1247,7 +1270,7 @@ static void rx_rtu(struct rx *r)
 	struct ib_cm_rtu rtu;
 
 	ib_cm_rtu_decode(&rtu, r->data);
-	id = reply_id(r, rtu.LocalCommID, rtu.RemoteCommID);
+	id = reply_id(r, rtu.LocalCommID, rtu.RemoteCommID, "RTU");
 	if (!id)
 		return;
 	if (id->state != SIB_CM_REP_SENT && id->state != SIB_CM_MRA_REP_RCVD) {
@@ -1272,6 +1295,8 @@ static void rx_dreq(struct rx *r)
 	id = by_local_id(r->cm, dreq.RemoteCommID);
 	if (id && id->remote_comm_id != dreq.LocalCommID)
 		id = NULL;
+	if (id && !from_peer(r, id, "DREQ"))
+		return;
 	if (!id) {
 		/* IBA 12.9.6: a DREQ for a connection we do not know is
 		 * answered anyway, so the peer can leave. */
@@ -1319,7 +1344,7 @@ static void rx_drep(struct rx *r)
 	struct ib_cm_drep drep;
 
 	ib_cm_drep_decode(&drep, r->data);
-	id = reply_id(r, drep.LocalCommID, drep.RemoteCommID);
+	id = reply_id(r, drep.LocalCommID, drep.RemoteCommID, "DREP");
 	if (!id)
 		return;
 	if (id->state != SIB_CM_DREQ_SENT) {
@@ -1395,44 +1420,110 @@ static void rx_sidr_rep(struct rx *r)
 		r->cm->counters.rx_unmatched++;
 		return;
 	}
+	if (!from_peer(r, id, "SIDR_REP"))
+		return;
 	to_idle(id);
 	ev.sidr_rep = &rep;
 	if (deliver(id, &ev))
 		release_if_done(id);
 }
 
-/* The agent: every MAD of class 0x07 on QP1. */
-static bool cm_rx(void *owner, const struct sib_mad_recv *rcv)
+/* ------------------------------------------------- the source check */
+
+enum src_verdict {
+	SRC_PASS,
+	SRC_HELD, /* it waits for the SA's answer (sib_cm_source_known) */
+	SRC_DROP,
+};
+
+/* How long a held request may wait: the SA client's own patience. */
+#define HELD_NS ((uint64_t)SIB_SA_TIMEOUT_MS * SIB_SA_TRIES * 1000000ull)
+
+static void hold(struct rx *r, const uint8_t *mad)
 {
-	struct sib_node *node = owner;
-	struct sib_cm *cm = node->cm;
-	const struct sib_mad_addr *a = rcv->a;
-	const uint8_t *mad = rcv->mad;
+	struct sib_cm *cm = r->cm;
+	uint64_t now = sib_link_now_ns();
+	struct sib_cm_held *h = NULL;
+
+	for (unsigned i = 0; i < SIB_CM_HELD_MAX; i++) {
+		struct sib_cm_held *c = &cm->held[i];
+
+		if (c->used && now - c->since_ns > HELD_NS) {
+			c->used = false; /* the SA never answered: its requester retries */
+			cm->counters.rx_unknown_source++;
+		}
+		if (c->used && c->port_num == r->port_num && sib_endpoint_equal(&c->from, r->from) &&
+		    !memcmp(c->mad, mad, IB_MAD_BYTES))
+			return; /* its requester's retry: it waits already */
+		if (!c->used && !h)
+			h = c;
+	}
+	if (!h) { /* full: the oldest gives way (bounded, cm.h) */
+		h = &cm->held[0];
+		for (unsigned i = 1; i < SIB_CM_HELD_MAX; i++)
+			if (cm->held[i].since_ns < h->since_ns)
+				h = &cm->held[i];
+		cm->counters.rx_unknown_source++;
+	}
+	h->used = true;
+	h->port_num = r->port_num;
+	h->a = *r->a;
+	h->from = *r->from;
+	h->since_ns = now;
+	memcpy(h->mad, mad, IB_MAD_BYTES);
+	cm->counters.rx_held++;
+}
+
+/* A REQ or SIDR_REQ counts only from where its SLID lives (cm.h); rerun:
+ * it waited already, and does not wait again. */
+static enum src_verdict req_source(struct rx *r, const uint8_t *mad, const char *what, bool rerun)
+{
+	struct sib_link *l = port_link(r->cm, r->port_num);
+	char e[SIB_ENDPOINT_STRLEN], w[SIB_ENDPOINT_STRLEN];
+	struct sib_endpoint ep;
+	int rc;
+
+	/* This port's own (a connection to itself) needs nobody's word. */
+	if (l && r->a->SLID == port_lid(r->cm, r->port_num) && sib_endpoint_equal(r->from, &l->local))
+		return SRC_PASS;
+	rc = sib_sa_lookup_lid(r->cm->node, r->port_num, r->a->SLID, false, &ep);
+	if (!rc && sib_endpoint_equal(&ep, r->from))
+		return SRC_PASS;
+	if (rc == -EAGAIN && !rerun) {
+		hold(r, mad);
+		return SRC_HELD;
+	}
+	if (!rc) {
+		/* The LID may have moved: have the SA asked again, for the
+		 * requester's next try. */
+		sib_sa_lookup_lid(r->cm->node, r->port_num, r->a->SLID, true, &ep);
+		r->cm->counters.rx_wrong_source++;
+		sib_dbg("CM: %s with SLID 0x%04x came from %s, not from %s where that LID lives: "
+			"dropped",
+			what, r->a->SLID, sib_endpoint_str(r->from, e), sib_endpoint_str(&ep, w));
+		return SRC_DROP;
+	}
+	r->cm->counters.rx_unknown_source++;
+	sib_dbg("CM: %s with SLID 0x%04x from %s: where that LID lives is not known (%d), dropped",
+		what, r->a->SLID, sib_endpoint_str(r->from, e), rc);
+	return SRC_DROP;
+}
+
+/* One CM message, which passed cm_rx's checks, with the CM's lock held. */
+static void dispatch(struct sib_cm *cm, unsigned port_num, const struct sib_mad_addr *a,
+		     const struct sib_endpoint *from, const uint8_t *mad, bool rerun)
+{
 	struct ib_mad_hdr h;
 	struct rx r;
 
-	if (!cm)
-		return false;
 	ib_mad_hdr_decode(&h, mad);
-	sib_cm_lock(cm);
-	cm->counters.rx++;
-	/* IBA 12.6.1: CM messages are Sends of class version 2 on the GSI
-	 * with its Q_Key; anything else is not ours to act on. */
-	if (h.BaseVersion != IB_MAD_BASE_VERSION || h.ClassVersion != IB_CM_CLASS_VERSION ||
-	    ib_mad_method(&h) != IB_MAD_METHOD_SEND || a->Q_Key != SIB_GSI_Q_KEY) {
-		cm->counters.rx_malformed++;
-		sib_dbg("CM: dropped a MAD with version %u/%u, method 0x%02x, Q_Key 0x%08x",
-			h.BaseVersion, h.ClassVersion, ib_mad_method(&h), a->Q_Key);
-		sib_cm_unlock(cm);
-		return true;
-	}
-	r = (struct rx){ cm, rcv->port_num, a, rcv->from, h.TransactionID,
-			 mad + IB_CM_DATA_OFFSET };
+	r = (struct rx){ cm, port_num, a, from, h.TransactionID, mad + IB_CM_DATA_OFFSET };
 	sib_dbg("CM: received %s from LID %u", ib_mad_attr_str(IB_MGMT_CLASS_CM, h.AttributeID),
 		a->SLID);
 	switch (h.AttributeID) {
 	case IB_CM_ATTR_REQ:
-		rx_req(&r);
+		if (req_source(&r, mad, "REQ", rerun) == SRC_PASS)
+			rx_req(&r);
 		break;
 	case IB_CM_ATTR_MRA:
 		rx_mra(&r);
@@ -1453,7 +1544,8 @@ static bool cm_rx(void *owner, const struct sib_mad_recv *rcv)
 		rx_drep(&r);
 		break;
 	case IB_CM_ATTR_SIDR_REQ:
-		rx_sidr_req(&r);
+		if (req_source(&r, mad, "SIDR_REQ", rerun) == SRC_PASS)
+			rx_sidr_req(&r);
 		break;
 	case IB_CM_ATTR_SIDR_REP:
 		rx_sidr_rep(&r);
@@ -1464,6 +1556,51 @@ static bool cm_rx(void *owner, const struct sib_mad_recv *rcv)
 		sib_dbg("CM: dropped attribute 0x%04x", h.AttributeID);
 		break;
 	}
+}
+
+void sib_cm_source_known(struct sib_node *node, unsigned port_num, uint16_t lid)
+{
+	struct sib_cm *cm = node->cm;
+
+	if (!cm)
+		return;
+	sib_cm_lock(cm);
+	for (unsigned i = 0; i < SIB_CM_HELD_MAX; i++) {
+		struct sib_cm_held h = cm->held[i];
+
+		if (!h.used || h.port_num != port_num || h.a.SLID != lid)
+			continue;
+		cm->held[i].used = false;
+		dispatch(cm, h.port_num, &h.a, &h.from, h.mad, true);
+	}
+	sib_cm_unlock(cm);
+}
+
+/* The agent: every MAD of class 0x07 on QP1. */
+static bool cm_rx(void *owner, const struct sib_mad_recv *rcv)
+{
+	struct sib_node *node = owner;
+	struct sib_cm *cm = node->cm;
+	const struct sib_mad_addr *a = rcv->a;
+	const uint8_t *mad = rcv->mad;
+	struct ib_mad_hdr h;
+
+	if (!cm)
+		return false;
+	ib_mad_hdr_decode(&h, mad);
+	sib_cm_lock(cm);
+	cm->counters.rx++;
+	/* IBA 12.6.1: CM messages are Sends of class version 2 on the GSI
+	 * with its Q_Key; anything else is not ours to act on. */
+	if (h.BaseVersion != IB_MAD_BASE_VERSION || h.ClassVersion != IB_CM_CLASS_VERSION ||
+	    ib_mad_method(&h) != IB_MAD_METHOD_SEND || a->Q_Key != SIB_GSI_Q_KEY) {
+		cm->counters.rx_malformed++;
+		sib_dbg("CM: dropped a MAD with version %u/%u, method 0x%02x, Q_Key 0x%08x",
+			h.BaseVersion, h.ClassVersion, ib_mad_method(&h), a->Q_Key);
+		sib_cm_unlock(cm);
+		return true;
+	}
+	dispatch(cm, rcv->port_num, a, rcv->from, mad, false);
 	sib_cm_unlock(cm);
 	return true;
 }
@@ -1481,16 +1618,12 @@ static const struct sib_mad_agent cm_agent = {
 int sib_cm_register(struct sib_node *node)
 {
 	struct sib_cm *cm = calloc(1, sizeof(*cm));
-	uint32_t seed = 0;
 	int rc;
 
 	if (!cm)
 		return -ENOMEM;
 	pthread_mutex_init(&cm->lock, NULL);
 	cm->node = node;
-	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != (ssize_t)sizeof(seed))
-		seed = (uint32_t)node->node_guid ^ (uint32_t)(node->node_guid >> 32);
-	cm->next_comm_id = seed;
 	node->cm = cm;
 	rc = sib_mad_agent_register(node, &cm_agent);
 	if (rc) {

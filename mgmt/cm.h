@@ -15,6 +15,17 @@
  * stale connections rejected (IBA 12.4.1), and TIMEWAIT before a
  * connection's QP numbers may be reused (12.9.8.4).
  *
+ * The source check (softib's stand-in for a fabric's cabling, as for data:
+ * transport/engine.h).  A REQ or SIDR_REQ counts only when it comes from the
+ * UDP endpoint the SA places its SLID at; while the SA is being asked it
+ * waits (at most SIB_CM_HELD_MAX of them, the oldest dropped first) and
+ * goes on when the answer comes (sib_cm_source_known).  Every other message
+ * counts only when it comes from its connection's peer, the endpoint the
+ * REQ went to or came from, and names both comm IDs where IBA gives both
+ * (Linux's cm_acquire_id).  Comm IDs are random, so none can be guessed
+ * from another.  What fails is dropped and counted (rx_wrong_source,
+ * rx_unknown_source) with a debug line.
+ *
  * Locking: one mutex per CM (sib_cm_lock).  Every function below except
  * sib_cm_new/free and the lock functions must be called with it held; the
  * CM calls handlers with it held, from the thread that delivers MADs or
@@ -178,6 +189,9 @@ struct sib_cm_counters {
 	uint64_t timeouts;	/* requests that ran out of retries */
 	uint64_t duplicates;	/* duplicate requests answered again or ignored */
 	uint64_t stale;		/* REQs rejected as stale (IBA 12.4.1) */
+	uint64_t rx_wrong_source; /* dropped: not from where its SLID lives or its peer is */
+	uint64_t rx_unknown_source; /* dropped: nobody could say where its SLID lives */
+	uint64_t rx_held;	/* requests that waited for the SA to place their source */
 };
 
 /*
@@ -218,12 +232,23 @@ struct sib_cm_id {
 	struct sib_timer timer;
 };
 
+/* A REQ or SIDR_REQ whose source the SA is being asked about (cm.c). */
+#define SIB_CM_HELD_MAX 16
+struct sib_cm_held {
+	bool used;
+	unsigned port_num;
+	struct sib_mad_addr a;
+	struct sib_endpoint from;
+	uint64_t since_ns;
+	uint8_t mad[IB_MAD_BYTES];
+};
+
 struct sib_cm {
 	pthread_mutex_t lock;
 	struct sib_node *node;
 	struct sib_cm_id *ids; /* every id the CM still keeps */
-	uint32_t next_comm_id;
 	struct sib_cm_counters counters;
+	struct sib_cm_held held[SIB_CM_HELD_MAX];
 };
 
 /* The node's CM (node->cm), registered with the MAD layer for class 0x07
@@ -232,6 +257,9 @@ int sib_cm_register(struct sib_node *node);
 /* Frees every id, whatever its state; nothing may deliver MADs or run
  * timers any more. */
 void sib_cm_free(struct sib_node *node);
+/* The SA client cached where LID lid lives (or that nothing does): the
+ * requests from it that wait go on.  Takes the CM's lock. */
+void sib_cm_source_known(struct sib_node *node, unsigned port_num, uint16_t lid);
 
 static inline void sib_cm_lock(struct sib_cm *cm)
 {

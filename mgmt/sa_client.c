@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "mgmt/cm.h"
 #include "mgmt/mad_send.h"
 #include "mgmt/mad_wait.h"
 #include "mgmt/node.h"
@@ -188,6 +189,8 @@ static bool cache_answer(struct sib_node *node, unsigned port_num, bool by_gid, 
 	pthread_mutex_unlock(&sa->lock);
 	if (!by_gid && node->ops->lid_resolved)
 		node->ops->lid_resolved(node, port_num, lid);
+	if (!by_gid)
+		sib_cm_source_known(node, port_num, lid);
 	return found;
 }
 

@@ -9,7 +9,8 @@
  * Cache: a positive entry is trusted for SIB_SA_POSITIVE_TTL_NS (a port that
  * left and came back gets a new endpoint, so entries must expire), a
  * negative one ("no such port") for SIB_SA_NEGATIVE_TTL_NS.  Every answer
- * cached for a LID is told to the node's owner (node ops lid_resolved).
+ * cached for a LID is told to the node's owner (node ops lid_resolved) and
+ * to its CM (sib_cm_source_known): what waits for that source goes on.
  *
  * Queries go to the port's verified SM (mgmt/port_up.h) through the node's
  * MAD layer (mad_send.h): one wait of SIB_SA_TIMEOUT_MS for each of

@@ -29,23 +29,25 @@ struct query {
 };
 
 /* An ACTIVE port whose SM has not verified itself yet asks it for SMInfo
- * (port_up.c): wait for that as long as one SA query may take, then give
- * up with a warning (the first time; later ones at debug level).  Not on
- * the thread that delivers MADs. */
+ * (port_up.c): wait for that as long as bring-up waits for a word from an
+ * SM (SIB_PORT_BRINGUP_NS: after a slow bring-up the port asks only every
+ * 2 s, and a loaded machine starves the SM), then give up with a warning
+ * (the first time; later ones at debug level).  Not on the thread that
+ * delivers MADs. */
 static int sm_route_wait(struct sib_node *node, unsigned port_num, uint16_t attr,
 			 struct sib_mad_send_req *req)
 {
 	static bool warned;
 	int rc;
 
-	sib_port_up_wait(node, port_num, SIB_SA_TIMEOUT_MS * SIB_SA_TRIES * 1000000ull, false);
+	sib_port_up_wait(node, port_num, SIB_PORT_BRINGUP_NS, false);
 	rc = sib_sa_route(node, port_num, req);
 	if (rc != -EAGAIN)
 		return rc;
 	if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
 		sib_warn("SA query (attribute 0x%04x) not sent: no subnet manager has verified "
-			 "itself to port %u (SubnGet(SMInfo) from a SOFTIB_SM address) within %u ms",
-			 attr, port_num, SIB_SA_TIMEOUT_MS * SIB_SA_TRIES);
+			 "itself to port %u (SubnGet(SMInfo) from a SOFTIB_SM address) within %llu ms",
+			 attr, port_num, (unsigned long long)(SIB_PORT_BRINGUP_NS / 1000000ull));
 	else
 		sib_dbg("SA query (attribute 0x%04x) not sent: port %u has no verified SM", attr,
 			port_num);

@@ -46,7 +46,8 @@ void sib_sma_port_info(struct sib_node *node, unsigned port_num, struct ib_port_
 	pi->GidPrefix = gid_prefix_link_local;
 	pi->LID = port->LID;
 	pi->MasterSMLID = port->SMLID;
-	pi->CapabilityMask = IB_PORT_CAP_IS_TRAP_SUP | IB_PORT_CAP_IS_SYS_IMAGE_GUID_SUP;
+	pi->CapabilityMask = IB_PORT_CAP_IS_TRAP_SUP | IB_PORT_CAP_IS_SYS_IMAGE_GUID_SUP |
+			     IB_PORT_CAP_IS_CLIENT_REREG_SUP;
 	pi->LocalPortNum = (uint8_t)port_num;
 	pi->LinkWidthEnabled = LINK_WIDTH_1X_4X;
 	pi->LinkWidthSupported = LINK_WIDTH_1X_4X;
@@ -139,6 +140,13 @@ static uint16_t port_info_set(struct sib_node *node, unsigned port_num, const ui
 		/* Raises PORT_ACTIVE the first time, LID_CHANGE on a new LID. */
 		sib_node_port_set_lid(node, port_num, lid, pi.MasterSMLID);
 		sib_info("port %u ACTIVE: LID %u, SM LID %u", port_num, lid, pi.MasterSMLID);
+		/* IBA 14.4.11: the SA lost what this port registered; its
+		 * clients register it again (CLIENT_REREGISTER). */
+		if (pi.ClientReregister) {
+			pthread_mutex_lock(&node->lock);
+			node->ops->port_event(node, port_num, SIB_EV_CLIENT_REREGISTER);
+			pthread_mutex_unlock(&node->lock);
+		}
 	} else if (deactivate && cur == SIB_PORT_ACTIVE) {
 		pthread_mutex_lock(&node->lock);
 		node->ops->port_event(node, port_num, SIB_EV_PORT_ERR);

@@ -29,6 +29,7 @@
 #include <infiniband/verbs.h>
 
 #include "base/log.h"
+#include "base/thread.h"
 #include "mgmt/sa_client.h"
 #include "mgmt/sa_query.h"
 #include "provider/rdma_cm.h"
@@ -849,6 +850,78 @@ void cma_services_sync(void)
 		cma_listener_record(sib_ucma.hca, w[i].sid, w[i].ips, w[i].afonly, w[i].n);
 	free(w);
 	pthread_mutex_unlock(&sync_lock);
+}
+
+/*
+ * CLIENT_REREGISTER (IBA 14.4.11): the SM that configured the port says its
+ * SA does not hold what the port registered (it restarted, or dropped the
+ * port for a while).  The event comes on the thread that runs the SMA, and
+ * SA requests block, so a thread of its own sends the addresses and every
+ * listener record again; events that come while it works make it go round
+ * once more.
+ */
+static bool rereg_pending, rereg_running;
+
+static void *rereg_main(void *arg)
+{
+	struct sib_hca *hca = arg;
+
+	do {
+		while (__atomic_exchange_n(&rereg_pending, false, __ATOMIC_ACQ_REL)) {
+			if (__atomic_load_n(&sib_ucma.exiting, __ATOMIC_ACQUIRE))
+				break;
+			cma_addrs_register_again(hca);
+			sib_cm_lock(sib_ucma.cm);
+			for (struct cma_service *s = sib_ucma.services; s; s = s->next)
+				if (s->refs)
+					s->dirty = true;
+			sib_cm_unlock(sib_ucma.cm);
+			cma_services_sync();
+		}
+		__atomic_store_n(&rereg_running, false, __ATOMIC_RELEASE);
+	} while (__atomic_load_n(&rereg_pending, __ATOMIC_ACQUIRE) &&
+		 !__atomic_exchange_n(&rereg_running, true, __ATOMIC_ACQ_REL));
+	return NULL;
+}
+
+struct rereg_sink {
+	struct sib_event_sink sink;
+	struct sib_hca *hca;
+};
+
+static void rereg_deliver(struct sib_event_sink *sink, enum sib_event ev, void *obj, unsigned port)
+{
+	struct sib_hca *hca = ((struct rereg_sink *)sink)->hca;
+	pthread_t th;
+	int rc;
+
+	(void)obj;
+	if (ev != SIB_EV_CLIENT_REREGISTER)
+		return;
+	sib_info("rdma_cm: port %u: the SM's SA lost this port's records; registering the "
+		 "addresses and listeners again",
+		 port);
+	__atomic_store_n(&rereg_pending, true, __ATOMIC_RELEASE);
+	if (__atomic_exchange_n(&rereg_running, true, __ATOMIC_ACQ_REL))
+		return;
+	rc = sib_thread_create(&th, rereg_main, hca);
+	if (rc) {
+		__atomic_store_n(&rereg_running, false, __ATOMIC_RELEASE);
+		sib_warn("rdma_cm: cannot start a thread to register the listeners again (%s); "
+			 "other hosts may not find them until they listen again",
+			 strerror(rc));
+		return;
+	}
+	pthread_detach(th);
+}
+
+void cma_reregister_listen(struct sib_hca *hca)
+{
+	static struct rereg_sink sink = { .sink.deliver = rereg_deliver };
+	static struct sib_hca_listener l;
+
+	sink.hca = hca;
+	sib_hca_listen(hca, &l, &sink.sink);
 }
 
 void cma_services_withdraw(void)

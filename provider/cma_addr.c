@@ -279,6 +279,14 @@ void cma_addrs_register(struct sib_hca *hca)
 	pthread_mutex_unlock(&addrs_lock);
 }
 
+void cma_addrs_register_again(struct sib_hca *hca)
+{
+	pthread_mutex_lock(&addrs_lock);
+	addrs_done = false;
+	pthread_mutex_unlock(&addrs_lock);
+	cma_addrs_register(hca);
+}
+
 void cma_addrs_unregister(struct sib_hca *hca)
 {
 	pthread_mutex_lock(&addrs_lock);

@@ -238,6 +238,10 @@ void cma_services_sync(void);
 /* At exit: rejects held REQs and asks the SA to drop every listener
  * record, without waiting. */
 void cma_services_withdraw(void);
+/* Hears hca's CLIENT_REREGISTER (IBA 14.4.11: the SA lost what the port
+ * registered) and registers the addresses and every listener record
+ * again, from a thread of its own.  Once per process. */
+void cma_reregister_listen(struct sib_hca *hca);
 
 /* What QUERY/QUERY_ROUTE report. */
 uint64_t cma_node_guid_be(const struct ucma_ctx *ctx);
@@ -261,8 +265,9 @@ int cma_route_source(const uint8_t dst[16], uint8_t src[16]);
 /* This host's key (boot and network namespace), as ServiceKey. */
 void cma_host_key(uint8_t key[16]);
 /* Registers this host's addresses for the port with the SA (once, and
- * again after a failure).  Without the lock. */
+ * again after a failure; again: whatever was done).  Without the lock. */
 void cma_addrs_register(struct sib_hca *hca);
+void cma_addrs_register_again(struct sib_hca *hca);
 void cma_addrs_unregister(struct sib_hca *hca);
 /*
  * Where a connection to ip (the service sid) should go: the port GID of

@@ -1002,9 +1002,17 @@ int sib_ucma_open(int flags)
 	if (sib_ucma.hca && sib_ucma.hca != hca)
 		sib_warn("rdma_cm: a second HCA in one process; ids stay with the first");
 	if (!sib_ucma.hca) {
+		static bool listening;
+
 		sib_ucma.hca = hca;
 		sib_ucma.cm = hca->node.cm;
 		sib_ucma.exiting = false;
+		/* The HCA is kept to the process's end (below): hear its
+		 * CLIENT_REREGISTER from the first open on. */
+		if (!listening) {
+			listening = true;
+			cma_reregister_listen(hca);
+		}
 	}
 	/* The port stays up from the first open to the process's end, as a
 	 * kernel keeps its device: librdmacm opens and closes a file at

@@ -206,6 +206,9 @@ static void print_counters(const char *text, unsigned p)
 	       "%llu duplicates, %llu stale, dropped %llu malformed and %llu unmatched\n",
 	       "CM", K("cm_rx"), K("cm_tx"), K("cm_retransmits"), K("cm_timeouts"),
 	       K("cm_duplicates"), K("cm_stale"), K("cm_rx_malformed"), K("cm_rx_unmatched"));
+	printf("  %-15s %llu requests waited for the SA to place their source; dropped %llu "
+	       "from the wrong endpoint and %llu from a source nobody could place\n",
+	       "CM sources", K("cm_rx_held"), K("cm_rx_wrong_source"), K("cm_rx_unknown_source"));
 	printf("  %-15s protection level %llu, %llu violations\n", "M_Key",
 	       K("m_key_protect_bits"), K("M_KeyViolations"));
 	print_tables(text, pre);

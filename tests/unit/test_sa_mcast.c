@@ -129,14 +129,39 @@ static void got_rx(void *arg, const uint8_t *buf, size_t len, const struct sib_e
 	g->n++;
 }
 
-/* An MCMemberRecord request as port i (its LID, from the probe's socket). */
+/* What reaches port i while it asks: the SA's answer to the test, the rest
+ * to the port (the SM's Sets that install a group). */
+struct split {
+	struct sib_hca *hca;
+	struct got g;
+};
+
+static void split_rx(void *arg, const uint8_t *buf, size_t len, const struct sib_endpoint *from)
+{
+	struct split *sp = arg;
+	struct ib_packet pkt;
+	struct sib_mad_addr a;
+	const uint8_t *mad;
+
+	if (ib_packet_decode(buf, len, &pkt) == IB_PKT_OK && (mad = sib_mgmt_parse(&pkt, &a)) &&
+	    mad[1] == IB_MGMT_CLASS_SUBN_ADM && (mad[3] & IB_MAD_METHOD_RESP) &&
+	    ib_bits_get(mad, 64, 32) == 0 && ib_bits_get(mad, 96, 32) == 77) {
+		got_rx(&sp->g, buf, len, from);
+		return;
+	}
+	sib_progress_rx(sp->hca, 1, buf, len, from);
+}
+
+/* An MCMemberRecord request as port i, from its own socket (the SA
+ * believes nothing else, fabric/sa.c). */
 static uint16_t ask(struct fixture *f, int i, uint8_t method, uint64_t comp,
 		    const struct ib_mcmember_record *q, struct ib_sa_mad *resp)
 {
 	struct ib_sa_mad m;
 	struct sib_mad_addr a;
 	uint8_t mad[IB_MAD_BYTES];
-	struct got g = { 0 };
+	struct split sp = { .hca = f->h[i] };
+	struct sib_link *link = f->h[i]->node.mgmt[0].link;
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.BaseVersion = 1;
@@ -149,18 +174,19 @@ static uint16_t ask(struct fixture *f, int i, uint8_t method, uint64_t comp,
 	ib_mcmember_record_encode(q, m.SubnAdmData);
 	ib_sa_mad_encode(&m, mad);
 	sib_mad_addr_init(&a, SIB_QP1, SIB_SM_LID, f->h[i]->node.ports[0].LID);
-	assert_int_equal(sib_mgmt_send(f->probe, &a, mad, &f->sm_link->local), 0);
+	assert_int_equal(sib_mgmt_send(link, &a, mad, &f->sm_link->local), 0);
 	/* A join or leave is answered once the member ports installed it:
 	 * run the ports too until the answer comes. */
-	for (int round = 0; round < 200 && !g.n; round++) {
+	for (int round = 0; round < 200 && !sp.g.n; round++) {
 		sib_sm_step(&f->sm, f->now);
-		sib_link_poll(f->probe, 4, got_rx, &g);
-		for (unsigned i = 0; i < 3 && !g.n; i++)
-			if (f->h[i])
-				sib_progress_poll(f->h[i]);
+		while (sib_link_poll(link, 16, split_rx, &sp) > 0)
+			;
+		for (unsigned k = 0; k < 3 && !sp.g.n; k++)
+			if (f->h[k])
+				sib_progress_poll(f->h[k]);
 	}
-	assert_int_equal(g.n, 1);
-	ib_sa_mad_decode(resp, g.mad);
+	assert_int_equal(sp.g.n, 1);
+	ib_sa_mad_decode(resp, sp.g.mad);
 	assert_int_equal(resp->hdr.TransactionID, 77);
 	return resp->hdr.Status;
 }
@@ -260,6 +286,63 @@ static void a_group_is_created_joined_left_and_deleted_with_its_last_member(void
 	q = rec(f, 0, G1, 0);
 	assert_int_equal(ask(f, 0, IB_MAD_METHOD_GET, IB_MCR_COMP_MGID, &q, &r),
 			 IB_SA_STATUS_NO_RECORDS);
+}
+
+/* A forged leave: port 1's socket, with port 0's SLID, asks the SA to end
+ * port 0's membership.  The SA believes the checked source only (sa.c): no
+ * answer, the membership stays, the request is counted. */
+static void a_leave_counts_only_from_the_member(void **state)
+{
+	struct fixture *f = *state;
+	struct ib_mcmember_record q;
+	struct ib_sa_mad m, r;
+	struct sib_mad_addr a;
+	uint8_t mad[IB_MAD_BYTES];
+	struct got g = { 0 };
+	struct sib_link *l1 = f->h[1]->node.mgmt[0].link;
+
+	q = rec(f, 0, G1, IB_MCR_JOIN_FULL_MEMBER);
+	assert_int_equal(ask(f, 0, IB_MAD_METHOD_SET, CREATE, &q, &r), 0);
+	memset(&m, 0, sizeof(m));
+	m.hdr.BaseVersion = 1;
+	m.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_ADM;
+	m.hdr.ClassVersion = IB_SA_CLASS_VERSION;
+	ib_mad_set_method(&m.hdr, IB_MAD_METHOD_DELETE);
+	m.hdr.TransactionID = 78;
+	m.hdr.AttributeID = IB_SA_ATTR_MCMEMBER_RECORD;
+	m.ComponentMask = JOIN;
+	ib_mcmember_record_encode(&q, m.SubnAdmData);
+	ib_sa_mad_encode(&m, mad);
+	sib_mad_addr_init(&a, SIB_QP1, SIB_SM_LID, f->h[0]->node.ports[0].LID);
+	assert_int_equal(sib_mgmt_send(l1, &a, mad, &f->sm_link->local), 0);
+	assert_int_equal(sib_mgmt_send(f->probe, &a, mad, &f->sm_link->local), 0);
+	sib_sm_step(&f->sm, f->now);
+	assert_int_equal(f->sm.sa_wrong_source, 2);
+	assert_int_equal(sib_link_poll(f->probe, 4, got_rx, &g), 0);
+	assert_int_equal(sib_link_poll(l1, 4, got_rx, &g), 0);
+	q = rec(f, 0, G1, 0);
+	assert_int_equal(table(f, IB_MCR_COMP_MGID, &q), 1);
+}
+
+/* One port cannot take the subnet's groups (sa_mcast.h): its 257th
+ * membership is refused, another port still creates a group. */
+static void a_port_has_at_most_256_memberships(void **state)
+{
+	struct fixture *f = *state;
+	struct ib_mcmember_record q;
+	struct ib_sa_mad r;
+	uint8_t mgid[16];
+
+	memcpy(mgid, G1, 16);
+	for (unsigned i = 0; i <= SIB_SA_MCAST_MEMBERS_PER_PORT; i++) {
+		mgid[14] = (uint8_t)(i >> 8);
+		mgid[15] = (uint8_t)(i + 2);
+		q = rec(f, 0, mgid, IB_MCR_JOIN_FULL_MEMBER);
+		assert_int_equal(ask(f, 0, IB_MAD_METHOD_SET, CREATE, &q, &r),
+				 i < SIB_SA_MCAST_MEMBERS_PER_PORT ? 0 : IB_SA_STATUS_NO_RESOURCES);
+	}
+	q = rec(f, 1, mgid, IB_MCR_JOIN_FULL_MEMBER);
+	assert_int_equal(ask(f, 1, IB_MAD_METHOD_SET, CREATE, &q, &r), 0);
 }
 
 static void joins_are_checked_against_the_rules(void **state)
@@ -581,6 +664,8 @@ int main(void)
 			a_group_is_created_joined_left_and_deleted_with_its_last_member, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(joins_are_checked_against_the_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_leave_counts_only_from_the_member, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_port_has_at_most_256_memberships, setup, teardown),
 		cmocka_unit_test_setup_teardown(the_ipoib_broadcast_group_is_there_and_stays, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(a_dropped_port_leaves_its_groups, setup, teardown),

@@ -580,16 +580,13 @@ static void got_rx(void *arg, const uint8_t *buf, size_t len, const struct sib_e
 	g->n++;
 }
 
-/* Sends an SA request from probe (as LID slid), runs the SM, returns the
- * response. */
-static void sa_ask(struct fixture *f, struct sib_link *probe, uint16_t slid, uint8_t method,
-		   uint16_t attr, uint64_t comp, const uint8_t *rec, unsigned rec_len,
-		   struct ib_sa_mad *resp)
+/* Sends an SA request from link, with SLID slid, to the SM. */
+static void sa_send(struct fixture *f, struct sib_link *link, uint16_t slid, uint8_t method,
+		    uint16_t attr, uint64_t comp, const uint8_t *rec, unsigned rec_len)
 {
 	struct ib_sa_mad m;
 	struct sib_mad_addr a;
 	uint8_t mad[IB_MAD_BYTES];
-	struct got g = { 0 };
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.BaseVersion = 1;
@@ -603,18 +600,86 @@ static void sa_ask(struct fixture *f, struct sib_link *probe, uint16_t slid, uin
 		memcpy(m.SubnAdmData, rec, rec_len);
 	ib_sa_mad_encode(&m, mad);
 	sib_mad_addr_init(&a, SIB_QP1, SIB_SM_LID, slid);
-	assert_int_equal(sib_mgmt_send(probe, &a, mad, &f->sm_link->local), 0);
+	assert_int_equal(sib_mgmt_send(link, &a, mad, &f->sm_link->local), 0);
+}
+
+/* Sends an SA request from port as (its link, its LID: the SA believes
+ * nothing else, sa.c), runs the SM, returns the response. */
+static void sa_ask(struct fixture *f, struct sib_hca *as, uint8_t method, uint16_t attr,
+		   uint64_t comp, const uint8_t *rec, unsigned rec_len, struct ib_sa_mad *resp)
+{
+	struct sib_link *link = as->node.mgmt[0].link;
+	struct got g = { 0 };
+
+	sa_send(f, link, as->node.ports[0].LID, method, attr, comp, rec, rec_len);
 	sib_sm_step(&f->sm, f->now);
-	assert_int_equal(sib_link_poll(probe, 4, got_rx, &g), 1);
+	assert_int_equal(sib_link_poll(link, 4, got_rx, &g), 1);
 	ib_sa_mad_decode(resp, g.mad);
 	assert_int_equal(resp->hdr.TransactionID, 77);
+}
+
+/*
+ * The source check (sa.c): a request counts only from the endpoint of the
+ * port its SLID names.  A stranger's socket and another port each ask the
+ * SA to delete h[0]'s ServiceRecord, with h[0]'s SLID (and the record's
+ * key): neither is answered, the record stays, both are counted.
+ */
+static void sa_believes_a_request_only_from_where_its_slid_lives(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t rec[IB_SERVICE_RECORD_BYTES];
+	struct ib_service_record sr;
+	struct sib_link *evil;
+	struct sib_hca *h[2];
+	struct ib_sa_mad m;
+	struct got g = { 0 };
+	uint16_t victim;
+
+	h[0] = hca_port_new(f, 0x0200000000000e10ull);
+	h[1] = hca_port_new(f, 0x0200000000000e20ull);
+	settle(f, h, 2);
+	victim = h[0]->node.ports[0].LID;
+	memset(&sr, 0, sizeof(sr));
+	sr.ServiceID = 0x1234;
+	memcpy(sr.ServiceGID.raw, h[0]->node.ports[0].GID[0], 16);
+	sr.ServiceP_Key = 0xffff;
+	sr.ServiceLease = 0xffffffffu;
+	memset(sr.ServiceKey, 0x5a, sizeof(sr.ServiceKey));
+	ib_service_record_encode(&sr, rec);
+	sa_ask(f, h[0], IB_MAD_METHOD_SET, IB_SA_ATTR_SERVICE_RECORD,
+	       IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID, rec, sizeof(rec), &m);
+	assert_int_equal(m.hdr.Status, 0);
+	assert_int_equal(f->sm.sa->nservices, 1);
+
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &evil), 0);
+	sa_send(f, evil, victim, IB_MAD_METHOD_DELETE, IB_SA_ATTR_SERVICE_RECORD,
+		IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID | IB_SR_COMP_SERVICE_KEY, rec,
+		sizeof(rec));
+	sa_send(f, h[1]->node.mgmt[0].link, victim, IB_MAD_METHOD_DELETE,
+		IB_SA_ATTR_SERVICE_RECORD,
+		IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID | IB_SR_COMP_SERVICE_KEY, rec,
+		sizeof(rec));
+	sib_sm_step(&f->sm, f->now);
+	assert_int_equal(f->sm.sa_wrong_source, 2);
+	assert_int_equal(f->sm.sa->nservices, 1);
+	assert_int_equal(sib_link_poll(evil, 4, got_rx, &g), 0);
+	assert_int_equal(sib_link_poll(h[1]->node.mgmt[0].link, 4, got_rx, &g), 0);
+	assert_int_equal(sib_link_poll(h[0]->node.mgmt[0].link, 4, got_rx, &g), 0);
+	/* From h[0] itself, the same Delete is taken. */
+	sa_ask(f, h[0], IB_MAD_METHOD_DELETE, IB_SA_ATTR_SERVICE_RECORD,
+	       IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID | IB_SR_COMP_SERVICE_KEY, rec,
+	       sizeof(rec), &m);
+	assert_int_equal(m.hdr.Status, 0);
+	assert_int_equal(f->sm.sa->nservices, 0);
+	sib_link_close(evil);
+	sib_hca_free(h[0]);
+	sib_hca_free(h[1]);
 }
 
 static void sa_path_record_by_dlid_and_dgid(void **state)
 {
 	struct fixture *f = *state;
 	struct sib_hca *h[2];
-	struct sib_link *probe;
 	struct ib_path_record q, pr;
 	struct ib_sa_mad r;
 	struct ib_rmpp_hdr *rm = &r.rmpp;
@@ -623,13 +688,12 @@ static void sa_path_record_by_dlid_and_dgid(void **state)
 	h[0] = hca_port_new(f, 0x0200000000000500ull);
 	h[1] = hca_port_new(f, 0x0200000000000600ull);
 	settle(f, h, 2);
-	assert_int_equal(sib_link_mem_open(f->hub, 4096, &probe), 0);
 
 	/* GetTable by DLID, source = the requester (LRH SLID). */
 	memset(&q, 0, sizeof(q));
 	q.DLID = h[1]->node.ports[0].LID;
 	ib_path_record_encode(&q, rec);
-	sa_ask(f, probe, h[0]->node.ports[0].LID, IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_PATH_RECORD,
+	sa_ask(f, h[0], IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_PATH_RECORD,
 	       IB_PR_COMP_DLID, rec, sizeof(rec), &r);
 	assert_int_equal(ib_mad_method(&r.hdr), IB_MAD_METHOD_GET_TABLE_RESP);
 	assert_int_equal(r.hdr.Status, 0);
@@ -654,7 +718,7 @@ static void sa_path_record_by_dlid_and_dgid(void **state)
 	memcpy(q.DGID.raw, h[0]->node.ports[0].GID[0], 16);
 	memcpy(q.SGID.raw, h[1]->node.ports[0].GID[0], 16);
 	ib_path_record_encode(&q, rec);
-	sa_ask(f, probe, 0xffff, IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD,
+	sa_ask(f, h[0], IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD,
 	       IB_PR_COMP_DGID | IB_PR_COMP_SGID, rec, sizeof(rec), &r);
 	assert_int_equal(ib_mad_method(&r.hdr), IB_MAD_METHOD_GET_RESP);
 	assert_int_equal(r.hdr.Status, 0);
@@ -666,23 +730,22 @@ static void sa_path_record_by_dlid_and_dgid(void **state)
 	memset(&q, 0, sizeof(q));
 	q.DLID = 0x999;
 	ib_path_record_encode(&q, rec);
-	sa_ask(f, probe, h[0]->node.ports[0].LID, IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD,
+	sa_ask(f, h[0], IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD,
 	       IB_PR_COMP_DLID, rec, sizeof(rec), &r);
 	assert_int_equal(r.hdr.Status, IB_SA_STATUS_NO_RECORDS);
-	sa_ask(f, probe, h[0]->node.ports[0].LID, IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_PATH_RECORD,
+	sa_ask(f, h[0], IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_PATH_RECORD,
 	       IB_PR_COMP_DLID, rec, sizeof(rec), &r);
 	assert_int_equal(r.hdr.Status, 0);
 	assert_int_equal(r.rmpp.Data2, IB_SA_CLASS_HDR_BYTES);
 	/* No destination named at all. */
-	sa_ask(f, probe, h[0]->node.ports[0].LID, IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD, 0, rec,
+	sa_ask(f, h[0], IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD, 0, rec,
 	       sizeof(rec), &r);
 	assert_int_equal(r.hdr.Status, IB_SA_STATUS_REQ_INSUFFICIENT_COMPONENTS);
 	/* An attribute the SA does not serve. */
-	sa_ask(f, probe, h[0]->node.ports[0].LID, IB_MAD_METHOD_GET, IB_SA_ATTR_LINK_RECORD, 0, NULL,
+	sa_ask(f, h[0], IB_MAD_METHOD_GET, IB_SA_ATTR_LINK_RECORD, 0, NULL,
 	       0, &r);
 	assert_int_equal(r.hdr.Status, IB_MAD_STATUS_UNSUP_METHOD_ATTR);
 
-	sib_link_close(probe);
 	sib_hca_free(h[0]);
 	sib_hca_free(h[1]);
 }
@@ -692,17 +755,15 @@ static void sa_endpoint_record_maps_lid_and_gid_to_the_udp_endpoint(void **state
 	struct fixture *f = *state;
 	struct sib_endpoint_record q, r;
 	struct sib_hca *h[1];
-	struct sib_link *probe;
 	struct ib_sa_mad m;
 	uint8_t rec[SIB_ENDPOINT_RECORD_BYTES];
 
 	h[0] = hca_port_new(f, 0x0200000000000700ull);
 	settle(f, h, 1);
-	assert_int_equal(sib_link_mem_open(f->hub, 4096, &probe), 0);
 	memset(&q, 0, sizeof(q));
 	q.LID = h[0]->node.ports[0].LID;
 	sib_endpoint_record_encode(&q, rec);
-	sa_ask(f, probe, 0xffff, IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD, SIB_EPR_COMP_LID,
+	sa_ask(f, h[0], IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD, SIB_EPR_COMP_LID,
 	       rec, sizeof(rec), &m);
 	assert_int_equal(m.hdr.Status, 0);
 	assert_int_equal(sib_endpoint_record_decode(&r, m.SubnAdmData), 0);
@@ -714,7 +775,7 @@ static void sa_endpoint_record_maps_lid_and_gid_to_the_udp_endpoint(void **state
 	memset(&q, 0, sizeof(q));
 	memcpy(q.GID, h[0]->node.ports[0].GID[0], 16);
 	sib_endpoint_record_encode(&q, rec);
-	sa_ask(f, probe, 0xffff, IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD, SIB_EPR_COMP_GID,
+	sa_ask(f, h[0], IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD, SIB_EPR_COMP_GID,
 	       rec, sizeof(rec), &m);
 	assert_int_equal(m.hdr.Status, 0);
 	assert_int_equal(sib_endpoint_record_decode(&r, m.SubnAdmData), 0);
@@ -722,10 +783,9 @@ static void sa_endpoint_record_maps_lid_and_gid_to_the_udp_endpoint(void **state
 
 	q.LID = 0x777;
 	sib_endpoint_record_encode(&q, rec);
-	sa_ask(f, probe, 0xffff, IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD, SIB_EPR_COMP_LID,
+	sa_ask(f, h[0], IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD, SIB_EPR_COMP_LID,
 	       rec, sizeof(rec), &m);
 	assert_int_equal(m.hdr.Status, IB_SA_STATUS_NO_RECORDS);
-	sib_link_close(probe);
 	sib_hca_free(h[0]);
 }
 
@@ -740,7 +800,6 @@ static void sa_finds_a_port_told_active_before_its_getresp_arrives(void **state)
 	struct sib_endpoint_record q, r;
 	struct ib_path_record pq;
 	struct sib_hca *h[2];
-	struct sib_link *probe;
 	struct sib_sm_port *p;
 	struct ib_sa_mad m;
 	uint8_t rec[IB_PATH_RECORD_BYTES];
@@ -754,11 +813,10 @@ static void sa_finds_a_port_told_active_before_its_getresp_arrives(void **state)
 			p = &f->sm.ports[i];
 	assert_non_null(p);
 	p->state = SIB_SMP_SET_ACTIVE; /* its GetResp not yet received */
-	assert_int_equal(sib_link_mem_open(f->hub, 4096, &probe), 0);
 	memset(&q, 0, sizeof(q));
 	q.LID = h[1]->node.ports[0].LID;
 	sib_endpoint_record_encode(&q, rec);
-	sa_ask(f, probe, h[0]->node.ports[0].LID, IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD,
+	sa_ask(f, h[0], IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD,
 	       SIB_EPR_COMP_LID, rec, SIB_ENDPOINT_RECORD_BYTES, &m);
 	assert_int_equal(m.hdr.Status, 0);
 	assert_int_equal(sib_endpoint_record_decode(&r, m.SubnAdmData), 0);
@@ -766,10 +824,9 @@ static void sa_finds_a_port_told_active_before_its_getresp_arrives(void **state)
 	memset(&pq, 0, sizeof(pq));
 	pq.DLID = h[1]->node.ports[0].LID;
 	ib_path_record_encode(&pq, rec);
-	sa_ask(f, probe, h[0]->node.ports[0].LID, IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD,
+	sa_ask(f, h[0], IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD,
 	       IB_PR_COMP_DLID, rec, IB_PATH_RECORD_BYTES, &m);
 	assert_int_equal(m.hdr.Status, 0);
-	sib_link_close(probe);
 	sib_hca_free(h[0]);
 	sib_hca_free(h[1]);
 }
@@ -1174,6 +1231,7 @@ int main(void)
 		T(a_second_sm_stands_by_and_takes_over),
 		T(sa_service_records_register_find_and_leave),
 		T(sa_queries_go_to_and_come_from_the_verified_sm_only),
+		T(sa_believes_a_request_only_from_where_its_slid_lives),
 #undef T
 	};
 

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# What used to fail: after the SM restarted, a listener's records (its host's
+# addresses, its rdma_cm listener record) were gone for good, although LIDs
+# and connections survived: a client could not reach a server that listened
+# through the restart.  Now the restarted SM configures a port that was
+# ACTIVE with ClientReregister set, and the port's rdma_cm registers its
+# addresses and listeners again (IBA 14.4.11): a client started after the
+# restart connects to the server that listened before it.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/subnet_lib.sh"
+
+sib_init sm_restart_records
+sib_need timeout pgrep rping ss
+st_setup
+
+st_sm sm1 "$SOFTIB_SM"
+port=$(sib_free_port tcp) || exit 1
+sib_start server 120 "$SOFTIB" run -- rping -s -a 127.0.0.1 -p "$port" -C 1 -v
+sib_wait_listen server "$port" || sib_fail "rping did not listen"
+smpid=$(pgrep -P "${SIB_PID[sm1]}" | head -1)
+sib_log "rping listens on port $port; kill -9 the SM ($smpid) and start another"
+kill -KILL "$smpid" 2>/dev/null
+{ sib_wait sm1; } 2>/dev/null
+st_sm sm2 "$SOFTIB_SM"
+# The server's port notices the silence (8 s), traps, and is configured.
+st_wait_for "$(sib_out sm2)" 'joined: LID' 30 || sib_fail "the server's port never joined the new SM"
+
+# The records go to the SA from a thread of the server's: a client may
+# come before they are there, and is refused; it tries again, for 10 s at
+# most (without the re-registration it is refused for ever).
+ok=0
+for ((i = 0; i < 20; i++)); do
+	sib_run client 30 "$SOFTIB" run -- rping -c -a 127.0.0.1 -p "$port" -C 1 -v
+	if [ "${SIB_RC[client]}" -eq 0 ]; then
+		ok=1
+		break
+	fi
+	sleep 0.5
+done
+[ $ok -eq 1 ] || sib_fail "no client reached the server after the SM's restart"
+sib_expect "$(sib_out client)" '^ping data: rdma-ping-0: ' "the ping" || sib_fail "no ping data"
+sib_wait server
+[ "${SIB_RC[server]}" -eq 0 ] || sib_fail "the server exited $(sib_status_text "${SIB_RC[server]}")"
+echo "sm_restart_records: the listener registered again and a client reached it (try $((i + 1)))"
