@@ -107,3 +107,24 @@ int sib_run_dir(char *buf, size_t len)
 		buf, why, in_tmp ? ", nor one under $HOME/.cache" : "", (unsigned)geteuid());
 	return rc;
 }
+
+int sib_run_sm_file(const char *ep, const char *suffix, char *buf, size_t len)
+{
+	char dir[SIB_RUN_DIR_MAX];
+	size_t start;
+	int rc = sib_run_dir(dir, sizeof(dir)), n;
+
+	if (rc)
+		return rc;
+	n = snprintf(buf, len, "%s/sm-", dir);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	start = (size_t)n;
+	n = snprintf(buf + start, len - start, "%s.%s", ep, suffix);
+	if (n < 0 || (size_t)n >= len - start)
+		return -ENAMETOOLONG;
+	for (char *c = buf + start; *c && c < buf + start + strlen(ep); c++)
+		if (*c == ':' || *c == '[' || *c == ']')
+			*c = '_';
+	return 0;
+}

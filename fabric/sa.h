@@ -17,6 +17,11 @@
 /* How long an RMPP segment waits for its ACK, and how often it is sent. */
 #define SIB_SA_RMPP_TIMEOUT_NS (200ull * 1000000ull)
 #define SIB_SA_RMPP_TRIES 5
+/* GetTable answers on their way at once: from one requester (endpoint),
+ * and their bytes in all, so that requests nobody ACKs cannot make the SM
+ * grow (a requester asks again once its transfers end). */
+#define SIB_SA_TRANSFERS_PER_SOURCE 4
+#define SIB_SA_TRANSFER_BYTES_MAX (16u << 20)
 /* Records per port, and in all, the SA keeps. */
 #define SIB_SA_SERVICES_PER_PORT 64
 #define SIB_SA_SERVICES_MAX 16384
@@ -48,7 +53,10 @@ struct sib_sa_state {
 	unsigned nservices, services_cap;
 	struct sib_sa_transfer *transfers;
 	unsigned ntransfers, transfers_cap;
+	uint64_t transfer_bytes; /* of every transfer's records */
+	uint64_t transfers_refused; /* a limit above: ERR_NO_RESOURCES */
 	uint64_t service_sets, service_deletes;
+	uint64_t address_claims_refused; /* address records another host holds */
 };
 
 /* The state, made on first use; NULL when out of memory. */

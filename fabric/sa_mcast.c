@@ -516,6 +516,7 @@ static void mc_join(struct sib_sm *sm, struct sib_sa_mcast *mc, const struct sib
 	mem = g ? member_find(g, q->PortGID.raw) : NULL;
 	if (!mem && (members_in_all(mc) >= SIB_SA_MCAST_MEMBERS_MAX ||
 		     members_of_port(mc, p->guid) >= SIB_SA_MCAST_MEMBERS_PER_PORT)) {
+		mc->no_room++;
 		sib_dbg("softib-sm: MCMemberRecord join from LID 0x%04x: no room (%u groups per "
 			"port, %u members in all)",
 			a->SLID, SIB_SA_MCAST_MEMBERS_PER_PORT, SIB_SA_MCAST_MEMBERS_MAX);

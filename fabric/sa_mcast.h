@@ -98,7 +98,8 @@ struct sib_sa_mcast {
 	unsigned ngroups, cap;
 	uint32_t next_mgid; /* SA-chosen MGIDs */
 	uint64_t generation;
-	uint64_t joins, leaves, refused;
+	uint64_t joins, leaves, refused; /* refused: any error status */
+	uint64_t no_room; /* joins refused for SIB_SA_MCAST_MEMBERS_PER_PORT or _MAX */
 	struct sib_sa_mcast_departed *departed;
 	unsigned ndeparted, departed_cap;
 	uint64_t programmed, program_sets; /* ports that installed a list; Sets sent */

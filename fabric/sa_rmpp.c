@@ -7,7 +7,10 @@
  * last one acknowledged names a gap, and the segments after it go again.
  * Without an ACK for SIB_SA_RMPP_TIMEOUT_NS the unacknowledged segments go
  * again, SIB_SA_RMPP_TRIES times, then the transfer is dropped (the
- * requester asks anew).  The ACK of the last segment ends it.
+ * requester asks anew).  The ACK of the last segment ends it.  At most
+ * SIB_SA_TRANSFERS_PER_SOURCE transfers to one requester, and
+ * SIB_SA_TRANSFER_BYTES_MAX bytes in all, are on their way at once; a
+ * GetTable beyond is answered ERR_NO_RESOURCES.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -46,8 +49,21 @@ static void send_range(struct sib_sm *sm, struct sib_sa_transfer *t, uint32_t fr
 
 static void transfer_drop(struct sib_sa_state *s, unsigned i)
 {
+	s->transfer_bytes -= s->transfers[i].len;
 	free(s->transfers[i].data);
 	s->transfers[i] = s->transfers[--s->ntransfers];
+}
+
+/* Room for a transfer of len bytes to requester to (sa.h's limits)? */
+static bool transfer_room(const struct sib_sa_state *s, const struct sib_endpoint *to,
+			  uint32_t len)
+{
+	unsigned mine = 0;
+
+	for (unsigned i = 0; i < s->ntransfers; i++)
+		mine += sib_endpoint_equal(&s->transfers[i].to, to);
+	return mine < SIB_SA_TRANSFERS_PER_SOURCE &&
+	       s->transfer_bytes + len <= SIB_SA_TRANSFER_BYTES_MAX;
 }
 
 static struct sib_sa_transfer *transfer_find(struct sib_sa_state *s, uint64_t tid,
@@ -80,6 +96,18 @@ void sib_sa_send_table(struct sib_sm *sm, const struct sib_mad_addr *a,
 	s = sib_sa_state(sm);
 	if (s && (t = transfer_find(s, m->hdr.TransactionID, to, &idx)))
 		transfer_drop(s, idx); /* the requester asked again: start over */
+	if (s && !transfer_room(s, to, len)) {
+		char e[SIB_ENDPOINT_STRLEN];
+
+		s->transfers_refused++;
+		sib_dbg("softib-sm: GetTable from %s refused: %u answers to it on their way "
+			"already, or %u MiB to all (ERR_NO_RESOURCES)",
+			sib_endpoint_str(to, e), SIB_SA_TRANSFERS_PER_SOURCE,
+			SIB_SA_TRANSFER_BYTES_MAX >> 20);
+		sib_sa_respond(sm, a, to, &req, IB_MAD_METHOD_GET_TABLE_RESP,
+			       IB_SA_STATUS_NO_RESOURCES, NULL, 0, 0);
+		return;
+	}
 	if (s && s->ntransfers == s->transfers_cap) {
 		unsigned cap = s->transfers_cap ? s->transfers_cap * 2 : 8;
 		struct sib_sa_transfer *n = realloc(s->transfers, cap * sizeof(*n));
@@ -103,6 +131,7 @@ void sib_sa_send_table(struct sib_sm *sm, const struct sib_mad_addr *a,
 		return;
 	}
 	s->ntransfers++;
+	s->transfer_bytes += len;
 	memcpy(t->data, records, len);
 	t->len = len;
 	t->nseg = ib_sa_rmpp_segments(len);

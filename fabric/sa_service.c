@@ -6,11 +6,21 @@
  * record is identified by ServiceID, ServiceGID and ServiceP_Key.
  *
  * Rules kept here: a port registers and deletes only records whose
- * ServiceGID is its own; a record that carries a ServiceKey is changed or
- * deleted only by a request with the same key; a lease of 0xFFFFFFFF
- * never ends, any other ends that many seconds after the Set; a port's
- * records leave with the port.  Get answers exactly one record, or
- * ERR_NO_RECORDS, or ERR_TOO_MANY_RECORDS (IBA 15.4.2).
+ * ServiceGID is its own (the requester is the checked source: sa.c); a
+ * record that carries a ServiceKey is changed or deleted only by a request
+ * with the same key; a lease of 0xFFFFFFFF never ends, any other ends that
+ * many seconds after the Set; a port's records leave with the port.  Get
+ * answers exactly one record, or ERR_NO_RECORDS, or ERR_TOO_MANY_RECORDS
+ * (IBA 15.4.2).
+ *
+ * Keys are the owners' (softib's rdma_cm proves a host with its key): a
+ * record's ServiceKey goes only to the port that registered it, others get
+ * zeros (OpenSM does the same for requesters it does not trust), and
+ * matching by the key still works.  softib's address records
+ * (SIB_SR_ADDRESS_SID_PREFIX) keep an address to one host: a Set under
+ * another key while a record of another port holds the address is
+ * refused, so no port can take connections meant for another host's
+ * address.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +157,21 @@ static unsigned port_records(const struct sib_sa_state *s, uint64_t guid)
 	return n;
 }
 
+/* Does another port's record hold the address q names, under another key? */
+static bool address_held(const struct sib_sa_state *s, const struct ib_service_record *q)
+{
+	if ((q->ServiceID & SIB_SR_ADDRESS_SID_MASK) != SIB_SR_ADDRESS_SID_PREFIX)
+		return false;
+	for (unsigned i = 0; i < s->nservices; i++) {
+		const struct ib_service_record *r = &s->services[i].rec;
+
+		if (r->ServiceID == q->ServiceID && memcmp(r->ServiceGID.raw, q->ServiceGID.raw, 16) &&
+		    memcmp(r->ServiceKey, q->ServiceKey, 16))
+			return true;
+	}
+	return false;
+}
+
 static void service_set(struct sib_sm *sm, struct sib_sa_state *s, const struct sib_mad_addr *a,
 		const struct sib_endpoint *from, struct ib_sa_mad *m,
 		const struct ib_service_record *q)
@@ -163,6 +188,16 @@ static void service_set(struct sib_sm *sm, struct sib_sa_state *s, const struct 
 	if (!p) {
 		sib_dbg("softib-sm: ServiceRecord Set from LID %u for a GID that is not its own",
 			a->SLID);
+		service_answer(sm, a, from, m, IB_MAD_METHOD_GET_RESP, IB_SA_STATUS_REQ_DENIED, NULL);
+		return;
+	}
+	if (address_held(s, q)) {
+		uint64_t n = ++s->address_claims_refused;
+
+		sib_log((n & (n - 1)) ? SIB_LOG_DEBUG : SIB_LOG_WARN,
+			"softib-sm: the port at LID 0x%04x claims address record 0x%016llx, which "
+			"a port of another host holds; refused (%llu so far)",
+			a->SLID, (unsigned long long)q->ServiceID, (unsigned long long)n);
 		service_answer(sm, a, from, m, IB_MAD_METHOD_GET_RESP, IB_SA_STATUS_REQ_DENIED, NULL);
 		return;
 	}
@@ -227,8 +262,12 @@ static void service_lookup(struct sib_sm *sm, struct sib_sa_state *s, const stru
 		   const struct sib_endpoint *from, struct ib_sa_mad *m, uint8_t method,
 		   const struct ib_service_record *q)
 {
-	uint8_t *recs = NULL;
+	const struct sib_sm_port *me = sib_sm_port_by_lid(sm, a->SLID);
+	uint8_t *recs = NULL, my_gid[16] = { 0 };
 	unsigned n = 0;
+
+	if (me)
+		sib_sm_port_gid(me, my_gid);
 
 	for (unsigned i = 0; i < s->nservices; i++) {
 		uint8_t *nr;
@@ -247,7 +286,14 @@ static void service_lookup(struct sib_sm *sm, struct sib_sa_state *s, const stru
 			return;
 		}
 		recs = nr;
-		ib_service_record_encode(&s->services[i].rec, recs + n * IB_SERVICE_RECORD_BYTES);
+		{
+			struct ib_service_record r = s->services[i].rec;
+
+			/* The key is its owner's alone. */
+			if (memcmp(r.ServiceGID.raw, my_gid, 16))
+				memset(r.ServiceKey, 0, sizeof(r.ServiceKey));
+			ib_service_record_encode(&r, recs + n * IB_SERVICE_RECORD_BYTES);
+		}
 		n++;
 	}
 	if (method == IB_MAD_METHOD_GET) {

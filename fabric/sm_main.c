@@ -19,6 +19,8 @@
 
 #include "fabric/partitions.h"
 #include "fabric/sm.h"
+#include "fabric/sm_stats.h"
+#include "base/counters_socket.h"
 #include "base/log.h"
 #include "base/rundir.h"
 #include "wire/smp.h"
@@ -183,15 +185,15 @@ static int keys_load(const char *path, const char *subnet, uint64_t *sm_key, uin
  * one host share it.  0 or -1. */
 static int default_key_file(const struct sib_endpoint *subnet, char *path, size_t len)
 {
-	char dir[SIB_RUN_DIR_MAX], e[SIB_ENDPOINT_STRLEN];
+	char e[SIB_ENDPOINT_STRLEN];
 
-	if (sib_run_dir(dir, sizeof(dir)))
-		return -1;
 	sib_endpoint_str(subnet, e);
-	for (char *c = e; *c; c++)
-		if (*c == ':' || *c == '[' || *c == ']')
-			*c = '_';
-	return (size_t)snprintf(path, len, "%s/sm-%s.keys", dir, e) < len ? 0 : -1;
+	return sib_run_sm_file(e, "keys", path, len) ? -1 : 0;
+}
+
+static size_t stats_text(void *arg, char *buf, size_t len)
+{
+	return sib_sm_stats_text(arg, buf, len);
 }
 
 /* ---------------------------------------------------------------- LID cache */
@@ -411,6 +413,9 @@ int main(int argc, char **argv)
 	struct sib_endpoint ep, list[SIB_SM_MAX_PEERS + 1];
 	struct sib_link *link;
 	char eps[SIB_ENDPOINT_STRLEN], pe[SIB_ENDPOINT_STRLEN];
+	static char stats_buf[4096];
+	char stats_path[SIB_RUN_DIR_MAX + 64];
+	int stats_fd = -1;
 	struct sib_sm sm;
 	uint64_t guid = 0, idle_since, sm_key, m_key, lids_saved = 0;
 	int c, rc, ready = -1;
@@ -582,6 +587,14 @@ int main(int argc, char **argv)
 		printf("softib-sm: another SM of this subnet may be at %s\n",
 		       sib_endpoint_str(&sm.peers[i].ep, pe));
 
+	/* The counters, for `softib info --sm` (sm_stats.h): served from this
+	 * loop, never blocking it. */
+	if (!sib_run_sm_file(eps, "sock", stats_path, sizeof(stats_path)) &&
+	    (stats_fd = sib_counters_listen(stats_path)) >= 0)
+		fcntl(stats_fd, F_SETFL, O_NONBLOCK);
+	else
+		stats_path[0] = 0;
+
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_hup);
@@ -589,8 +602,12 @@ int main(int argc, char **argv)
 	idle_since = sib_link_now_ns();
 	while (!stop_signal) {
 		uint64_t now = sib_link_now_ns(), next;
-		struct pollfd pfd;
+		struct pollfd pfd[2];
 		int timeout;
+
+		while (stats_fd >= 0 &&
+		       !sib_counters_serve_one(stats_fd, stats_text, &sm, stats_buf, sizeof(stats_buf)))
+			;
 
 		if (reload_signal) {
 			reload_signal = 0;
@@ -637,9 +654,15 @@ int main(int argc, char **argv)
 		}
 		now = sib_link_now_ns();
 		timeout = next <= now ? 0 : (int)((next - now) / 1000000 + 1);
-		pfd.fd = sib_link_wait_fd(link);
-		pfd.events = POLLIN;
-		poll(&pfd, 1, timeout);
+		pfd[0].fd = sib_link_wait_fd(link);
+		pfd[0].events = POLLIN;
+		pfd[1].fd = stats_fd; /* -1: poll ignores it */
+		pfd[1].events = POLLIN;
+		poll(pfd, 2, timeout);
+	}
+	if (stats_fd >= 0) {
+		close(stats_fd);
+		unlink(stats_path);
 	}
 	if (lid_cache)
 		lid_cache_save(&sm, lid_cache);

@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
+#include "base/counters_socket.h"
 #include "base/log.h"
 #include "base/thread.h"
 #include "base/rundir.h"
@@ -24,25 +22,6 @@ int sib_stats_socket_path(int pid, char *buf, size_t len)
 	if ((size_t)snprintf(buf, len, "%s/pid-%d.sock", dir, pid) >= len)
 		return -ENAMETOOLONG;
 	return 0;
-}
-
-struct text {
-	char *buf;
-	size_t len, used;
-};
-
-__attribute__((format(printf, 2, 3))) static void put(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (t->used + 1 >= t->len)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(t->buf + t->used, t->len - t->used, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		t->used = t->used + (size_t)n < t->len ? t->used + (size_t)n : t->len - 1;
 }
 
 static const char *state_name(enum sib_port_state s)
@@ -68,14 +47,14 @@ static const char *state_name(enum sib_port_state s)
 
 size_t sib_hca_stats_text(struct sib_hca *hca, char *buf, size_t len)
 {
-	struct text t = { buf, len, 0 };
+	struct sib_text t = { buf, len, 0 };
 	char e[SIB_ENDPOINT_STRLEN], g[20];
 
 	if (!len)
 		return 0;
 	buf[0] = 0;
 	sib_guid_format(hca->node.node_guid, g);
-	put(&t, "pid %d\nnode_guid %s\n", (int)getpid(), g);
+	sib_text_put(&t, "pid %d\nnode_guid %s\n", (int)getpid(), g);
 	for (unsigned p = 1; p <= SIB_NUM_PORTS; p++) {
 		struct sib_port_mgmt *pm = &hca->node.mgmt[p - 1];
 		struct sib_port *port = &hca->node.ports[p - 1];
@@ -83,74 +62,74 @@ size_t sib_hca_stats_text(struct sib_hca *hca, char *buf, size_t len)
 		bool heard;
 
 		pthread_mutex_lock(&hca->node.lock);
-		put(&t, "port%u.state %s\nport%u.lid %u\nport%u.sm_lid %u\n", p, state_name(port->state),
+		sib_text_put(&t, "port%u.state %s\nport%u.lid %u\nport%u.sm_lid %u\n", p, state_name(port->state),
 		    p, port->LID, p, port->SMLID);
 		heard = pm->sm_heard;
 		if (heard)
 			sib_endpoint_str(&pm->sm_ep, e);
-		put(&t, "port%u.m_key_protect_bits %u\n", p, pm->M_KeyProtectBits);
-		put(&t, "port%u.port_guid 0x%016llx\n", p, (unsigned long long)port->port_guid);
+		sib_text_put(&t, "port%u.m_key_protect_bits %u\n", p, pm->M_KeyProtectBits);
+		sib_text_put(&t, "port%u.port_guid 0x%016llx\n", p, (unsigned long long)port->port_guid);
 		/* The P_Key table as the SM set it: index:value, non-empty only. */
-		put(&t, "port%u.pkeys", p);
+		sib_text_put(&t, "port%u.pkeys", p);
 		for (unsigned i = 0; i < SIB_MAX_PKEYS; i++)
 			if (port->P_Key[i])
-				put(&t, " %u:0x%04x", i, port->P_Key[i]);
-		put(&t, "\n");
+				sib_text_put(&t, " %u:0x%04x", i, port->P_Key[i]);
+		sib_text_put(&t, "\n");
 		pthread_mutex_unlock(&hca->node.lock);
-		put(&t, "port%u.sm %s\n", p, heard ? e : "none");
+		sib_text_put(&t, "port%u.sm %s\n", p, heard ? e : "none");
 		if (p == 1 && hca->engine) {
 			/* The multicast groups this port's QPs are attached to. */
 			struct sib_mcast_group_info gi[32];
 			unsigned n = sib_engine_mcast_groups(hca->engine, gi, 32);
 
-			put(&t, "port%u.mcast_groups %u\n", p, n);
+			sib_text_put(&t, "port%u.mcast_groups %u\n", p, n);
 			for (unsigned i = 0; i < n && i < 32; i++) {
 				const uint8_t *m = gi[i].MGID;
 
-				put(&t, "port%u.mcast ", p);
+				sib_text_put(&t, "port%u.mcast ", p);
 				for (int k = 0; k < 16; k += 2)
-					put(&t, "%s%02x%02x", k ? ":" : "", m[k], m[k + 1]);
-				put(&t, " 0x%04x %u %u\n", gi[i].MLID, gi[i].nqp, gi[i].ports);
+					sib_text_put(&t, "%s%02x%02x", k ? ":" : "", m[k], m[k + 1]);
+				sib_text_put(&t, " 0x%04x %u %u\n", gi[i].MLID, gi[i].nqp, gi[i].ports);
 			}
 		}
 		if (pm->link)
-			put(&t, "port%u.endpoint %s\n", p, sib_endpoint_str(&pm->link->local, e));
+			sib_text_put(&t, "port%u.endpoint %s\n", p, sib_endpoint_str(&pm->link->local, e));
 		if (sib_hca_port_stats(hca, p, &st))
 			continue;
-		put(&t, "port%u.tx_packets %llu\nport%u.tx_bytes %llu\n", p,
+		sib_text_put(&t, "port%u.tx_packets %llu\nport%u.tx_bytes %llu\n", p,
 		    (unsigned long long)st.link.tx_packets, p, (unsigned long long)st.link.tx_bytes);
-		put(&t, "port%u.rx_packets %llu\nport%u.rx_bytes %llu\n", p,
+		sib_text_put(&t, "port%u.rx_packets %llu\nport%u.rx_bytes %llu\n", p,
 		    (unsigned long long)st.link.rx_packets, p, (unsigned long long)st.link.rx_bytes);
 		for (int i = 0; i < SIB_LINK_DROP_COUNT; i++)
-			put(&t, "port%u.drop.%s %llu\n", p, sib_link_drop_name(i),
+			sib_text_put(&t, "port%u.drop.%s %llu\n", p, sib_link_drop_name(i),
 			    (unsigned long long)st.link.drop[i]);
 		for (int i = 1; i < IB_PKT_ERR_COUNT; i++)
-			put(&t, "port%u.drop.%s %llu\n", p, ib_pkt_err_name(i),
+			sib_text_put(&t, "port%u.drop.%s %llu\n", p, ib_pkt_err_name(i),
 			    (unsigned long long)st.link.pkt_err[i]);
 		for (int i = 0; i < SIB_FAULT_COUNT; i++)
-			put(&t, "port%u.fault.%s %llu\n", p, sib_fault_name(i),
+			sib_text_put(&t, "port%u.fault.%s %llu\n", p, sib_fault_name(i),
 			    (unsigned long long)st.link.fault[i]);
-#define ENGINE_LINE(name) put(&t, "port%u." #name " %llu\n", p, (unsigned long long)st.engine.name);
+#define ENGINE_LINE(name) sib_text_put(&t, "port%u." #name " %llu\n", p, (unsigned long long)st.engine.name);
 		ENGINE_COUNTERS(ENGINE_LINE)
 #undef ENGINE_LINE
-		put(&t, "port%u.rx_data_unclaimed %llu\nport%u.rx_mad_malformed %llu\n", p,
+		sib_text_put(&t, "port%u.rx_data_unclaimed %llu\nport%u.rx_mad_malformed %llu\n", p,
 		    (unsigned long long)st.rx_data_unclaimed, p,
 		    (unsigned long long)st.rx_mad_malformed);
-		put(&t, "port%u.rx_gsi_unclaimed %llu\nport%u.rx_smp_unclaimed %llu\n", p,
+		sib_text_put(&t, "port%u.rx_gsi_unclaimed %llu\nport%u.rx_smp_unclaimed %llu\n", p,
 		    (unsigned long long)st.rx_gsi_unclaimed, p,
 		    (unsigned long long)st.rx_smp_unclaimed);
-		put(&t, "port%u.smp_refused %llu\nport%u.M_KeyViolations %llu\n", p,
+		sib_text_put(&t, "port%u.smp_refused %llu\nport%u.M_KeyViolations %llu\n", p,
 		    (unsigned long long)st.smp_refused, p, (unsigned long long)st.M_KeyViolations);
-		put(&t, "port%u.sa_sent %llu\nport%u.sa_hits %llu\nport%u.sa_timeouts %llu\n", p,
+		sib_text_put(&t, "port%u.sa_sent %llu\nport%u.sa_hits %llu\nport%u.sa_timeouts %llu\n", p,
 		    (unsigned long long)st.sa_sent, p, (unsigned long long)st.sa_hits, p,
 		    (unsigned long long)st.sa_timeouts);
-		put(&t, "port%u.sa_foreign %llu\n", p, (unsigned long long)st.sa_foreign);
-		put(&t, "port%u.watches %llu\n", p, (unsigned long long)st.watches);
-		put(&t, "port%u.wakes_thread %llu\nport%u.wakes_waiter %llu\n", p,
+		sib_text_put(&t, "port%u.sa_foreign %llu\n", p, (unsigned long long)st.sa_foreign);
+		sib_text_put(&t, "port%u.watches %llu\n", p, (unsigned long long)st.watches);
+		sib_text_put(&t, "port%u.wakes_thread %llu\nport%u.wakes_waiter %llu\n", p,
 		    (unsigned long long)st.wakes_thread, p, (unsigned long long)st.wakes_waiter);
-		put(&t, "port%u.wakes_event %llu\nport%u.rx_requests %llu\n", p,
+		sib_text_put(&t, "port%u.wakes_event %llu\nport%u.rx_requests %llu\n", p,
 		    (unsigned long long)st.wakes_event, p, (unsigned long long)st.rx_requests);
-#define CM_LINE(name) put(&t, "port%u.cm_" #name " %llu\n", p, (unsigned long long)st.cm.name);
+#define CM_LINE(name) sib_text_put(&t, "port%u.cm_" #name " %llu\n", p, (unsigned long long)st.cm.name);
 		CM_LINE(rx) CM_LINE(tx) CM_LINE(retransmits) CM_LINE(timeouts)
 		CM_LINE(duplicates) CM_LINE(stale) CM_LINE(rx_malformed) CM_LINE(rx_unmatched)
 		CM_LINE(rx_wrong_source) CM_LINE(rx_unknown_source) CM_LINE(rx_held)
@@ -159,47 +138,21 @@ size_t sib_hca_stats_text(struct sib_hca *hca, char *buf, size_t len)
 	return t.used;
 }
 
-/* One client: the same user gets the text, anyone else nothing. */
-static void serve(struct sib_hca *hca, int c)
+static size_t hca_text(void *arg, char *buf, size_t len)
 {
-	static char text[16384];
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
-	size_t n, off = 0;
-
-	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen) || cred.uid != geteuid()) {
-		sib_dbg("counters socket: a client of uid %u refused (only uid %u may read)",
-			(unsigned)cred.uid, (unsigned)geteuid());
-		return;
-	}
-	n = sib_hca_stats_text(hca, text, sizeof(text));
-	while (off < n) {
-		ssize_t w = send(c, text + off, n - off, MSG_NOSIGNAL);
-
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
+	return sib_hca_stats_text(arg, buf, len);
 }
 
 static void *channel_main(void *arg)
 {
+	static char text[16384];
 	struct sib_hca *hca = arg;
 
 	for (;;) {
-		int c = accept4(hca->stats.fd, NULL, NULL, SOCK_CLOEXEC);
+		int rc = sib_counters_serve_one(hca->stats.fd, hca_text, hca, text, sizeof(text));
 
-		if (c < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
+		if (rc && rc != -EINTR && rc != -ECONNABORTED)
 			break; /* shut down (sib_stats_channel_stop) */
-		}
-		/* A client that never reads cannot hold the thread. */
-		struct timeval tv = { .tv_sec = 1 };
-
-		setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-		serve(hca, c);
-		close(c);
 	}
 	return NULL;
 }
@@ -207,24 +160,17 @@ static void *channel_main(void *arg)
 void sib_stats_channel_start(struct sib_hca *hca)
 {
 	struct sib_stats_channel *ch = &hca->stats;
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd;
 
 	ch->fd = -1;
-	if (sib_stats_socket_path((int)getpid(), ch->path, sizeof(ch->path)) ||
-	    strlen(ch->path) >= sizeof(sa.sun_path)) {
+	if (sib_stats_socket_path((int)getpid(), ch->path, sizeof(ch->path))) {
 		sib_dbg("no counters socket: softib's directory is not usable");
 		ch->path[0] = 0;
 		return;
 	}
-	memcpy(sa.sun_path, ch->path, strlen(ch->path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	unlink(ch->path); /* a process that had our pid before us */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 8)) {
-		sib_dbg("no counters socket at %s: %s", ch->path, strerror(errno));
-		close(fd);
+	fd = sib_counters_listen(ch->path);
+	if (fd < 0) {
+		sib_dbg("no counters socket at %s: %s", ch->path, strerror(-fd));
 		ch->path[0] = 0;
 		return;
 	}

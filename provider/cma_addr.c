@@ -26,7 +26,12 @@
  * ended without a word (SIGKILL, _exit), until the SM drops their ports.
  *
  * The host key is the kernel's boot id and the network namespace's inode:
- * processes share it exactly when they share the host's addresses.
+ * processes share it exactly when they share the host's addresses.  The SA
+ * tells a record's key to its owner only, and keeps an address to one host
+ * (one key) at a time (softib-sm(8)): so a listener on this host is found
+ * by our key, and one on another host counts only from a port that holds
+ * the address's record there (cma_find_listener) -- a port of a third host
+ * cannot capture connections meant for that address.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -43,7 +48,6 @@
 #include "mgmt/sa_query.h"
 #include "provider/rdma_cm.h"
 
-#define SID_ADDRESS_PREFIX 0x5349420000000000ull /* "SIB" */
 #define NAME_ADDRESS "softib address"
 #define NAME_LISTENER "softib rdma_cm"
 #define LISTENER_IPS 3
@@ -190,11 +194,11 @@ static uint64_t address_sid(const uint8_t ip[16])
 	uint64_t h = 1469598103934665603ull;
 
 	if (is_v4(ip))
-		return SID_ADDRESS_PREFIX | 0x0400000000ull | (uint64_t)ip[12] << 24 |
+		return SIB_SR_ADDRESS_SID_PREFIX | 0x0400000000ull | (uint64_t)ip[12] << 24 |
 		       (uint64_t)ip[13] << 16 | (uint64_t)ip[14] << 8 | ip[15];
 	for (int i = 0; i < 16; i++)
 		h = (h ^ ip[i]) * 1099511628211ull;
-	return SID_ADDRESS_PREFIX | 0x0600000000ull | (h & 0xffffffffull);
+	return SIB_SR_ADDRESS_SID_PREFIX | 0x0600000000ull | (h & 0xffffffffull);
 }
 
 static void port_gid(struct sib_hca *hca, uint8_t gid[16])
@@ -365,22 +369,62 @@ static int covers(const uint8_t l[16], bool afonly, const uint8_t ip[16])
 	return 0;
 }
 
+/* Does the port gid hold an address record for ip (is it of ip's host)? */
+static bool holds_address(struct sib_hca *hca, const uint8_t gid[16], const uint8_t ip[16])
+{
+	struct ib_service_record q, *out;
+	unsigned n = 0;
+
+	memset(&q, 0, sizeof(q));
+	q.ServiceID = address_sid(ip);
+	memcpy(q.ServiceGID.raw, gid, 16);
+	memcpy(q.ServiceData8, ip, 16);
+	if (sib_sa_service_table(&hca->node, 1, &q,
+				 IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID | (0xffffull << 7),
+				 &out, &n))
+		return false;
+	free(out);
+	return n > 0;
+}
+
+static bool key_zero(const uint8_t key[16])
+{
+	static const uint8_t zero[16];
+
+	return !memcmp(key, zero, 16);
+}
+
+/*
+ * The listener for ip: of the records for sid that cover ip, the newest,
+ * the most exact.  On this host (key: ours) the records are asked for by
+ * the host key.  Another host's key is not told (the SA gives keys to
+ * their owners only: zero), so its listener records count only from a
+ * port that holds ip's address record: the SA keeps an address to one
+ * host, so a port of another host cannot pass for a listener on it.
+ */
 int cma_find_listener(struct sib_hca *hca, uint64_t sid, const uint8_t key[16],
 		      const uint8_t ip[16], uint8_t gid[16])
 {
+	struct cand {
+		uint64_t when;
+		int cover;
+		uint8_t gid[16];
+	} *c = NULL;
 	struct ib_service_record q, *out;
-	unsigned n;
-	int best = 0, rc;
-	uint64_t newest = 0;
+	bool remote = key_zero(key);
+	unsigned n, nc = 0;
+	int rc;
 
 	memset(&q, 0, sizeof(q));
 	q.ServiceID = sid;
 	memcpy(q.ServiceKey, key, 16);
-	rc = sib_sa_service_table(&hca->node, 1, &q, IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_KEY,
-				  &out, &n);
+	rc = sib_sa_service_table(&hca->node, 1, &q,
+				  IB_SR_COMP_SERVICE_ID | (remote ? 0 : IB_SR_COMP_SERVICE_KEY), &out,
+				  &n);
 	if (rc)
 		return rc;
-	for (unsigned i = 0; i < n; i++) {
+	c = n ? calloc(n * LISTENER_IPS, sizeof(*c)) : NULL;
+	for (unsigned i = 0; i < n && c; i++) {
 		uint8_t ips[LISTENER_IPS][16];
 		bool afonly[LISTENER_IPS];
 		unsigned k = record_ips(&out[i], ips, afonly);
@@ -388,18 +432,37 @@ int cma_find_listener(struct sib_hca *hca, uint64_t sid, const uint8_t key[16],
 		if (memcmp(out[i].ServiceName, NAME_LISTENER, sizeof(NAME_LISTENER)))
 			continue;
 		for (unsigned j = 0; j < k; j++) {
-			int c = covers(ips[j], afonly[j], ip);
-			uint64_t when = out[i].ServiceData64[1];
+			int cv = covers(ips[j], afonly[j], ip);
 
-			if (c && (!best || when > newest || (when == newest && c > best))) {
-				best = c;
-				newest = when;
-				memcpy(gid, out[i].ServiceGID.raw, 16);
-			}
+			if (!cv)
+				continue;
+			c[nc].when = out[i].ServiceData64[1];
+			c[nc].cover = cv;
+			memcpy(c[nc].gid, out[i].ServiceGID.raw, 16);
+			nc++;
 		}
 	}
 	free(out);
-	return best ? 0 : -ENOENT;
+	rc = -ENOENT;
+	/* Best first: the newest, then the most exact, until one passes. */
+	while (nc) {
+		unsigned b = 0;
+
+		for (unsigned i = 1; i < nc; i++)
+			if (c[i].when > c[b].when || (c[i].when == c[b].when && c[i].cover > c[b].cover))
+				b = i;
+		if (!remote || holds_address(hca, c[b].gid, ip)) {
+			memcpy(gid, c[b].gid, 16);
+			rc = 0;
+			break;
+		}
+		sib_dbg("rdma_cm: a listener record for ServiceID 0x%016llx from a port that does "
+			"not hold the address's record: passed over",
+			(unsigned long long)sid);
+		c[b] = c[--nc];
+	}
+	free(c);
+	return rc;
 }
 
 void cma_listener_record(struct sib_hca *hca, uint64_t sid, const uint8_t (*ips)[16],

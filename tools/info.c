@@ -13,8 +13,6 @@
 #include <endian.h>
 #include <errno.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +20,14 @@
 
 #include <infiniband/verbs.h>
 
+#include "base/counters_socket.h"
 #include "base/rundir.h"
 #include "hca/hca.h"
 #include "hca/stats_channel.h"
+#include "mgmt/mad_packet.h"
 #include "tools/run.h"
 #include "tools/softib.h"
+#include "wire/smp.h"
 
 #define REEXEC_MARK "SOFTIB_INFO_PRELOADED"
 
@@ -307,39 +308,23 @@ out:
  * saying why. */
 static int read_remote(int pid, char *text, size_t len, bool quiet)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char path[SIB_RUN_DIR_MAX + 32];
-	size_t used = 0;
-	int fd;
+	long used;
 
-	if (sib_stats_socket_path(pid, path, sizeof(path)) || strlen(path) >= sizeof(sa.sun_path))
+	if (sib_stats_socket_path(pid, path, sizeof(path)))
 		return -1;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		int err = errno;
-
-		close(fd);
+	used = sib_counters_read(path, text, len);
+	if (used < 0) {
 		if (!quiet)
 			fprintf(stderr,
 				"softib info: process %d has no softib counters socket (%s: %s); is "
 				"it a softib process of this user, with softib0 open?\n",
-				pid, path, strerror(err));
+				pid, path, strerror((int)-used));
 		/* A socket whose process died leaves nothing to read. */
-		if (err == ECONNREFUSED && kill(pid, 0) && errno == ESRCH)
+		if (used == -ECONNREFUSED && kill(pid, 0) && errno == ESRCH)
 			unlink(path);
 		return -1;
 	}
-	for (;;) {
-		ssize_t n = read(fd, text + used, len - 1 - used);
-
-		if (n <= 0 || (used += (size_t)n) >= len - 1)
-			break;
-	}
-	close(fd);
-	text[used] = 0;
 	if (!used && !quiet)
 		fprintf(stderr, "softib info: process %d sent no counters (another user's?)\n", pid);
 	return used ? 0 : -1;
@@ -414,13 +399,71 @@ static int show_lid(unsigned long lid)
 	return SIB_EXIT_OK;
 }
 
+/* ---------------------------------------------------------------- the SM */
+
+/* softib-sm's counters (fabric/sm_stats.h), through its socket: the SM at
+ * addr, else the first of SOFTIB_SM, else the default. */
+static int show_sm(const char *addr)
+{
+	static char text[4096];
+	char ep_str[SIB_ENDPOINT_STRLEN], path[SIB_RUN_DIR_MAX + 64], first[256];
+	const char *env = getenv("SOFTIB_SM");
+	struct sib_endpoint ep;
+	long n;
+
+	if (!addr) {
+		addr = env && *env && strcmp(env, "none") ? env : SIB_SM_DEFAULT;
+		snprintf(first, sizeof(first), "%.*s", (int)strcspn(addr, ","), addr);
+		addr = first;
+	}
+	if (sib_endpoint_parse(addr, SIB_SM_PORT_DEFAULT, &ep)) {
+		fprintf(stderr, "softib info: --sm %s: not ADDR:PORT\n", addr);
+		return SIB_EXIT_USAGE;
+	}
+	sib_endpoint_str(&ep, ep_str);
+	if (sib_run_sm_file(ep_str, "sock", path, sizeof(path)))
+		return SIB_EXIT_FAIL;
+	n = sib_counters_read(path, text, sizeof(text));
+	if (n <= 0) {
+		fprintf(stderr,
+			"softib info: no counters from softib-sm at %s (%s: %s); does an SM of "
+			"this user listen there?\n",
+			ep_str, path, n < 0 ? strerror((int)-n) : "nothing sent");
+		return SIB_EXIT_FAIL;
+	}
+#define K(name) kv_num(text, "sm." name)
+	printf("softib-sm at %s (read through its counters socket), LID %llu, %s\n", ep_str,
+	       K("lid"), K("state") == IB_SM_STATE_MASTER ? "MASTER" : "not master");
+	printf("  %-15s %llu known, %llu active; %llu joined, %llu left\n", "ports",
+	       K("ports_known"), K("ports_active"), K("joins"), K("leaves"));
+	printf("  %-15s %llu requests; dropped %llu not from where their SLID lives\n", "SA",
+	       K("sa_queries"), K("sa_wrong_source"));
+	printf("  %-15s %llu held (%llu Sets, %llu Deletes); %llu claims of another host's "
+	       "address refused\n",
+	       "ServiceRecords", K("services"), K("service_sets"), K("service_deletes"),
+	       K("address_claims_refused"));
+	printf("  %-15s %llu answers on their way (%llu bytes); %llu refused at the limits\n",
+	       "GetTable", K("transfers"), K("transfer_bytes"), K("transfers_refused"));
+	printf("  %-15s %llu groups, %llu joins; %llu requests refused, %llu of them for "
+	       "no room\n",
+	       "multicast", K("mcast_groups"), K("mcast_joins"), K("mcast_refused"),
+	       K("mcast_no_room"));
+	printf("  %-15s %llu MADs dropped, %llu responses to nothing asked, %llu GUID claims "
+	       "refused, %llu bad M_Key and %llu bad P_Key traps\n",
+	       "refused", K("dropped"), K("resp_misrouted"), K("claims_refused"),
+	       K("bad_m_key_traps"), K("bad_p_key_traps"));
+#undef K
+	return SIB_EXIT_OK;
+}
+
 static int usage(FILE *f, int rc)
 {
-	fprintf(f, "usage: softib info [--pid PID | --lid LID]\n"
+	fprintf(f, "usage: softib info [--pid PID | --lid LID | --sm [ADDR:PORT]]\n"
 		   "Shows softib0 as this process sees it: GUIDs, and per port state, LID, SM "
 		   "LID, GID[0],\nP_Key[0], MTU, and the port's counters.  --pid and --lid show "
 		   "another softib\nprocess of this user instead, by its process id or its port's "
-		   "LID.\n");
+		   "LID; --sm the counters\nof this user's softib-sm at ADDR:PORT (default: the "
+		   "first of SOFTIB_SM).\n");
 	return rc;
 }
 
@@ -448,6 +491,8 @@ int softib_cmd_info(int argc, char **argv)
 		print_remote(text);
 		return SIB_EXIT_OK;
 	}
+	if ((argc == 2 || argc == 3) && !strcmp(argv[1], "--sm"))
+		return show_sm(argc == 3 ? argv[2] : NULL);
 	if (argc > 1)
 		return usage(stderr, SIB_EXIT_USAGE);
 	if (!provider_is_loaded()) {

@@ -119,6 +119,12 @@ enum {
 	IB_SR_COMP_SERVICE_NAME = IB_SA_COMP(6),
 };
 
+/* softib's address records (provider/cma_addr.c): ServiceIDs with "SIB"
+ * in the top 24 bits, one per IP address.  softib-sm keeps each address
+ * to one host (one ServiceKey) at a time (fabric/sa_service.c). */
+#define SIB_SR_ADDRESS_SID_PREFIX 0x5349420000000000ull
+#define SIB_SR_ADDRESS_SID_MASK 0xffffff0000000000ull
+
 /* Selectors in PathRecord/MCMemberRecord (IBA 15.2.5.16). */
 enum { IB_SA_SELECTOR_GT = 0, IB_SA_SELECTOR_LT = 1, IB_SA_SELECTOR_EQ = 2, IB_SA_SELECTOR_MAX = 3 };
 

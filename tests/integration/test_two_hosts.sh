@@ -16,38 +16,16 @@
 . "$(dirname "$0")/lib.sh"
 
 sib_init two_hosts
-[ "$(id -u)" = 0 ] || sib_skip "needs root to create network namespaces"
-sib_need ip ibv_rc_pingpong ib_write_bw ib_send_bw rping ss timeout
+sib_need ibv_rc_pingpong ib_write_bw ib_send_bw rping ss timeout
 sib_need_sm
-SM=$(dirname "$SOFTIB")/softib-sm
 
 A=sibA$$ B_NS=sibB$$
 ADDR_A=10.77.0.1 ADDR_B=10.77.0.2
-
-if ! err=$(ip netns add "$A" 2>&1); then
-	sib_skip "cannot create a network namespace here: $err"
-fi
-SIB_NETNS+=("$A")
-ip netns add "$B_NS" || sib_fail "ip netns add $B_NS failed"
-SIB_NETNS+=("$B_NS")
-# Created inside the namespaces: deleting them deletes the pair.
-ip link add sibv$$a netns "$A" type veth peer name sibv$$b netns "$B_NS" ||
-	sib_fail "cannot create a veth pair"
-ip -n "$A" addr add $ADDR_A/24 dev sibv$$a &&
-	ip -n "$B_NS" addr add $ADDR_B/24 dev sibv$$b &&
-	ip -n "$A" link set lo up && ip -n "$B_NS" link set lo up &&
-	ip -n "$A" link set sibv$$a up && ip -n "$B_NS" link set sibv$$b up ||
-	sib_fail "cannot configure the veth pair"
+sib_two_hosts "$A" "$B_NS" $ADDR_A $ADDR_B
 
 # The subnet manager, serving both namespaces from A's address.
 SM_PORT=$(sib_free_port udp) || exit 1
-sib_start_ns "$A" sm 240 "$SM" --listen $ADDR_A:$SM_PORT
-for ((i = 0; i < 100; i++)); do
-	[ -n "$(ip netns exec "$A" ss -Huln "sport = :$SM_PORT")" ] && break
-	kill -0 "${SIB_PID[sm]}" 2>/dev/null || sib_fail "softib-sm --listen $ADDR_A:$SM_PORT exited"
-	sleep 0.1
-done
-[ $i -lt 100 ] || sib_fail "softib-sm did not bind $ADDR_A:$SM_PORT within 10 s"
+sib_ns_sm "$A" sm $ADDR_A:$SM_PORT
 
 SIB_SERVER_WRAP=(ip netns exec "$A" env SOFTIB_SM=$ADDR_A:$SM_PORT SOFTIB_ADDR=$ADDR_A)
 SIB_CLIENT_WRAP=(ip netns exec "$B_NS" env SOFTIB_SM=$ADDR_A:$SM_PORT SOFTIB_ADDR=$ADDR_B)

@@ -638,9 +638,12 @@ static void sidr_resolves_a_service(void **state)
 	assert_int_equal(f->rc.type[2], SIB_CM_EV_SIDR_REQ_ERROR);
 }
 
-/* A CM MAD from the client's link with the header fields given. */
-static void send_raw(struct fixture *f, uint8_t class_version, uint8_t method, uint16_t attr,
-		     uint32_t qkey)
+/* A CM MAD to the server from link with SLID slid: the header fields
+ * given, then data (the message from MAD byte 24 on, IB_CM_DATA_OFFSET),
+ * or all ones without data. */
+static void send_mad(struct fixture *f, struct sib_link *link, uint16_t slid,
+		     uint8_t class_version, uint8_t method, uint16_t attr, uint32_t qkey,
+		     const uint8_t *data, size_t len)
 {
 	uint8_t mad[IB_MAD_BYTES];
 	struct sib_mad_addr a;
@@ -652,11 +655,22 @@ static void send_raw(struct fixture *f, uint8_t class_version, uint8_t method, u
 	h.ClassVersion = class_version;
 	ib_mad_set_method(&h, method);
 	h.AttributeID = attr;
-	memset(mad, 0xff, sizeof(mad));
+	h.TransactionID = 0x77770000u + attr;
+	memset(mad, data ? 0 : 0xff, sizeof(mad));
 	ib_mad_hdr_encode(&h, mad);
-	sib_mad_addr_init(&a, SIB_QP1, f->srv->node.ports[0].LID, f->cli->node.ports[0].LID);
+	if (data)
+		memcpy(mad + IB_CM_DATA_OFFSET, data, len);
+	sib_mad_addr_init(&a, SIB_QP1, f->srv->node.ports[0].LID, slid);
 	a.Q_Key = qkey;
-	sib_mgmt_send(f->cli->node.mgmt[0].link, &a, mad, &f->srv->node.mgmt[0].link->local);
+	sib_mgmt_send(link, &a, mad, &f->srv->node.mgmt[0].link->local);
+}
+
+/* A CM MAD from the client's link with the header fields given. */
+static void send_raw(struct fixture *f, uint8_t class_version, uint8_t method, uint16_t attr,
+		     uint32_t qkey)
+{
+	send_mad(f, f->cli->node.mgmt[0].link, f->cli->node.ports[0].LID, class_version, method,
+		 attr, qkey, NULL, 0);
 }
 
 static void malformed_mads_are_dropped_and_counted(void **state)
@@ -689,27 +703,12 @@ static void malformed_mads_are_dropped_and_counted(void **state)
 	assert_int_equal(f->rs.n, 0);
 }
 
-/* A CM message from link with SLID slid to the server; data is the
- * message from MAD byte 24 on (IB_CM_DATA_OFFSET). */
+/* A CM message from link with SLID slid to the server. */
 static void send_cm(struct fixture *f, struct sib_link *link, uint16_t slid, uint16_t attr,
 		    const uint8_t *data, size_t len)
 {
-	uint8_t mad[IB_MAD_BYTES];
-	struct sib_mad_addr a;
-	struct ib_mad_hdr h;
-
-	memset(&h, 0, sizeof(h));
-	h.BaseVersion = 1;
-	h.MgmtClass = IB_MGMT_CLASS_CM;
-	h.ClassVersion = IB_CM_CLASS_VERSION;
-	ib_mad_set_method(&h, IB_MAD_METHOD_SEND);
-	h.AttributeID = attr;
-	h.TransactionID = 0x77770000u + attr;
-	memset(mad, 0, sizeof(mad));
-	ib_mad_hdr_encode(&h, mad);
-	memcpy(mad + IB_CM_DATA_OFFSET, data, len);
-	sib_mad_addr_init(&a, SIB_QP1, f->srv->node.ports[0].LID, slid);
-	sib_mgmt_send(link, &a, mad, &f->srv->node.mgmt[0].link->local);
+	send_mad(f, link, slid, IB_CM_CLASS_VERSION, IB_MAD_METHOD_SEND, attr, SIB_GSI_Q_KEY, data,
+		 len);
 }
 
 /* Pumps (for up to 5 s) until *ctr reaches n. */

@@ -152,29 +152,37 @@ static void split_rx(void *arg, const uint8_t *buf, size_t len, const struct sib
 	sib_progress_rx(sp->hca, 1, buf, len, from);
 }
 
-/* An MCMemberRecord request as port i, from its own socket (the SA
- * believes nothing else, fabric/sa.c). */
-static uint16_t ask(struct fixture *f, int i, uint8_t method, uint64_t comp,
-		    const struct ib_mcmember_record *q, struct ib_sa_mad *resp)
+/* An MCMemberRecord request from link with SLID slid, to the SM. */
+static void send_mcr(struct fixture *f, struct sib_link *link, uint16_t slid, uint64_t tid,
+		     uint8_t method, uint64_t comp, const struct ib_mcmember_record *q)
 {
 	struct ib_sa_mad m;
 	struct sib_mad_addr a;
 	uint8_t mad[IB_MAD_BYTES];
-	struct split sp = { .hca = f->h[i] };
-	struct sib_link *link = f->h[i]->node.mgmt[0].link;
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.BaseVersion = 1;
 	m.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_ADM;
 	m.hdr.ClassVersion = IB_SA_CLASS_VERSION;
 	ib_mad_set_method(&m.hdr, method);
-	m.hdr.TransactionID = 77;
+	m.hdr.TransactionID = tid;
 	m.hdr.AttributeID = IB_SA_ATTR_MCMEMBER_RECORD;
 	m.ComponentMask = comp;
 	ib_mcmember_record_encode(q, m.SubnAdmData);
 	ib_sa_mad_encode(&m, mad);
-	sib_mad_addr_init(&a, SIB_QP1, SIB_SM_LID, f->h[i]->node.ports[0].LID);
+	sib_mad_addr_init(&a, SIB_QP1, SIB_SM_LID, slid);
 	assert_int_equal(sib_mgmt_send(link, &a, mad, &f->sm_link->local), 0);
+}
+
+/* An MCMemberRecord request as port i, from its own socket (the SA
+ * believes nothing else, fabric/sa.c). */
+static uint16_t ask(struct fixture *f, int i, uint8_t method, uint64_t comp,
+		    const struct ib_mcmember_record *q, struct ib_sa_mad *resp)
+{
+	struct split sp = { .hca = f->h[i] };
+	struct sib_link *link = f->h[i]->node.mgmt[0].link;
+
+	send_mcr(f, link, f->h[i]->node.ports[0].LID, 77, method, comp, q);
 	/* A join or leave is answered once the member ports installed it:
 	 * run the ports too until the answer comes. */
 	for (int round = 0; round < 200 && !sp.g.n; round++) {
@@ -295,27 +303,15 @@ static void a_leave_counts_only_from_the_member(void **state)
 {
 	struct fixture *f = *state;
 	struct ib_mcmember_record q;
-	struct ib_sa_mad m, r;
-	struct sib_mad_addr a;
-	uint8_t mad[IB_MAD_BYTES];
+	struct ib_sa_mad r;
 	struct got g = { 0 };
 	struct sib_link *l1 = f->h[1]->node.mgmt[0].link;
+	uint16_t victim = f->h[0]->node.ports[0].LID;
 
 	q = rec(f, 0, G1, IB_MCR_JOIN_FULL_MEMBER);
 	assert_int_equal(ask(f, 0, IB_MAD_METHOD_SET, CREATE, &q, &r), 0);
-	memset(&m, 0, sizeof(m));
-	m.hdr.BaseVersion = 1;
-	m.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_ADM;
-	m.hdr.ClassVersion = IB_SA_CLASS_VERSION;
-	ib_mad_set_method(&m.hdr, IB_MAD_METHOD_DELETE);
-	m.hdr.TransactionID = 78;
-	m.hdr.AttributeID = IB_SA_ATTR_MCMEMBER_RECORD;
-	m.ComponentMask = JOIN;
-	ib_mcmember_record_encode(&q, m.SubnAdmData);
-	ib_sa_mad_encode(&m, mad);
-	sib_mad_addr_init(&a, SIB_QP1, SIB_SM_LID, f->h[0]->node.ports[0].LID);
-	assert_int_equal(sib_mgmt_send(l1, &a, mad, &f->sm_link->local), 0);
-	assert_int_equal(sib_mgmt_send(f->probe, &a, mad, &f->sm_link->local), 0);
+	send_mcr(f, l1, victim, 78, IB_MAD_METHOD_DELETE, JOIN, &q);
+	send_mcr(f, f->probe, victim, 78, IB_MAD_METHOD_DELETE, JOIN, &q);
 	sib_sm_step(&f->sm, f->now);
 	assert_int_equal(f->sm.sa_wrong_source, 2);
 	assert_int_equal(sib_link_poll(f->probe, 4, got_rx, &g), 0);

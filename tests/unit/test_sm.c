@@ -581,8 +581,9 @@ static void got_rx(void *arg, const uint8_t *buf, size_t len, const struct sib_e
 }
 
 /* Sends an SA request from link, with SLID slid, to the SM. */
-static void sa_send(struct fixture *f, struct sib_link *link, uint16_t slid, uint8_t method,
-		    uint16_t attr, uint64_t comp, const uint8_t *rec, unsigned rec_len)
+static void sa_send_tid(struct fixture *f, struct sib_link *link, uint16_t slid, uint64_t tid,
+			uint8_t method, uint16_t attr, uint64_t comp, const uint8_t *rec,
+			unsigned rec_len)
 {
 	struct ib_sa_mad m;
 	struct sib_mad_addr a;
@@ -593,7 +594,7 @@ static void sa_send(struct fixture *f, struct sib_link *link, uint16_t slid, uin
 	m.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_ADM;
 	m.hdr.ClassVersion = IB_SA_CLASS_VERSION;
 	ib_mad_set_method(&m.hdr, method);
-	m.hdr.TransactionID = 77;
+	m.hdr.TransactionID = tid;
 	m.hdr.AttributeID = attr;
 	m.ComponentMask = comp;
 	if (rec)
@@ -601,6 +602,30 @@ static void sa_send(struct fixture *f, struct sib_link *link, uint16_t slid, uin
 	ib_sa_mad_encode(&m, mad);
 	sib_mad_addr_init(&a, SIB_QP1, SIB_SM_LID, slid);
 	assert_int_equal(sib_mgmt_send(link, &a, mad, &f->sm_link->local), 0);
+}
+
+static void sa_send(struct fixture *f, struct sib_link *link, uint16_t slid, uint8_t method,
+		    uint16_t attr, uint64_t comp, const uint8_t *rec, unsigned rec_len)
+{
+	sa_send_tid(f, link, slid, 77, method, attr, comp, rec, rec_len);
+}
+
+/* The statuses of the SA answers that reach a link. */
+struct statuses {
+	int n, ok, no_resources;
+};
+
+static void status_rx(void *arg, const uint8_t *buf, size_t len, const struct sib_endpoint *from)
+{
+	struct statuses *st = arg;
+	struct got g = { 0 };
+	struct ib_sa_mad m;
+
+	got_rx(&g, buf, len, from);
+	ib_sa_mad_decode(&m, g.mad);
+	st->n++;
+	st->ok += m.hdr.Status == 0;
+	st->no_resources += m.hdr.Status == IB_SA_STATUS_NO_RESOURCES;
 }
 
 /* Sends an SA request from port as (its link, its LID: the SA believes
@@ -672,6 +697,54 @@ static void sa_believes_a_request_only_from_where_its_slid_lives(void **state)
 	assert_int_equal(m.hdr.Status, 0);
 	assert_int_equal(f->sm.sa->nservices, 0);
 	sib_link_close(evil);
+	sib_hca_free(h[0]);
+	sib_hca_free(h[1]);
+}
+
+/* GetTable answers that wait for ACKs are bounded (sa.h): a requester
+ * that never ACKs has SIB_SA_TRANSFERS_PER_SOURCE on their way, its next
+ * GetTable gets ERR_NO_RESOURCES, and another port is still answered. */
+static void sa_transfers_nobody_acks_are_bounded(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t rec[IB_SERVICE_RECORD_BYTES];
+	struct ib_service_record sr;
+	struct statuses st = { 0 };
+	struct sib_hca *h[2];
+	struct ib_sa_mad m;
+
+	h[0] = hca_port_new(f, 0x0200000000000f10ull);
+	h[1] = hca_port_new(f, 0x0200000000000f20ull);
+	settle(f, h, 2);
+	/* Two records: a table of 352 bytes, two RMPP segments. */
+	for (int i = 0; i < 2; i++) {
+		memset(&sr, 0, sizeof(sr));
+		sr.ServiceID = 0x4000 + (uint64_t)i;
+		memcpy(sr.ServiceGID.raw, h[0]->node.ports[0].GID[0], 16);
+		sr.ServiceP_Key = 0xffff;
+		sr.ServiceLease = 0xffffffffu;
+		ib_service_record_encode(&sr, rec);
+		sa_ask(f, h[0], IB_MAD_METHOD_SET, IB_SA_ATTR_SERVICE_RECORD,
+		       IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID, rec, sizeof(rec), &m);
+		assert_int_equal(m.hdr.Status, 0);
+	}
+	memset(rec, 0, sizeof(rec));
+	for (uint64_t tid = 1; tid <= SIB_SA_TRANSFERS_PER_SOURCE + 1; tid++)
+		sa_send_tid(f, h[0]->node.mgmt[0].link, h[0]->node.ports[0].LID, tid,
+			    IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_SERVICE_RECORD, 0, rec, sizeof(rec));
+	sib_sm_step(&f->sm, f->now);
+	while (sib_link_poll(h[0]->node.mgmt[0].link, 16, status_rx, &st) > 0)
+		;
+	assert_int_equal(st.n, SIB_SA_TRANSFERS_PER_SOURCE + 1);
+	assert_int_equal(st.ok, SIB_SA_TRANSFERS_PER_SOURCE); /* each a first segment */
+	assert_int_equal(st.no_resources, 1);
+	assert_int_equal(f->sm.sa->ntransfers, SIB_SA_TRANSFERS_PER_SOURCE);
+	assert_int_equal(f->sm.sa->transfers_refused, 1);
+	assert_int_equal(f->sm.sa->transfer_bytes,
+			 SIB_SA_TRANSFERS_PER_SOURCE * 2 * IB_SERVICE_RECORD_BYTES);
+	sa_ask(f, h[1], IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_SERVICE_RECORD, 0, rec, sizeof(rec), &m);
+	assert_int_equal(m.hdr.Status, 0);
+	assert_int_equal(f->sm.sa->ntransfers, SIB_SA_TRANSFERS_PER_SOURCE + 1);
 	sib_hca_free(h[0]);
 	sib_hca_free(h[1]);
 }
@@ -1232,6 +1305,7 @@ int main(void)
 		T(sa_service_records_register_find_and_leave),
 		T(sa_queries_go_to_and_come_from_the_verified_sm_only),
 		T(sa_believes_a_request_only_from_where_its_slid_lives),
+		T(sa_transfers_nobody_acks_are_bounded),
 #undef T
 	};
 
