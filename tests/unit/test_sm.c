@@ -701,6 +701,66 @@ static void sa_believes_a_request_only_from_where_its_slid_lives(void **state)
 	sib_hca_free(h[1]);
 }
 
+/*
+ * sa_service.c: a ServiceRecord's key goes to its owner only, and an
+ * address record ("SIB" ServiceID) stays with one host: another key's Set
+ * is refused while a port of the first host holds it; the same key's (a
+ * port of the same host) is taken.
+ */
+static void sa_keys_go_to_owners_and_an_address_to_one_host(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t rec[IB_SERVICE_RECORD_BYTES];
+	struct ib_service_record sr, got;
+	struct sib_hca *h[3];
+	struct ib_sa_mad m;
+
+	h[0] = hca_port_new(f, 0x0200000000001010ull);
+	h[1] = hca_port_new(f, 0x0200000000001020ull);
+	h[2] = hca_port_new(f, 0x0200000000001030ull);
+	settle(f, h, 3);
+	memset(&sr, 0, sizeof(sr));
+	sr.ServiceID = SIB_SR_ADDRESS_SID_PREFIX | 0x040a4e0001ull; /* 10.78.0.1 */
+	memcpy(sr.ServiceGID.raw, h[0]->node.ports[0].GID[0], 16);
+	sr.ServiceP_Key = 0xffff;
+	sr.ServiceLease = 0xffffffffu;
+	memset(sr.ServiceKey, 0xa1, sizeof(sr.ServiceKey)); /* host A's key */
+	ib_service_record_encode(&sr, rec);
+	sa_ask(f, h[0], IB_MAD_METHOD_SET, IB_SA_ATTR_SERVICE_RECORD,
+	       IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID, rec, sizeof(rec), &m);
+	assert_int_equal(m.hdr.Status, 0);
+	/* Its owner reads the key; another port reads zeros, and still finds
+	 * the record by the key. */
+	sa_ask(f, h[0], IB_MAD_METHOD_GET, IB_SA_ATTR_SERVICE_RECORD, IB_SR_COMP_SERVICE_ID, rec,
+	       sizeof(rec), &m);
+	ib_service_record_decode(&got, m.SubnAdmData);
+	assert_int_equal(got.ServiceKey[0], 0xa1);
+	sa_ask(f, h[1], IB_MAD_METHOD_GET, IB_SA_ATTR_SERVICE_RECORD,
+	       IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_KEY, rec, sizeof(rec), &m);
+	assert_int_equal(m.hdr.Status, 0);
+	ib_service_record_decode(&got, m.SubnAdmData);
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(got.ServiceKey[i], 0);
+	/* Another host's port (another key) claims the address: refused. */
+	memcpy(sr.ServiceGID.raw, h[1]->node.ports[0].GID[0], 16);
+	memset(sr.ServiceKey, 0xb2, sizeof(sr.ServiceKey));
+	ib_service_record_encode(&sr, rec);
+	sa_ask(f, h[1], IB_MAD_METHOD_SET, IB_SA_ATTR_SERVICE_RECORD,
+	       IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID, rec, sizeof(rec), &m);
+	assert_int_equal(m.hdr.Status, IB_SA_STATUS_REQ_DENIED);
+	assert_int_equal(f->sm.sa->address_claims_refused, 1);
+	/* A port of the same host (the same key) registers it too. */
+	memcpy(sr.ServiceGID.raw, h[2]->node.ports[0].GID[0], 16);
+	memset(sr.ServiceKey, 0xa1, sizeof(sr.ServiceKey));
+	ib_service_record_encode(&sr, rec);
+	sa_ask(f, h[2], IB_MAD_METHOD_SET, IB_SA_ATTR_SERVICE_RECORD,
+	       IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID, rec, sizeof(rec), &m);
+	assert_int_equal(m.hdr.Status, 0);
+	assert_int_equal(f->sm.sa->nservices, 2);
+	for (int i = 0; i < 3; i++)
+		sib_hca_free(h[i]);
+}
+
 /* GetTable answers that wait for ACKs are bounded (sa.h): a requester
  * that never ACKs has SIB_SA_TRANSFERS_PER_SOURCE on their way, its next
  * GetTable gets ERR_NO_RESOURCES, and another port is still answered. */
@@ -1306,6 +1366,7 @@ int main(void)
 		T(sa_queries_go_to_and_come_from_the_verified_sm_only),
 		T(sa_believes_a_request_only_from_where_its_slid_lives),
 		T(sa_transfers_nobody_acks_are_bounded),
+		T(sa_keys_go_to_owners_and_an_address_to_one_host),
 #undef T
 	};
 
