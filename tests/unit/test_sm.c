@@ -580,6 +580,21 @@ static void got_rx(void *arg, const uint8_t *buf, size_t len, const struct sib_e
 	g->n++;
 }
 
+static struct ib_service_record service(struct sib_hca *h, uint64_t sid, uint8_t tag)
+{
+	struct ib_service_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.ServiceID = sid;
+	memcpy(r.ServiceGID.raw, h->node.ports[0].GID[0], 16);
+	r.ServiceP_Key = 0xffff;
+	r.ServiceLease = 0xffffffffu;
+	r.ServiceKey[0] = 0x5a;
+	snprintf((char *)r.ServiceName, sizeof(r.ServiceName), "test %u", tag);
+	r.ServiceData8[15] = tag;
+	return r;
+}
+
 /* Sends an SA request from link, with SLID slid, to the SM. */
 static void sa_send_tid(struct fixture *f, struct sib_link *link, uint16_t slid, uint64_t tid,
 			uint8_t method, uint16_t attr, uint64_t comp, const uint8_t *rec,
@@ -664,12 +679,7 @@ static void sa_believes_a_request_only_from_where_its_slid_lives(void **state)
 	h[1] = hca_port_new(f, 0x0200000000000e20ull);
 	settle(f, h, 2);
 	victim = h[0]->node.ports[0].LID;
-	memset(&sr, 0, sizeof(sr));
-	sr.ServiceID = 0x1234;
-	memcpy(sr.ServiceGID.raw, h[0]->node.ports[0].GID[0], 16);
-	sr.ServiceP_Key = 0xffff;
-	sr.ServiceLease = 0xffffffffu;
-	memset(sr.ServiceKey, 0x5a, sizeof(sr.ServiceKey));
+	sr = service(h[0], 0x1234, 1);
 	ib_service_record_encode(&sr, rec);
 	sa_ask(f, h[0], IB_MAD_METHOD_SET, IB_SA_ATTR_SERVICE_RECORD,
 	       IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID, rec, sizeof(rec), &m);
@@ -719,12 +729,8 @@ static void sa_keys_go_to_owners_and_an_address_to_one_host(void **state)
 	h[1] = hca_port_new(f, 0x0200000000001020ull);
 	h[2] = hca_port_new(f, 0x0200000000001030ull);
 	settle(f, h, 3);
-	memset(&sr, 0, sizeof(sr));
-	sr.ServiceID = SIB_SR_ADDRESS_SID_PREFIX | 0x040a4e0001ull; /* 10.78.0.1 */
-	memcpy(sr.ServiceGID.raw, h[0]->node.ports[0].GID[0], 16);
-	sr.ServiceP_Key = 0xffff;
-	sr.ServiceLease = 0xffffffffu;
-	memset(sr.ServiceKey, 0xa1, sizeof(sr.ServiceKey)); /* host A's key */
+	sr = service(h[0], SIB_SR_ADDRESS_SID_PREFIX | 0x040a4e0001ull, 1); /* 10.78.0.1 */
+	memset(sr.ServiceKey, 0xa1, sizeof(sr.ServiceKey));		      /* host A's key */
 	ib_service_record_encode(&sr, rec);
 	sa_ask(f, h[0], IB_MAD_METHOD_SET, IB_SA_ATTR_SERVICE_RECORD,
 	       IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID, rec, sizeof(rec), &m);
@@ -778,11 +784,7 @@ static void sa_transfers_nobody_acks_are_bounded(void **state)
 	settle(f, h, 2);
 	/* Two records: a table of 352 bytes, two RMPP segments. */
 	for (int i = 0; i < 2; i++) {
-		memset(&sr, 0, sizeof(sr));
-		sr.ServiceID = 0x4000 + (uint64_t)i;
-		memcpy(sr.ServiceGID.raw, h[0]->node.ports[0].GID[0], 16);
-		sr.ServiceP_Key = 0xffff;
-		sr.ServiceLease = 0xffffffffu;
+		sr = service(h[0], 0x4000 + (uint64_t)i, (uint8_t)i);
 		ib_service_record_encode(&sr, rec);
 		sa_ask(f, h[0], IB_MAD_METHOD_SET, IB_SA_ATTR_SERVICE_RECORD,
 		       IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID, rec, sizeof(rec), &m);
@@ -1236,20 +1238,6 @@ static void sa_queries_go_to_and_come_from_the_verified_sm_only(void **state)
 	sib_hca_free(h[0]);
 }
 
-static struct ib_service_record service(struct sib_hca *h, uint64_t sid, uint8_t tag)
-{
-	struct ib_service_record r;
-
-	memset(&r, 0, sizeof(r));
-	r.ServiceID = sid;
-	memcpy(r.ServiceGID.raw, h->node.ports[0].GID[0], 16);
-	r.ServiceP_Key = 0xffff;
-	r.ServiceLease = 0xffffffffu;
-	r.ServiceKey[0] = 0x5a;
-	snprintf((char *)r.ServiceName, sizeof(r.ServiceName), "test %u", tag);
-	r.ServiceData8[15] = tag;
-	return r;
-}
 
 static void sa_service_records_register_find_and_leave(void **state)
 {
