@@ -991,7 +991,18 @@ void sib_sm_rx(struct sib_sm *sm, const uint8_t *buf, size_t len, const struct s
 
 static void rx_cb(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
 {
-	sib_sm_rx(arg, pkt, len, from);
+	struct sib_sm *sm = arg;
+	char e[SIB_ENDPOINT_STRLEN];
+	uint64_t n;
+
+	if (sib_sm_admit(&sm->admit, from, sm->now_ns)) {
+		sib_sm_rx(sm, pkt, len, from);
+		return;
+	}
+	n = sm->admit.over_rate;
+	sib_log((n & (n - 1)) ? SIB_LOG_DEBUG : SIB_LOG_WARN,
+		"softib-sm: %s sends more than %u MADs a second: dropped one (%llu so far)",
+		sib_endpoint_str(from, e), SIB_SM_SOURCE_RATE, (unsigned long long)n);
 }
 
 static void sweep(struct sib_sm *sm)
@@ -1019,7 +1030,9 @@ int sib_sm_step(struct sib_sm *sm, uint64_t now_ns)
 	int n, total = 0;
 
 	sm->now_ns = now_ns;
-	while ((n = sib_link_poll(sm->link, 64, rx_cb, sm)) > 0) {
+	/* One budget a pass (sm_admit.h): what is left waits for the next
+	 * pass, after the timers and sends below. */
+	while (total < SIB_SM_RX_BUDGET && (n = sib_link_poll(sm->link, 64, rx_cb, sm)) > 0) {
 		total += n;
 		if (n < 64)
 			break;

@@ -64,6 +64,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fabric/sm_admit.h"
 #include "link/link.h"
 #include "mgmt/mad_agent.h"
 #include "mgmt/mad_packet.h"
@@ -164,6 +165,7 @@ struct sib_sm {
 	uint64_t resp_misrouted;  /* responses no request took: unknown TID, wrong endpoint */
 	uint64_t claims_refused;  /* NodeInfo claiming a live port's GUID */
 	uint64_t bad_m_key_traps; /* trap 256 from ports */
+	struct sib_sm_admit admit; /* how much the SM takes from whom (sm_admit.h) */
 };
 
 int sib_sm_init(struct sib_sm *sm, struct sib_link *link, uint64_t guid, uint64_t now_ns);

@@ -22,6 +22,8 @@ size_t sib_sm_stats_text(const struct sib_sm *sm, char *buf, size_t len)
 	N("leaves", sm->leaves);
 	N("sa_queries", sm->sa_queries);
 	N("sa_wrong_source", sm->sa_wrong_source);
+	N("rx_over_rate", sm->admit.over_rate);
+	N("sources_evicted", sm->admit.evicted);
 	N("dropped", sm->dropped);
 	N("resp_misrouted", sm->resp_misrouted);
 	N("claims_refused", sm->claims_refused);

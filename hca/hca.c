@@ -450,6 +450,7 @@ int sib_hca_port_stats(struct sib_hca *hca, unsigned port_num, struct sib_port_s
 	out->sa_hits = hca->node.sa.hits;
 	out->sa_timeouts = hca->node.sa.timeouts;
 	out->sa_foreign = __atomic_load_n(&hca->node.sa.foreign, __ATOMIC_RELAXED);
+	out->sa_async_full = __atomic_load_n(&hca->node.sa.async_full, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&hca->node.sa.lock);
 	pthread_mutex_lock(&hca->node.lock);
 	out->smp_refused = hca->node.mgmt[port_num - 1].smp_refused;

@@ -118,6 +118,7 @@ struct sib_port_stats {
 	uint64_t M_KeyViolations;      /* PortInfo:M_KeyViolations */
 	uint64_t sa_sent, sa_hits, sa_timeouts; /* the SA client */
 	uint64_t sa_foreign;	       /* SA answers not from the port's SM */
+	uint64_t sa_async_full;	       /* lookups not asked: SIB_SA_ASYNC_MAX were out */
 	struct sib_cm_counters cm;		/* the communication manager */
 	/* the HCA's thread wake-ups and the messages they were for
 	 * (docs/architecture.md, the waiting rule); the same on every port */

@@ -124,6 +124,8 @@ size_t sib_hca_stats_text(struct sib_hca *hca, char *buf, size_t len)
 		    (unsigned long long)st.sa_sent, p, (unsigned long long)st.sa_hits, p,
 		    (unsigned long long)st.sa_timeouts);
 		sib_text_put(&t, "port%u.sa_foreign %llu\n", p, (unsigned long long)st.sa_foreign);
+		sib_text_put(&t, "port%u.sa_async_full %llu\n", p,
+			     (unsigned long long)st.sa_async_full);
 		sib_text_put(&t, "port%u.watches %llu\n", p, (unsigned long long)st.watches);
 		sib_text_put(&t, "port%u.wakes_thread %llu\nport%u.wakes_waiter %llu\n", p,
 		    (unsigned long long)st.wakes_thread, p, (unsigned long long)st.wakes_waiter);
@@ -132,7 +134,7 @@ size_t sib_hca_stats_text(struct sib_hca *hca, char *buf, size_t len)
 #define CM_LINE(name) sib_text_put(&t, "port%u.cm_" #name " %llu\n", p, (unsigned long long)st.cm.name);
 		CM_LINE(rx) CM_LINE(tx) CM_LINE(retransmits) CM_LINE(timeouts)
 		CM_LINE(duplicates) CM_LINE(stale) CM_LINE(rx_malformed) CM_LINE(rx_unmatched)
-		CM_LINE(rx_wrong_source) CM_LINE(rx_unknown_source) CM_LINE(rx_held)
+		CM_LINE(rx_wrong_source) CM_LINE(rx_unknown_source) CM_LINE(rx_held) CM_LINE(rx_pending_full)
 #undef CM_LINE
 	}
 	return t.used;

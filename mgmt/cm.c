@@ -75,9 +75,72 @@ uint8_t sib_cm_ack_timeout(uint8_t packet_life_time, uint8_t ack_delay)
 
 /* ---------------------------------------------------------------- ids */
 
+/*
+ * The tables (cm.h, "Bounds"): chains of ids by a 32-bit key.  A peer
+ * picks its comm IDs and QPNs, so the bucket is a multiplicative hash of
+ * the key, and a lookup compares everything it matches on.
+ */
+enum { SIB_CM_BY_LOCAL, SIB_CM_BY_REMOTE, SIB_CM_BY_QPN, SIB_CM_LISTENERS };
+
+static unsigned bucket(uint32_t key)
+{
+	return (key * 2654435761u) >> (32 - SIB_CM_HASH_BITS);
+}
+
+static struct sib_cm_id *chain(struct sib_cm *cm, unsigned t, uint32_t key)
+{
+	return cm->table[t][bucket(key)];
+}
+
+static void table_del(struct sib_cm_id *id, unsigned t)
+{
+	struct sib_cm_id **pp;
+
+	if (!(id->hashed & 1u << t))
+		return;
+	for (pp = &id->cm->table[t][bucket(id->hkey[t])]; *pp != id; pp = &(*pp)->hnext[t])
+		;
+	*pp = id->hnext[t];
+	id->hashed &= (uint8_t)~(1u << t);
+}
+
+static void table_add(struct sib_cm_id *id, unsigned t, uint32_t key)
+{
+	struct sib_cm_id **head = &id->cm->table[t][bucket(key)];
+
+	table_del(id, t);
+	id->hkey[t] = key;
+	id->hnext[t] = *head;
+	*head = id;
+	id->hashed |= (uint8_t)(1u << t);
+}
+
+/* After the peer's comm ID, CA GUID or QPN became known. */
+static void rekey(struct sib_cm_id *id)
+{
+	table_add(id, SIB_CM_BY_REMOTE, id->remote_comm_id);
+	table_add(id, SIB_CM_BY_QPN, id->remote_qpn);
+}
+
+/* Every state change goes here: it keeps the count of REQs that wait for
+ * their consumer (SIB_CM_PENDING_MAX). */
+static void set_state(struct sib_cm_id *id, enum sib_cm_state s)
+{
+	bool pending = s == SIB_CM_REQ_RCVD || s == SIB_CM_MRA_REQ_SENT;
+
+	if (pending != id->pending_req) {
+		id->pending_req = pending;
+		if (pending)
+			id->cm->pending++;
+		else
+			id->cm->pending--;
+	}
+	id->state = s;
+}
+
 static bool comm_id_used(struct sib_cm *cm, uint32_t v)
 {
-	for (struct sib_cm_id *id = cm->ids; id; id = id->next)
+	for (struct sib_cm_id *id = chain(cm, SIB_CM_BY_LOCAL, v); id; id = id->hnext[SIB_CM_BY_LOCAL])
 		if (id->local_comm_id == v)
 			return true;
 	return false;
@@ -109,6 +172,7 @@ struct sib_cm_id *sib_cm_create_id(struct sib_cm *cm, unsigned port_num, sib_cm_
 	id->port_num = port_num;
 	id->state = SIB_CM_IDLE;
 	id->local_comm_id = new_comm_id(cm);
+	table_add(id, SIB_CM_BY_LOCAL, id->local_comm_id);
 	id->next = cm->ids;
 	if (cm->ids)
 		cm->ids->prev = id;
@@ -176,6 +240,12 @@ static void id_free(struct sib_cm_id *id)
 	if (id->next)
 		id->next->prev = id->prev;
 	id->next = id->prev = NULL;
+	for (unsigned t = 0; t <= SIB_CM_LISTENERS; t++)
+		table_del(id, t);
+	if (id->pending_req) {
+		id->pending_req = false;
+		cm->pending--;
+	}
 	quiet(id);
 	if (id->pending)
 		id->unlinked = true;
@@ -375,7 +445,7 @@ static void reject_unknown(struct sib_cm *cm, unsigned port_num, const struct si
 
 static void enter_timewait(struct sib_cm_id *id)
 {
-	id->state = SIB_CM_TIMEWAIT;
+	set_state(id, SIB_CM_TIMEWAIT);
 	stop_request(id);
 	/* IBA 12.9.8.4: long enough for every packet of the connection to
 	 * have left the fabric: the QP's ACK timeout. */
@@ -385,7 +455,7 @@ static void enter_timewait(struct sib_cm_id *id)
 static void to_idle(struct sib_cm_id *id)
 {
 	quiet(id);
-	id->state = SIB_CM_IDLE;
+	set_state(id, SIB_CM_IDLE);
 }
 
 /* ---------------------------------------------------------------- consumer requests */
@@ -418,7 +488,8 @@ int sib_cm_listen(struct sib_cm_id *id, uint64_t service_id, uint64_t mask)
 {
 	if (id->state != SIB_CM_IDLE)
 		return refuse(id, "listen", -EINVAL, "only an IDLE id listens");
-	for (struct sib_cm_id *o = id->cm->ids; o; o = o->next)
+	for (struct sib_cm_id *o = chain(id->cm, SIB_CM_LISTENERS, 0); o;
+	     o = o->hnext[SIB_CM_LISTENERS])
 		if (o->state == SIB_CM_LISTEN && !o->destroyed &&
 		    ((o->service_id ^ service_id) & o->service_mask & mask) == 0)
 			return refuse(id, "listen", -EADDRINUSE,
@@ -429,7 +500,8 @@ int sib_cm_listen(struct sib_cm_id *id, uint64_t service_id, uint64_t mask)
 				      (unsigned long long)o->service_mask, o->local_comm_id);
 	id->service_id = service_id & mask;
 	id->service_mask = mask;
-	id->state = SIB_CM_LISTEN;
+	set_state(id, SIB_CM_LISTEN);
+	table_add(id, SIB_CM_LISTENERS, 0);
 	return 0;
 }
 
@@ -501,7 +573,7 @@ int sib_cm_send_req(struct sib_cm_id *id, const struct sib_cm_req_param *p)
 	id->addr.SL = p->path.SL;
 	mad_start(id->msg, IB_CM_ATTR_REQ, id->tid);
 	ib_cm_req_encode(&req, id->msg + IB_CM_DATA_OFFSET);
-	id->state = SIB_CM_REQ_SENT;
+	set_state(id, SIB_CM_REQ_SENT);
 	send_request(id);
 	return 0;
 }
@@ -532,7 +604,7 @@ int sib_cm_send_rep(struct sib_cm_id *id, const struct sib_cm_rep_param *p)
 	id->mra_delayed = false;
 	mad_start(id->msg, IB_CM_ATTR_REP, id->tid);
 	ib_cm_rep_encode(&rep, id->msg + IB_CM_DATA_OFFSET);
-	id->state = SIB_CM_REP_SENT;
+	set_state(id, SIB_CM_REP_SENT);
 	send_request(id);
 	return 0;
 }
@@ -554,7 +626,7 @@ int sib_cm_send_rtu(struct sib_cm_id *id, const uint8_t *pd, unsigned len)
 	ib_cm_rtu_encode(&rtu, mad + IB_CM_DATA_OFFSET);
 	keep_reply(id, mad);
 	id->mra_delayed = false;
-	id->state = SIB_CM_ESTABLISHED;
+	set_state(id, SIB_CM_ESTABLISHED);
 	send_id(id, mad);
 	return 0;
 }
@@ -614,9 +686,9 @@ int sib_cm_send_mra(struct sib_cm_id *id, uint8_t service_timeout, bool delay,
 	if (len > IB_CM_MRA_PRIVATE_DATA_BYTES)
 		return pd_too_long(id, "MRA", len, IB_CM_MRA_PRIVATE_DATA_BYTES);
 	if (id->state == SIB_CM_REQ_RCVD)
-		id->state = SIB_CM_MRA_REQ_SENT;
+		set_state(id, SIB_CM_MRA_REQ_SENT);
 	else if (id->state == SIB_CM_REP_RCVD)
-		id->state = SIB_CM_MRA_REP_SENT;
+		set_state(id, SIB_CM_MRA_REP_SENT);
 	else
 		return refuse(id, "MRA", -EINVAL,
 			      "an MRA answers a REQ or REP received, once (IBA 12.6.6)");
@@ -651,7 +723,7 @@ int sib_cm_send_dreq(struct sib_cm_id *id, const uint8_t *pd, unsigned len)
 		return pd_too_long(id, "DREQ", len, IB_CM_DREQ_PRIVATE_DATA_BYTES);
 	build_dreq(id, id->msg, pd, len);
 	id->reply_valid = false;
-	id->state = SIB_CM_DREQ_SENT;
+	set_state(id, SIB_CM_DREQ_SENT);
 	send_request(id);
 	return 0;
 }
@@ -692,7 +764,7 @@ int sib_cm_establish(struct sib_cm_id *id)
 		return refuse(id, "establish", -EINVAL,
 			      "only a passive side that sent its REP waits for an RTU (12.9.5)");
 	quiet(id);
-	id->state = SIB_CM_ESTABLISHED;
+	set_state(id, SIB_CM_ESTABLISHED);
 	if (notify(id, SIB_CM_EV_USER_ESTABLISHED))
 		release_if_done(id);
 	return 0;
@@ -723,7 +795,7 @@ int sib_cm_send_sidr_req(struct sib_cm_id *id, const struct sib_cm_sidr_req_para
 	id->addr.SL = p->path.SL;
 	mad_start(id->msg, IB_CM_ATTR_SIDR_REQ, id->tid);
 	ib_cm_sidr_req_encode(&q, id->msg + IB_CM_DATA_OFFSET);
-	id->state = SIB_CM_SIDR_REQ_SENT;
+	set_state(id, SIB_CM_SIDR_REQ_SENT);
 	send_request(id);
 	return 0;
 }
@@ -756,7 +828,7 @@ int sib_cm_send_sidr_rep(struct sib_cm_id *id, uint8_t status, uint32_t qpn, uin
 		return pd_too_long(id, "SIDR_REP", len, IB_CM_SIDR_REP_PRIVATE_DATA_BYTES);
 	build_sidr_rep(id, mad, status, qpn, qkey, pd, len);
 	send_id(id, mad);
-	id->state = SIB_CM_IDLE;
+	set_state(id, SIB_CM_IDLE);
 	return 0;
 }
 
@@ -818,7 +890,7 @@ void sib_cm_destroy_id(struct sib_cm_id *id)
 /* TIMEWAIT is over (IBA 12.9.8.4): the id rests IDLE. */
 static void timewait_over(struct sib_cm_id *id)
 {
-	id->state = SIB_CM_IDLE;
+	set_state(id, SIB_CM_IDLE);
 	if (notify(id, SIB_CM_EV_TIMEWAIT_EXIT))
 		release_if_done(id);
 }
@@ -832,9 +904,9 @@ static void request_resent(struct sib_cm_id *id)
 	id->cm->counters.tx++;
 	/* An MRA's wait is over: the request goes on as before it. */
 	if (id->state == SIB_CM_MRA_REQ_RCVD)
-		id->state = SIB_CM_REQ_SENT;
+		set_state(id, SIB_CM_REQ_SENT);
 	else if (id->state == SIB_CM_MRA_REP_RCVD)
-		id->state = SIB_CM_REP_SENT;
+		set_state(id, SIB_CM_REP_SENT);
 }
 
 /* MaxCMRetries ran out with no answer (IBA 12.9). */
@@ -846,13 +918,13 @@ static void request_timed_out(struct sib_cm_id *id)
 	switch (id->state) {
 	case SIB_CM_REQ_SENT:
 	case SIB_CM_MRA_REQ_RCVD:
-		id->state = SIB_CM_IDLE;
+		set_state(id, SIB_CM_IDLE);
 		if (!notify(id, SIB_CM_EV_REQ_ERROR))
 			return;
 		break;
 	case SIB_CM_REP_SENT:
 	case SIB_CM_MRA_REP_RCVD:
-		id->state = SIB_CM_IDLE;
+		set_state(id, SIB_CM_IDLE);
 		if (!notify(id, SIB_CM_EV_REP_ERROR))
 			return;
 		break;
@@ -862,7 +934,7 @@ static void request_timed_out(struct sib_cm_id *id)
 			return;
 		break;
 	case SIB_CM_SIDR_REQ_SENT:
-		id->state = SIB_CM_IDLE;
+		set_state(id, SIB_CM_IDLE);
 		if (!notify(id, SIB_CM_EV_SIDR_REQ_ERROR))
 			return;
 		break;
@@ -933,7 +1005,8 @@ struct rx {
 
 static struct sib_cm_id *by_local_id(struct sib_cm *cm, uint32_t local_comm_id)
 {
-	for (struct sib_cm_id *id = cm->ids; id; id = id->next)
+	for (struct sib_cm_id *id = chain(cm, SIB_CM_BY_LOCAL, local_comm_id); id;
+	     id = id->hnext[SIB_CM_BY_LOCAL])
 		if (id->local_comm_id == local_comm_id && id->state != SIB_CM_LISTEN)
 			return id;
 	return NULL;
@@ -946,7 +1019,8 @@ static bool connected_state(enum sib_cm_state s)
 
 static struct sib_cm_id *listener_for(struct sib_cm *cm, uint64_t sid)
 {
-	for (struct sib_cm_id *id = cm->ids; id; id = id->next)
+	for (struct sib_cm_id *id = chain(cm, SIB_CM_LISTENERS, 0); id;
+	     id = id->hnext[SIB_CM_LISTENERS])
 		if (id->state == SIB_CM_LISTEN && !id->destroyed &&
 		    ((sid ^ id->service_id) & id->service_mask) == 0)
 			return id;
@@ -988,6 +1062,22 @@ static void path_from_req(const struct ib_cm_req *req, struct sib_cm_path *p)
 	p->PacketLifeTime = q->LocalACKTimeout ? q->LocalACKTimeout - 1 : 0;
 }
 
+/* SIB_CM_PENDING_MAX REQs wait for their consumers: one more is refused
+ * (cm.h, "Bounds"). */
+static void pending_full(struct rx *r, const struct ib_cm_req *req)
+{
+	char e[SIB_ENDPOINT_STRLEN];
+	uint64_t n = ++r->cm->counters.rx_pending_full;
+
+	sib_log((n & (n - 1)) ? SIB_LOG_DEBUG : SIB_LOG_WARN,
+		"CM: %u connection requests wait for their consumer already; the REQ for "
+		"ServiceID 0x%016llx from %s is rejected with no resources (%llu so far)",
+		SIB_CM_PENDING_MAX, (unsigned long long)req->ServiceID,
+		sib_endpoint_str(r->from, e), (unsigned long long)n);
+	reject_unknown(r->cm, r->port_num, r->a, r->from, r->tid, 0, req->LocalCommID,
+		       IB_CM_MSG_REQ, IB_CM_REJ_NO_RESOURCES);
+}
+
 /* A duplicate REQ (IBA 12.9.5): answered from the state it finds. */
 static void dup_req(struct rx *r, struct sib_cm_id *id)
 {
@@ -1015,7 +1105,7 @@ static void rx_req(struct rx *r)
 	int ret;
 
 	ib_cm_req_decode(&req, r->data);
-	for (id = cm->ids; id; id = id->next) {
+	for (id = chain(cm, SIB_CM_BY_REMOTE, req.LocalCommID); id; id = id->hnext[SIB_CM_BY_REMOTE]) {
 		if (id->state == SIB_CM_IDLE || id->state == SIB_CM_LISTEN)
 			continue;
 		if (id->remote_comm_id == req.LocalCommID &&
@@ -1028,7 +1118,7 @@ static void rx_req(struct rx *r)
 	 * again, is stale: reject the REQ and end the old connection -- only
 	 * when the REQ comes from where that connection's peer is, so that
 	 * nobody else can end it (cm.h). */
-	for (id = cm->ids; id; id = id->next) {
+	for (id = chain(cm, SIB_CM_BY_QPN, req.LocalQPN); id; id = id->hnext[SIB_CM_BY_QPN]) {
 		if (!connected_state(id->state) || id->remote_qpn != req.LocalQPN ||
 		    id->remote_ca_guid != req.LocalCAGUID || !sib_endpoint_equal(&id->peer, r->from))
 			continue;
@@ -1054,17 +1144,22 @@ static void rx_req(struct rx *r)
 			       IB_CM_MSG_REQ, reason);
 		return;
 	}
+	if (cm->pending >= SIB_CM_PENDING_MAX) {
+		pending_full(r, &req);
+		return;
+	}
 	id = passive_id(r, listener);
 	if (!id) {
 		reject_unknown(cm, r->port_num, r->a, r->from, r->tid, 0, req.LocalCommID,
 			       IB_CM_MSG_REQ, IB_CM_REJ_NO_RESOURCES);
 		return;
 	}
-	id->state = SIB_CM_REQ_RCVD;
+	set_state(id, SIB_CM_REQ_RCVD);
 	id->service_id = req.ServiceID;
 	id->remote_comm_id = req.LocalCommID;
 	id->remote_ca_guid = req.LocalCAGUID;
 	id->remote_qpn = req.LocalQPN;
+	rekey(id);
 	id->local_ack_timeout = req.Primary.LocalACKTimeout;
 	path_from_req(&req, &id->path);
 	id->max_retries = req.MaxCMRetries;
@@ -1125,10 +1220,11 @@ static void rx_mra(struct rx *r)
 	if (!id)
 		return;
 	if (mra.MessageMRAed == IB_CM_MSG_REQ && id->state == SIB_CM_REQ_SENT) {
-		id->state = SIB_CM_MRA_REQ_RCVD;
+		set_state(id, SIB_CM_MRA_REQ_RCVD);
 		id->remote_comm_id = mra.LocalCommID;
+		rekey(id);
 	} else if (mra.MessageMRAed == IB_CM_MSG_REP && id->state == SIB_CM_REP_SENT) {
-		id->state = SIB_CM_MRA_REP_RCVD;
+		set_state(id, SIB_CM_MRA_REP_RCVD);
 	} else {
 		r->cm->counters.duplicates++;
 		return;
@@ -1158,7 +1254,8 @@ static struct sib_cm_id *rej_id(struct rx *r, const struct ib_cm_rej *rej)
 	if (rej->Reason == IB_CM_REJ_TIMEOUT && rej->RejectedInfoLength >= 8)
 		for (int i = 0; i < 8; i++)
 			guid = guid << 8 | rej->ARI[i];
-	for (struct sib_cm_id *id = r->cm->ids; id; id = id->next) {
+	for (struct sib_cm_id *id = chain(r->cm, SIB_CM_BY_REMOTE, rej->LocalCommID); id;
+	     id = id->hnext[SIB_CM_BY_REMOTE]) {
 		if (id->state == SIB_CM_LISTEN || id->remote_comm_id != rej->LocalCommID ||
 		    !sib_endpoint_equal(&id->peer, r->from))
 			continue;
@@ -1207,7 +1304,7 @@ static void rx_rej(struct rx *r)
 
 static bool stale_qpn(struct sib_cm *cm, struct sib_cm_id *self, uint32_t qpn, uint64_t guid)
 {
-	for (struct sib_cm_id *id = cm->ids; id; id = id->next)
+	for (struct sib_cm_id *id = chain(cm, SIB_CM_BY_QPN, qpn); id; id = id->hnext[SIB_CM_BY_QPN])
 		if (id != self && connected_state(id->state) && id->remote_qpn == qpn &&
 		    id->remote_ca_guid == guid)
 			return true;
@@ -1258,7 +1355,8 @@ static void rx_rep(struct rx *r)
 	id->remote_comm_id = rep.LocalCommID;
 	id->remote_ca_guid = rep.LocalCAGUID;
 	id->remote_qpn = rep.LocalQPN;
-	id->state = SIB_CM_REP_RCVD;
+	rekey(id);
+	set_state(id, SIB_CM_REP_RCVD);
 	ev.rep = &rep;
 	if (deliver(id, &ev))
 		release_if_done(id);
@@ -1278,7 +1376,7 @@ static void rx_rtu(struct rx *r)
 		return;
 	}
 	quiet(id);
-	id->state = SIB_CM_ESTABLISHED;
+	set_state(id, SIB_CM_ESTABLISHED);
 	if (notify(id, SIB_CM_EV_RTU_RECEIVED))
 		release_if_done(id);
 }
@@ -1319,7 +1417,7 @@ static void rx_dreq(struct rx *r)
 	case SIB_CM_DREQ_SENT: /* the DREQs crossed */
 		quiet(id);
 		id->tid = r->tid;
-		id->state = SIB_CM_DREQ_RCVD;
+		set_state(id, SIB_CM_DREQ_RCVD);
 		ev.dreq = &dreq;
 		if (deliver(id, &ev))
 			release_if_done(id);
@@ -1366,7 +1464,7 @@ static void rx_sidr_req(struct rx *r)
 	int ret;
 
 	ib_cm_sidr_req_decode(&q, r->data);
-	for (id = cm->ids; id; id = id->next) {
+	for (id = chain(cm, SIB_CM_BY_REMOTE, q.RequestID); id; id = id->hnext[SIB_CM_BY_REMOTE]) {
 		if (id->state == SIB_CM_SIDR_REQ_RCVD && id->remote_comm_id == q.RequestID &&
 		    sib_endpoint_equal(&id->peer, r->from)) {
 			cm->counters.duplicates++;
@@ -1389,8 +1487,9 @@ static void rx_sidr_req(struct rx *r)
 		send_to(cm, r->port_num, &tmp.addr, r->from, mad);
 		return;
 	}
-	id->state = SIB_CM_SIDR_REQ_RCVD;
+	set_state(id, SIB_CM_SIDR_REQ_RCVD);
 	id->remote_comm_id = q.RequestID;
+	rekey(id);
 	id->service_id = q.ServiceID;
 	id->path.P_Key = q.P_Key;
 	id->path.SLID = r->a->DLID;

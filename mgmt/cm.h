@@ -26,6 +26,12 @@
  * from another.  What fails is dropped and counted (rx_wrong_source,
  * rx_unknown_source) with a debug line.
  *
+ * Bounds: the CM finds an id by hashing (its comm ID, the peer's comm ID,
+ * the peer's QPN), never by walking all of them; at most
+ * SIB_CM_PENDING_MAX connection requests wait for their consumer's
+ * answer, and a REQ beyond that is rejected with "no resources" (IBA
+ * 12.6.7.2, reason 3), counted in rx_pending_full and logged.
+ *
  * Locking: one mutex per CM (sib_cm_lock).  Every function below except
  * sib_cm_new/free and the lock functions must be called with it held; the
  * CM calls handlers with it held, from the thread that delivers MADs or
@@ -192,6 +198,7 @@ struct sib_cm_counters {
 	uint64_t rx_wrong_source; /* dropped: not from where its SLID lives or its peer is */
 	uint64_t rx_unknown_source; /* dropped: nobody could say where its SLID lives */
 	uint64_t rx_held;	/* requests that waited for the SA to place their source */
+	uint64_t rx_pending_full; /* REQs rejected: SIB_CM_PENDING_MAX wait already */
 };
 
 /*
@@ -214,6 +221,10 @@ struct sib_cm_id {
 
 	/* ---- the CM's own ---- */
 	struct sib_cm_id *next, *prev;
+	struct sib_cm_id *hnext[4];	    /* the CM's tables (cm.c: SIB_CM_BY_*) */
+	uint32_t hkey[4];
+	uint8_t hashed;			    /* bit t: in table t */
+	bool pending_req;		    /* a REQ waiting for its consumer's answer */
 	bool destroyed;			    /* the consumer let go */
 	bool unlinked;			    /* forgotten; freed by its last timer callback */
 	bool timer_armed;		    /* the TIMEWAIT timer */
@@ -243,10 +254,17 @@ struct sib_cm_held {
 	uint8_t mad[IB_MAD_BYTES];
 };
 
+#define SIB_CM_HASH_BITS 10
+#define SIB_CM_PENDING_MAX 256
+
 struct sib_cm {
 	pthread_mutex_t lock;
 	struct sib_node *node;
 	struct sib_cm_id *ids; /* every id the CM still keeps */
+	/* The same ids, by comm ID, by the peer's comm ID, by the peer's QPN,
+	 * and the listeners (cm.c). */
+	struct sib_cm_id *table[4][1u << SIB_CM_HASH_BITS];
+	unsigned pending; /* ids with pending_req */
 	struct sib_cm_counters counters;
 	struct sib_cm_held held[SIB_CM_HELD_MAX];
 };

@@ -355,6 +355,8 @@ static struct sib_sa_async *lookup_slot(struct sib_sa_client *sa, uint16_t lid, 
 		if (!as->busy && (!slot || as->asked_ns < slot->asked_ns))
 			slot = as;
 	}
+	if (!slot)
+		sa->async_full++; /* a flood of unknown sources waits its turn */
 	return slot;
 }
 

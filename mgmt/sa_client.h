@@ -71,6 +71,7 @@ struct sib_sa_client {
 	struct sib_sa_async async[SIB_SA_ASYNC_MAX];
 	uint64_t hits, sent, timeouts;
 	uint64_t foreign; /* SA answers not from the port's SM, or to nothing we asked */
+	uint64_t async_full; /* background lookups not asked: SIB_SA_ASYNC_MAX were out */
 };
 
 int sib_sa_client_init(struct sib_sa_client *sa);

