@@ -15,6 +15,7 @@
 #define SIB_BASE_LOG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 enum sib_log_level {
 	SIB_LOG_ERROR = 0,
@@ -42,6 +43,14 @@ static inline bool sib_log_on(enum sib_log_level level)
 		if (sib_log_on(level))                                                             \
 			sib_log_write(level, __VA_ARGS__);                                         \
 	} while (0)
+
+/* The level for the n-th (from 1) occurrence of something an attacker can
+ * repeat at will: the 1st, 2nd, 4th, 8th ... at the default level, the rest
+ * at debug, so that a flood is seen and cannot flood the log. */
+static inline enum sib_log_level sib_log_nth(uint64_t n)
+{
+	return (n & (n - 1)) ? SIB_LOG_DEBUG : SIB_LOG_WARN;
+}
 
 #define sib_err(...) sib_log(SIB_LOG_ERROR, __VA_ARGS__)
 #define sib_warn(...) sib_log(SIB_LOG_WARN, __VA_ARGS__)

@@ -194,7 +194,7 @@ static bool source_ok(struct sib_sm *sm, const struct sib_mad_addr *a,
 	if (p && sib_endpoint_equal(&p->ep, from))
 		return true;
 	n = ++sm->sa_wrong_source;
-	sib_log((n & (n - 1)) ? SIB_LOG_DEBUG : SIB_LOG_WARN,
+	sib_log(sib_log_nth(n),
 		"softib-sm: an SA request with SLID 0x%04x came from %s, not from where that LID "
 		"lives (%s): dropped (%llu so far)",
 		a->SLID, sib_endpoint_str(from, e), p ? sib_endpoint_str(&p->ep, w) : "no port",

@@ -57,6 +57,7 @@ struct sib_sa_state {
 	uint64_t transfers_refused; /* a limit above: ERR_NO_RESOURCES */
 	uint64_t service_sets, service_deletes;
 	uint64_t address_claims_refused; /* address records another host holds */
+	uint64_t services_refused; /* Sets beyond the records of a port or of the SA */
 };
 
 /* The state, made on first use; NULL when out of memory. */

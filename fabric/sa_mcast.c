@@ -517,9 +517,11 @@ static void mc_join(struct sib_sm *sm, struct sib_sa_mcast *mc, const struct sib
 	if (!mem && (members_in_all(mc) >= SIB_SA_MCAST_MEMBERS_MAX ||
 		     members_of_port(mc, p->guid) >= SIB_SA_MCAST_MEMBERS_PER_PORT)) {
 		mc->no_room++;
-		sib_dbg("softib-sm: MCMemberRecord join from LID 0x%04x: no room (%u groups per "
-			"port, %u members in all)",
-			a->SLID, SIB_SA_MCAST_MEMBERS_PER_PORT, SIB_SA_MCAST_MEMBERS_MAX);
+		sib_log(sib_log_nth(mc->no_room),
+			"softib-sm: MCMemberRecord join from LID 0x%04x: no room (%u groups per "
+			"port, %u members in all; %llu so far)",
+			a->SLID, SIB_SA_MCAST_MEMBERS_PER_PORT, SIB_SA_MCAST_MEMBERS_MAX,
+			(unsigned long long)mc->no_room);
 		answer(sm, a, from, m, IB_MAD_METHOD_GET_RESP, IB_SA_STATUS_NO_RESOURCES, NULL);
 		return;
 	}

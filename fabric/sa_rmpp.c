@@ -100,10 +100,11 @@ void sib_sa_send_table(struct sib_sm *sm, const struct sib_mad_addr *a,
 		char e[SIB_ENDPOINT_STRLEN];
 
 		s->transfers_refused++;
-		sib_dbg("softib-sm: GetTable from %s refused: %u answers to it on their way "
-			"already, or %u MiB to all (ERR_NO_RESOURCES)",
+		sib_log(sib_log_nth(s->transfers_refused),
+			"softib-sm: GetTable from %s refused: %u answers to it on their way "
+			"already, or %u MiB to all (ERR_NO_RESOURCES; %llu so far)",
 			sib_endpoint_str(to, e), SIB_SA_TRANSFERS_PER_SOURCE,
-			SIB_SA_TRANSFER_BYTES_MAX >> 20);
+			SIB_SA_TRANSFER_BYTES_MAX >> 20, (unsigned long long)s->transfers_refused);
 		sib_sa_respond(sm, a, to, &req, IB_MAD_METHOD_GET_TABLE_RESP,
 			       IB_SA_STATUS_NO_RESOURCES, NULL, 0, 0);
 		return;

@@ -194,7 +194,7 @@ static void service_set(struct sib_sm *sm, struct sib_sa_state *s, const struct 
 	if (address_held(s, q)) {
 		uint64_t n = ++s->address_claims_refused;
 
-		sib_log((n & (n - 1)) ? SIB_LOG_DEBUG : SIB_LOG_WARN,
+		sib_log(sib_log_nth(n),
 			"softib-sm: the port at LID 0x%04x claims address record 0x%016llx, which "
 			"a port of another host holds; refused (%llu so far)",
 			a->SLID, (unsigned long long)q->ServiceID, (unsigned long long)n);
@@ -209,6 +209,12 @@ static void service_set(struct sib_sm *sm, struct sib_sa_state *s, const struct 
 	if (!e) {
 		if (port_records(s, p->guid) >= SIB_SA_SERVICES_PER_PORT ||
 		    s->nservices >= SIB_SA_SERVICES_MAX) {
+			s->services_refused++;
+			sib_log(sib_log_nth(s->services_refused),
+				"softib-sm: ServiceRecord Set from LID 0x%04x refused: %u records a "
+				"port, %u in all (ERR_NO_RESOURCES; %llu so far)",
+				a->SLID, SIB_SA_SERVICES_PER_PORT, SIB_SA_SERVICES_MAX,
+				(unsigned long long)s->services_refused);
 			service_answer(sm, a, from, m, IB_MAD_METHOD_GET_RESP,
 			       IB_SA_STATUS_NO_RESOURCES, NULL);
 			return;

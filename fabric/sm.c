@@ -1000,7 +1000,7 @@ static void rx_cb(void *arg, const uint8_t *pkt, size_t len, const struct sib_en
 		return;
 	}
 	n = sm->admit.over_rate;
-	sib_log((n & (n - 1)) ? SIB_LOG_DEBUG : SIB_LOG_WARN,
+	sib_log(sib_log_nth(n),
 		"softib-sm: %s sends more than %u MADs a second: dropped one (%llu so far)",
 		sib_endpoint_str(from, e), SIB_SM_SOURCE_RATE, (unsigned long long)n);
 }

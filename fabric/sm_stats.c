@@ -33,6 +33,7 @@ size_t sib_sm_stats_text(const struct sib_sm *sm, char *buf, size_t len)
 	N("service_sets", sa ? sa->service_sets : 0);
 	N("service_deletes", sa ? sa->service_deletes : 0);
 	N("address_claims_refused", sa ? sa->address_claims_refused : 0);
+	N("services_refused", sa ? sa->services_refused : 0);
 	N("transfers", sa ? sa->ntransfers : 0);
 	N("transfer_bytes", sa ? sa->transfer_bytes : 0);
 	N("transfers_refused", sa ? sa->transfers_refused : 0);

@@ -1069,7 +1069,7 @@ static void pending_full(struct rx *r, const struct ib_cm_req *req)
 	char e[SIB_ENDPOINT_STRLEN];
 	uint64_t n = ++r->cm->counters.rx_pending_full;
 
-	sib_log((n & (n - 1)) ? SIB_LOG_DEBUG : SIB_LOG_WARN,
+	sib_log(sib_log_nth(n),
 		"CM: %u connection requests wait for their consumer already; the REQ for "
 		"ServiceID 0x%016llx from %s is rejected with no resources (%llu so far)",
 		SIB_CM_PENDING_MAX, (unsigned long long)req->ServiceID,
@@ -1190,8 +1190,11 @@ static bool from_peer(struct rx *r, const struct sib_cm_id *id, const char *what
 	if (sib_endpoint_equal(&id->peer, r->from))
 		return true;
 	r->cm->counters.rx_wrong_source++;
-	sib_dbg("CM: %s for comm ID 0x%08x came from %s, not from its peer %s: dropped", what,
-		id->local_comm_id, sib_endpoint_str(r->from, e), sib_endpoint_str(&id->peer, p));
+	sib_log(sib_log_nth(r->cm->counters.rx_wrong_source),
+		"CM: %s for comm ID 0x%08x came from %s, not from its peer %s: dropped (%llu so "
+		"far)",
+		what, id->local_comm_id, sib_endpoint_str(r->from, e), sib_endpoint_str(&id->peer, p),
+		(unsigned long long)r->cm->counters.rx_wrong_source);
 	return false;
 }
 
@@ -1597,9 +1600,11 @@ static enum src_verdict req_source(struct rx *r, const uint8_t *mad, const char 
 		 * requester's next try. */
 		sib_sa_lookup_lid(r->cm->node, r->port_num, r->a->SLID, true, &ep);
 		r->cm->counters.rx_wrong_source++;
-		sib_dbg("CM: %s with SLID 0x%04x came from %s, not from %s where that LID lives: "
-			"dropped",
-			what, r->a->SLID, sib_endpoint_str(r->from, e), sib_endpoint_str(&ep, w));
+		sib_log(sib_log_nth(r->cm->counters.rx_wrong_source),
+			"CM: %s with SLID 0x%04x came from %s, not from %s where that LID lives: "
+			"dropped (%llu so far)",
+			what, r->a->SLID, sib_endpoint_str(r->from, e), sib_endpoint_str(&ep, w),
+			(unsigned long long)r->cm->counters.rx_wrong_source);
 		return SRC_DROP;
 	}
 	r->cm->counters.rx_unknown_source++;

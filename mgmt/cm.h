@@ -24,7 +24,8 @@
  * REQ went to or came from, and names both comm IDs where IBA gives both
  * (Linux's cm_acquire_id).  Comm IDs are random, so none can be guessed
  * from another.  What fails is dropped and counted (rx_wrong_source,
- * rx_unknown_source) with a debug line.
+ * rx_unknown_source) and logged (sib_log_nth: the 1st, 2nd, 4th ... from the
+ * wrong endpoint at the default level, the rest at debug).
  *
  * Bounds: the CM finds an id by hashing (its comm ID, the peer's comm ID,
  * the peer's QPN), never by walking all of them; at most

@@ -858,7 +858,9 @@ void cma_services_sync(void)
  * port for a while).  The event comes on the thread that runs the SMA, and
  * SA requests block, so a thread of its own sends the addresses and every
  * listener record again; events that come while it works make it go round
- * once more.
+ * once more.  Multicast memberships are not joined again behind the
+ * application's back: each joined id is told (cma_mcast_reset), as Linux
+ * tells it.
  */
 static bool rereg_pending, rereg_running;
 
@@ -875,6 +877,7 @@ static void *rereg_main(void *arg)
 			for (struct cma_service *s = sib_ucma.services; s; s = s->next)
 				if (s->refs)
 					s->dirty = true;
+			cma_mcast_reset();
 			sib_cm_unlock(sib_ucma.cm);
 			cma_services_sync();
 		}

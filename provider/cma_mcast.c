@@ -16,7 +16,11 @@
  *     the MGID, QP 0xFFFFFF and the group's Q_Key (librdmacm then attaches
  *     the id's QP with ibv_attach_mcast), or MULTICAST_ERROR;
  *   - the leave: SubnAdmDelete, and the events of that join not yet taken
- *     are dropped; destroying the id leaves its groups.
+ *     are dropped; destroying the id leaves its groups;
+ *   - CLIENT_REREGISTER (the SA lost the port's memberships, IBA 14.4.11):
+ *     every joined id gets MULTICAST_ERROR with status -ENETRESET, as the
+ *     kernel's ib_multicast reports it; the id is no member any more, and
+ *     the application leaves and joins again.
  * RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER needs the SendOnlyFullMember
  * JoinState (IBA 1.3) that softib-sm does not offer: EOPNOTSUPP, as the
  * kernel answers when the SA does not advertise it.
@@ -284,5 +288,15 @@ void cma_mcast_ctx_gone(struct ucma_ctx *ctx)
 			sib_sa_mcast_leave(&sib_ucma.hca->node, 1, mc->mgid,
 					   IB_MCR_JOIN_FULL_MEMBER, false);
 		free(mc);
+	}
+}
+
+void cma_mcast_reset(void)
+{
+	for (struct cma_mc *mc = mcs; mc; mc = mc->next) {
+		if (!mc->joined || !mc->ctx)
+			continue;
+		mc->joined = false; /* nothing to leave at the SA */
+		join_event(mc->ctx, mc, NULL, -ENETRESET);
 	}
 }

@@ -233,6 +233,9 @@ int cma_mcast_join(struct ucma_ctx **ctxp, uint64_t uid, const struct sockaddr *
 		   uint16_t join_flags, uint32_t *id_out);
 int cma_mcast_leave(struct ucma_file *file, uint32_t id, uint32_t *events_reported);
 void cma_mcast_ctx_gone(struct ucma_ctx *ctx);
+/* The SA lost the port's memberships: MULTICAST_ERROR (-ENETRESET) to
+ * every joined id.  Under the CM's lock. */
+void cma_mcast_reset(void);
 /* Brings the SA's listener records up to date; call without the lock. */
 void cma_services_sync(void);
 /* At exit: rejects held REQs and asks the SA to drop every listener

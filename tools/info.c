@@ -447,9 +447,9 @@ static int show_sm(const char *addr)
 	       "forgotten in debt\n",
 	       "flood", K("rx_over_rate"), SIB_SM_SOURCE_RATE, K("sources_evicted"));
 	printf("  %-15s %llu held (%llu Sets, %llu Deletes); %llu claims of another host's "
-	       "address refused\n",
+	       "address refused; %llu Sets refused at the limits\n",
 	       "ServiceRecords", K("services"), K("service_sets"), K("service_deletes"),
-	       K("address_claims_refused"));
+	       K("address_claims_refused"), K("services_refused"));
 	printf("  %-15s %llu answers on their way (%llu bytes); %llu refused at the limits\n",
 	       "GetTable", K("transfers"), K("transfer_bytes"), K("transfers_refused"));
 	printf("  %-15s %llu groups, %llu joins; %llu requests refused, %llu of them for "

