@@ -1539,7 +1539,7 @@ enum src_verdict {
 };
 
 /* How long a held request may wait: the SA client's own patience. */
-#define HELD_NS ((uint64_t)SIB_SA_TIMEOUT_MS * SIB_SA_TRIES * 1000000ull)
+#define HELD_NS ((uint64_t)SIB_SA_WAIT_MS * 1000000ull)
 
 static void hold(struct rx *r, const uint8_t *mad)
 {

@@ -133,6 +133,7 @@ int sib_sa_route(struct sib_node *node, unsigned port_num, struct sib_mad_send_r
 	sib_mad_addr_init(&req->addr, SIB_QP1, port->SMLID, port->LID);
 	pthread_mutex_unlock(&node->lock);
 	req->timeout_ns = SIB_SA_TIMEOUT_MS * 1000000ull;
+	req->timeout_max_ns = req->timeout_ns << (SIB_SA_TRIES - 1);
 	req->retries = SIB_SA_TRIES - 1;
 	return rc;
 }
@@ -236,7 +237,7 @@ static int ask(struct sib_node *node, struct resolve_query *q)
 	pthread_mutex_unlock(&node->sa.lock);
 	sib_warn("SA query for %s %u got no answer from the SM within %u ms; is softib-sm "
 		 "still running (SOFTIB_SM)?",
-		 q->by_gid ? "a GID of LID" : "LID", q->lid, SIB_SA_TIMEOUT_MS * SIB_SA_TRIES);
+		 q->by_gid ? "a GID of LID" : "LID", q->lid, SIB_SA_WAIT_MS);
 	return -ETIMEDOUT;
 }
 

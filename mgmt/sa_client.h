@@ -13,9 +13,10 @@
  * to its CM (sib_cm_source_known): what waits for that source goes on.
  *
  * Queries go to the port's verified SM (mgmt/port_up.h) through the node's
- * MAD layer (mad_send.h): one wait of SIB_SA_TIMEOUT_MS for each of
- * SIB_SA_TRIES tries, all with one TID, and an answer counts only from the
- * endpoint the query went to.  Other SA answers are counted in foreign.
+ * MAD layer (mad_send.h): SIB_SA_TRIES tries, the first waiting
+ * SIB_SA_TIMEOUT_MS and each next one twice as long (SIB_SA_WAIT_MS in
+ * all), all with one TID, and an answer counts only from the endpoint the
+ * query went to.  Other SA answers are counted in foreign.
  */
 #ifndef SIB_MGMT_SA_CLIENT_H
 #define SIB_MGMT_SA_CLIENT_H
@@ -33,8 +34,12 @@ struct sib_mad_send_req;
 
 #define SIB_SA_POSITIVE_TTL_NS (30ull * 1000000000ull)
 #define SIB_SA_NEGATIVE_TTL_NS (500ull * 1000000ull)
+/* A query's first try waits SIB_SA_TIMEOUT_MS, each next one twice as
+ * long (IBA 13.4.6.4: a starved SM answers late, and an answer to any try
+ * counts, all having one TID): SIB_SA_TRIES tries, SIB_SA_WAIT_MS in all. */
 #define SIB_SA_TIMEOUT_MS 250
 #define SIB_SA_TRIES 4
+#define SIB_SA_WAIT_MS (SIB_SA_TIMEOUT_MS * ((1u << SIB_SA_TRIES) - 1)) /* 3750 */
 #define SIB_SA_CACHE_SIZE 64
 #define SIB_SA_ASYNC_MAX 8			 /* background lookups in flight */
 #define SIB_SA_REFRESH_NS (100ull * 1000000ull) /* at most one per LID this often */
@@ -82,7 +87,7 @@ void sib_sa_client_fini(struct sib_sa_client *sa);
  * 0 and *out filled; -ENOENT when the SM says there is no such port;
  * -ETIMEDOUT when the SM did not answer; -ENETDOWN when the port is not
  * ACTIVE or no SM has verified itself to it; -EINVAL for a bad port or LID.
- * Blocks up to SIB_SA_TIMEOUT_MS * SIB_SA_TRIES; never call it on the
+ * Blocks up to SIB_SA_WAIT_MS; never call it on the
  * progress thread (returns -EDEADLK there).
  */
 int sib_sa_resolve_lid(struct sib_node *node, unsigned port_num, uint16_t lid,

@@ -236,7 +236,7 @@ int sib_sa_query(struct sib_node *node, unsigned port_num, uint8_t method, uint1
 		pthread_mutex_unlock(&node->sa.lock);
 		sib_warn("SA query (attribute 0x%04x) got no answer from the SM within %u ms; is "
 			 "softib-sm still running (SOFTIB_SM)?",
-			 attr, SIB_SA_TIMEOUT_MS * SIB_SA_TRIES);
+			 attr, SIB_SA_WAIT_MS);
 		rc = -ETIMEDOUT;
 	}
 	if (rc) {

@@ -8,7 +8,7 @@
  * GetTable (15.2.5.14).
  *
  * Every call is a blocking send of the node's MAD layer (mad_wait.h): up
- * to SIB_SA_TIMEOUT_MS * SIB_SA_TRIES, and each segment of an answer still
+ * to SIB_SA_WAIT_MS (sa_client.h), and each segment of an answer still
  * arriving restarts the wait; it must not run on the thread that delivers
  * MADs (-EDEADLK).
  */
@@ -36,7 +36,7 @@ struct sib_sa_answer {
  * ComponentMask comp_mask to the port's SM and waits for the answer.
  * 0 with *ans filled (ans->status says what the SA answered), or
  * -ETIMEDOUT, -ENETDOWN (port not ACTIVE, no SM, or no SM verified itself
- * to the port within SIB_SA_TIMEOUT_MS * SIB_SA_TRIES: nothing is sent),
+ * to the port within SIB_PORT_BRINGUP_NS: nothing is sent),
  * -EDEADLK, -ENOMEM.  Only the verified SM's answers count (sa_client.c
  * drops and counts the others in sa.foreign).
  */
