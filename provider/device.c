@@ -79,12 +79,14 @@ static void fill_device_attr(struct softib_context *sctx, struct ibv_device_attr
 	a->max_qp_wr = SIB_MAX_QP_WR;
 	/* Only what the engine really does: IBA 10.2 (RNR NAK generation), the
 	 * port and GUID events, AV port enforcement (create_ah checks the
-	 * port), memory windows type 1 and 2B, XRC, and the memory management
-	 * extensions that user space can use (LOCAL_INV, SEND_WITH_INV). */
+	 * port), SRQ resizing (modify_srq max_wr), memory windows type 1 and
+	 * 2B, XRC, and the memory management extensions that user space can
+	 * use (LOCAL_INV, SEND_WITH_INV). */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
 			      IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_UD_AV_PORT_ENFORCE |
-			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B |
-			      IBV_DEVICE_XRC | IBV_DEVICE_MEM_MGT_EXTENSIONS;
+			      IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_MEM_WINDOW |
+			      IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_XRC |
+			      IBV_DEVICE_MEM_MGT_EXTENSIONS;
 	a->max_sge = SIB_MAX_SGE;
 	a->max_sge_rd = SIB_MAX_SGE_RD;
 	a->max_cq = SIB_MAX_CQ;

@@ -58,8 +58,10 @@ static int softib_dealloc_mw(struct ibv_mw *mw)
 {
 	/* The handle keeps the index; a type 2 bind may have changed key8. */
 	if (memreg_mw_dealloc(softib_memreg(mw->context), mw->handle)) {
+		/* As the kernel answers a handle it does not know. */
 		sib_warn("dealloc_mw on MW 0x%06x: not an allocated memory window", mw->rkey);
-		return EINVAL;
+		errno = ENOENT;
+		return ENOENT;
 	}
 	softib_pd_put(mw->pd);
 	free(mw);

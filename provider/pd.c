@@ -100,6 +100,9 @@ static int softib_dealloc_pd(struct ibv_pd *pd)
 		sib_warn("dealloc_pd on %sPD 0x%06x: %d object(s) (MR, MW, QP, SRQ, AH%s) still use it",
 			 spd->protection_domain ? "the parent domain of " : "", spd->pdn, users,
 			 spd->protection_domain ? ", CQ" : ", parent domain");
+		/* The return value is the error (ibv_dealloc_pd(3)); hardware
+		 * providers leave errno set too, and programs read either. */
+		errno = EBUSY;
 		return EBUSY;
 	}
 	if (spd->protection_domain)

@@ -179,8 +179,10 @@ static void ah_and_pd_rules(struct ibv_context *ctx)
 	CHECK(ah != NULL, "create_ah(good) errno %d", errno);
 	expect_no_log("create_ah(good)");
 
+	errno = 0;
 	rc = ibv_dealloc_pd(pd);
-	CHECK(rc == EBUSY, "dealloc_pd with an AH = %d, want EBUSY", rc);
+	CHECK(rc == EBUSY && errno == EBUSY, "dealloc_pd with an AH = %d errno %d, want EBUSY both",
+	      rc, errno);
 	expect_log("dealloc_pd while an AH uses it", "still use it");
 
 	if (ah)
@@ -327,6 +329,48 @@ static void raw_clock_counts_completion_cycles(struct ibv_context *ctx)
 	expect_log("query_rt_values_ex with comp_mask 2", "unknown comp_mask bits 0x2");
 }
 
+/* issue 36: SRQ resizing is advertised (it works: ibv_modify_srq max_wr),
+ * and a memory window nobody allocated is unknown (ENOENT), as the kernel
+ * answers a handle it does not know. */
+static void srq_resize_and_unknown_mw(struct ibv_context *ctx)
+{
+	struct ibv_srq_init_attr sia = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_device_attr da;
+	struct ibv_srq_attr sa = { .max_wr = 64 };
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_mw *mw, fake;
+	struct ibv_srq *srq;
+	int rc;
+
+	CHECK(pd != NULL, "alloc_pd");
+	if (!pd)
+		return;
+	CHECK(ibv_query_device(ctx, &da) == 0, "query_device");
+	CHECK(da.device_cap_flags & IBV_DEVICE_SRQ_RESIZE, "IBV_DEVICE_SRQ_RESIZE not advertised");
+	srq = ibv_create_srq(pd, &sia);
+	CHECK(srq != NULL, "create_srq errno %d", errno);
+	if (srq) {
+		CHECK(ibv_modify_srq(srq, &sa, IBV_SRQ_MAX_WR) == 0, "modify_srq(max_wr 64)");
+		memset(&sa, 0, sizeof(sa));
+		CHECK(ibv_query_srq(srq, &sa) == 0 && sa.max_wr >= 64, "query_srq max_wr %u",
+		      sa.max_wr);
+		expect_no_log("srq resize");
+		CHECK(ibv_destroy_srq(srq) == 0, "destroy_srq");
+	}
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	CHECK(mw != NULL, "alloc_mw errno %d", errno);
+	if (mw) {
+		fake = *mw;
+		CHECK(ibv_dealloc_mw(mw) == 0, "dealloc_mw");
+		errno = 0;
+		rc = ibv_dealloc_mw(&fake); /* the same window again: gone */
+		CHECK(rc == ENOENT && errno == ENOENT, "dealloc_mw(gone) = %d errno %d, want ENOENT",
+		      rc, errno);
+		expect_log("dealloc_mw of a window already gone", "not an allocated memory window");
+	}
+	CHECK(ibv_dealloc_pd(pd) == 0, "dealloc_pd");
+}
+
 int main(void)
 {
 	const char *log_path = getenv("SOFTIB_LOG_FILE");
@@ -355,6 +399,7 @@ int main(void)
 	channels_and_async_fd(ctx);
 	raw_clock_counts_completion_cycles(ctx);
 	parent_domain_rules(ctx);
+	srq_resize_and_unknown_mw(ctx);
 	CHECK(ibv_close_device(ctx) == 0, "close_device");
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;
