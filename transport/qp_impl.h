@@ -93,6 +93,7 @@ struct sib_resp {
 	enum sib_msg_kind kind;
 	bool have_wqe;	     /* recv WQE taken for the message in progress */
 	struct sib_recv_wqe wqe;
+	uint32_t wqe_pd;     /* its buffers' PD: the SRQ's when it came from one */
 	struct sib_sge sge[SIB_MAX_SGE];
 	uint64_t off;	     /* bytes placed so far */
 	uint64_t va;	     /* WRITE: next address */

@@ -301,6 +301,9 @@ static enum resp_state rkey_refused(struct resp_ctx *c, const struct memreg_requ
 
 	sib_log_access(c->qp, what, req, v, g);
 	c->why = "R_Key check failed";
+	/* A WRITE with immediate took a receive: it ends with a local
+	 * access error (ibv_poll_cq(3), as mlx5 reports it). */
+	c->recv_status = SIB_WC_LOC_ACCESS_ERR;
 	return RESP_ERR_ACCESS;
 }
 
@@ -357,7 +360,7 @@ static enum resp_state execute_send(struct resp_ctx *c)
 	const struct ib_packet *p = c->pkt;
 	struct memreg_request bad;
 	struct memreg_grant g;
-	uint32_t pd = c->pd;
+	uint32_t pd = r->wqe_pd;
 
 	if (c->flags & IB_OPF_FIRST)
 		r->off = 0;

@@ -408,7 +408,11 @@ bool sib_recv_take(struct sib_qp *qp)
 			return false;
 		if (qp->type == SIB_QPT_XRC_RECV)
 			r->wqe_srqn = sib_srq_num(srq);
+		/* IBA 10.2.9: an SRQ's WQEs are checked against its own PD,
+		 * not the QP's. */
+		r->wqe_pd = sib_srq_pd(srq);
 	} else {
+		r->wqe_pd = qp->pd;
 		if (!qp->rq.count)
 			return false;
 		const struct sib_recv_wqe *w = sib_wq_at(&qp->rq, 0);

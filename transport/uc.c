@@ -184,7 +184,7 @@ void sib_uc_resp_rx(struct sib_qp *qp, const struct ib_packet *pkt)
 		if (pkt->payload_len) {
 			struct memreg_request bad;
 			struct memreg_grant g;
-			enum memreg_verdict v = sib_sge_copy(qp, qp->pd, r->sge, r->wqe.num_sge,
+			enum memreg_verdict v = sib_sge_copy(qp, r->wqe_pd, r->sge, r->wqe.num_sge,
 							     r->off, (uint8_t *)pkt->payload,
 							     pkt->payload_len, true, &bad, &g);
 

@@ -191,14 +191,14 @@ void sib_ud_resp_rx(struct sib_qp *qp, const struct ib_packet *pkt)
 	}
 	if (pkt->has_grh) {
 		ib_grh_encode(&pkt->grh, grh);
-		v = sib_sge_copy(qp, qp->pd, r->sge, r->wqe.num_sge, 0, grh, IB_GRH_BYTES, true,
+		v = sib_sge_copy(qp, r->wqe_pd, r->sge, r->wqe.num_sge, 0, grh, IB_GRH_BYTES, true,
 				 &bad, &g);
 	} else if (r->wqe.length < IB_GRH_BYTES) {
 		v = MEMREG_OUT_OF_BOUNDS;
 		bad = (struct memreg_request){ .key = 0, .len = IB_GRH_BYTES - r->wqe.length };
 	}
 	if (v == MEMREG_OK && pkt->payload_len)
-		v = sib_sge_copy(qp, qp->pd, r->sge, r->wqe.num_sge, IB_GRH_BYTES,
+		v = sib_sge_copy(qp, r->wqe_pd, r->sge, r->wqe.num_sge, IB_GRH_BYTES,
 				 (uint8_t *)pkt->payload, pkt->payload_len, true, &bad, &g);
 
 	struct sib_cqe c = {

@@ -10,6 +10,9 @@
  *	requester REM_ACCESS_ERR, its next WR WR_FLUSH_ERR; the responder's
  *	QP in ERR with its posted receives WR_FLUSH_ERR (IBA 9.7.5.2.4,
  *	10.3.1); the target memory untouched.
+ *   bad_rkey_imm	an RDMA WRITE with immediate and a bad R_Key: requester
+ *			REM_ACCESS_ERR; the receive it took completes with
+ *			LOC_ACCESS_ERR (ibv_poll_cq(3)), the rest WR_FLUSH_ERR
  *   send_too_long	requester REM_INV_REQ_ERR, responder LOC_LEN_ERR (9.7.5.2.2)
  *   recv_bad_lkey	requester REM_OP_ERR, responder LOC_PROT_ERR (9.7.5.2.5)
  *   no_rd_resources	READ to a responder with max_dest_rd_atomic 0:
@@ -81,6 +84,8 @@ static const struct err_case err_cases[] = {
 		   IBV_WC_WR_FLUSH_ERR),
 	REMOTE_ERR("bad_rkey_read", IBV_WR_RDMA_READ, K_BAD, 0, MSG, IBV_WC_REM_ACCESS_ERR,
 		   IBV_WC_WR_FLUSH_ERR),
+	REMOTE_ERR("bad_rkey_imm", IBV_WR_RDMA_WRITE_WITH_IMM, K_BAD, 0, MSG,
+		   IBV_WC_REM_ACCESS_ERR, IBV_WC_LOC_ACCESS_ERR),
 	REMOTE_ERR("out_of_bounds", IBV_WR_RDMA_WRITE, K_ALL, BUF - MSG / 2, MSG,
 		   IBV_WC_REM_ACCESS_ERR, IBV_WC_WR_FLUSH_ERR),
 	REMOTE_ERR("out_of_bounds_read", IBV_WR_RDMA_READ, K_ALL, BUF, 8, IBV_WC_REM_ACCESS_ERR,

@@ -43,6 +43,7 @@ run_case()
 key='rkey 0x[0-9a-f]{6}'
 run_case bad_rkey "incoming RDMA WRITE on QP 0x[0-9a-f]+: $key: .*stale key"
 run_case bad_rkey_read "incoming RDMA READ on QP 0x[0-9a-f]+: $key"
+run_case bad_rkey_imm "incoming RDMA WRITE on QP 0x[0-9a-f]+: $key: .*stale key"
 run_case out_of_bounds "incoming RDMA WRITE on QP 0x[0-9a-f]+: $key: va 0x[0-9a-f]+ len 64 outside"
 run_case out_of_bounds_read "incoming RDMA READ on QP 0x[0-9a-f]+: $key: va 0x[0-9a-f]+ len 8 outside"
 run_case no_remote_write "incoming RDMA WRITE on QP 0x[0-9a-f]+: $key: needs access"

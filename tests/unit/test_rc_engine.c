@@ -703,6 +703,53 @@ static void rc_srq_receive_takes_the_oldest_srq_wqe(void **state)
 	world_free(w);
 }
 
+/* IBA 10.2.9: WQEs taken from an SRQ are checked against the SRQ's PD, not
+ * the QP's: a buffer registered in the SRQ's PD takes the message, one in
+ * the QP's PD is refused (LOC_PROT_ERR). */
+static void rc_srq_receives_are_checked_against_the_srqs_pd(void **state)
+{
+	struct world *w = world_new();
+	static uint8_t src[32], dst[2][32];
+	struct sib_srq_init si = { .max_wr = 8, .max_sge = 2, .pd = 100 };
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND };
+	uint32_t qp_pd, sk, in_srq_pd, in_qp_pd;
+	char why[160];
+	struct sib_cqe c;
+
+	(void)state;
+	assert_int_equal(sib_srq_create(&si, &w->n[1].srq, why, sizeof(why)), 0);
+	world_qp(w, 0, SIB_QPT_RC, 16);
+	world_qp(w, 1, SIB_QPT_RC, 16);
+	world_connect(w, SIB_MTU_1024);
+	sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
+	qp_pd = w->n[1].pd;
+	assert_int_not_equal(qp_pd, 100);
+	in_qp_pd = world_reg(&w->n[1], dst[1], 32, MEMREG_ACCESS_LOCAL_WRITE);
+	w->n[1].pd = 100; /* the next MR is the SRQ's */
+	in_srq_pd = world_reg(&w->n[1], dst[0], 32, MEMREG_ACCESS_LOCAL_WRITE);
+	w->n[1].pd = qp_pd;
+
+	world_post_recv(&w->n[1], 50, dst[0], 32, in_srq_pd);
+	memcpy(src, "into a buffer of the SRQ's PD...", 32);
+	world_post_send(&w->n[0], &s, src, 32, sk);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.wr_id, 50);
+	assert_int_equal(c.status, SIB_WC_SUCCESS);
+	assert_memory_equal(dst[0], src, 32);
+
+	world_post_recv(&w->n[1], 51, dst[1], 32, in_qp_pd);
+	s.wr_id = 2;
+	world_post_send(&w->n[0], &s, src, 32, sk);
+	world_pump(w);
+	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
+	assert_int_equal(c.wr_id, 51);
+	assert_int_equal(c.status, SIB_WC_LOC_PROT_ERR);
+	sib_qp_destroy(w->n[1].qp);
+	w->n[1].qp = NULL;
+	world_free(w);
+}
+
 /* ... and one whose source stays unknown is dropped when its wait is over
  * (counted as unknown_source); the requester's retry then gets through. */
 static void rc_request_whose_source_stays_unknown_is_dropped_in_time(void **state)
@@ -933,6 +980,7 @@ int main(void)
 		cmocka_unit_test(rc_send_longer_than_the_receive_is_rem_inv_req_and_loc_len),
 		cmocka_unit_test(rc_peer_gone_ends_in_retry_exc_err_after_retry_cnt_timeouts),
 		cmocka_unit_test(rc_srq_receive_takes_the_oldest_srq_wqe),
+		cmocka_unit_test(rc_srq_receives_are_checked_against_the_srqs_pd),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
