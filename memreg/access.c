@@ -23,6 +23,8 @@ static const char *const memreg_verdict_names[MEMREG_VERDICT_COUNT] = {
 	[MEMREG_BIND_WRONG_VERB] = "type 2 windows are bound by a bind work request only",
 	[MEMREG_BIND_KEY_INDEX] = "new R_Key must keep the window's index",
 	[MEMREG_BIND_TYPE2_BOUND] = "type 2 window is already bound (invalidate it first)",
+	[MEMREG_BIND_TYPE2_EMPTY] = "a type 2 window is bound with a length (IBA o10-37.2.40); "
+				    "it is invalidated with a local invalidate",
 	[MEMREG_BIND_NO_MR] = "MR to bind to does not exist",
 	[MEMREG_BIND_MR_NO_MW_BIND] = "MR was registered without IBV_ACCESS_MW_BIND",
 	[MEMREG_BIND_OUTSIDE_MR] = "window does not lie within the MR",

@@ -92,6 +92,7 @@ enum memreg_verdict {
 	MEMREG_BIND_WRONG_VERB,      /* type 2 is bound by a bind WR, not ibv_bind_mw */
 	MEMREG_BIND_KEY_INDEX,       /* new R_Key's index differs from the window's */
 	MEMREG_BIND_TYPE2_BOUND,     /* type 2 bind needs a free (invalid) window */
+	MEMREG_BIND_TYPE2_EMPTY,     /* type 2 bind of zero length (IBA o10-37.2.40) */
 	MEMREG_BIND_NO_MR,           /* the MR's L_Key is not a valid MR */
 	MEMREG_BIND_MR_NO_MW_BIND,   /* MR registered without MW_BIND */
 	MEMREG_BIND_OUTSIDE_MR,      /* window not inside the MR */

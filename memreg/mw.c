@@ -101,6 +101,10 @@ static enum memreg_verdict memreg_mw_bind_locked(struct memreg_table *t,
 		return MEMREG_BIND_WRONG_PD;
 	if (w->mw_type == MEMREG_MW_TYPE_2 && w->bound)
 		return MEMREG_BIND_TYPE2_BOUND;
+	/* IBA o10-37.2.40: a type 2 bind names a region and a length; only a
+	 * type 1 window is invalidated by binding nothing (rxe agrees). */
+	if (w->mw_type == MEMREG_MW_TYPE_2 && (b->length == 0 || !b->mr_lkey))
+		return MEMREG_BIND_TYPE2_EMPTY;
 	if (w->mw_type == MEMREG_MW_TYPE_1 && b->length == 0) {
 		/* A zero-length bind invalidates a type 1 window (ibv_alloc_mw(3)). */
 		memreg_mw_unbind(w);

@@ -136,7 +136,10 @@ static int softib_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ib
 	for (; wr; wr = wr->next) {
 		err = softib_post_one_send(to_sqp(qp), wr, why, sizeof(why));
 		if (err) {
-			sib_warn("post_send on QP 0x%06x: %s", qp->qp_num, why);
+			/* A full queue (ENOMEM) is back-pressure programs use
+			 * (libfabric's ofi_rxm): debug, as a probe; the rest warn. */
+			sib_log(err == ENOMEM ? SIB_LOG_DEBUG : SIB_LOG_WARN, "post_send on QP 0x%06x: %s",
+				qp->qp_num, why);
 			if (bad_wr)
 				*bad_wr = wr;
 			break;
@@ -176,7 +179,8 @@ static int softib_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ib
 					       why, sizeof(why));
 		}
 		if (err) {
-			sib_warn("post_recv on QP 0x%06x: %s", qp->qp_num, why);
+			sib_log(err == ENOMEM ? SIB_LOG_DEBUG : SIB_LOG_WARN, "post_recv on QP 0x%06x: %s",
+				qp->qp_num, why); /* ENOMEM: full, as post_send */
 			if (bad_wr)
 				*bad_wr = wr;
 			return err;

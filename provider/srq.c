@@ -198,7 +198,8 @@ static int softib_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 					   (uint32_t)wr->num_sge, why, sizeof(why));
 		}
 		if (err) {
-			sib_warn("post_srq_recv: %s", why);
+			/* ENOMEM: the SRQ is full, back-pressure (post.c) */
+			sib_log(err == ENOMEM ? SIB_LOG_DEBUG : SIB_LOG_WARN, "post_srq_recv: %s", why);
 			if (bad_wr)
 				*bad_wr = wr;
 			return err;

@@ -17,8 +17,8 @@ else
   run=(env LD_PRELOAD="$B/libsoftib.so") # same effect as softib run
 fi
 
-err=$(mktemp) info=$(mktemp)
-trap 'rm -f "$err" "$info"' EXIT
+err=$(mktemp) info=$(mktemp) dbg=$(mktemp)
+trap 'rm -f "$err" "$info" "$dbg"' EXIT
 SOFTIB_LOG=warn "${run[@]}" "$helper" 2>"$err"
 rc=$?
 [ $rc -eq 77 ] && exit 77
@@ -28,6 +28,9 @@ fail=0
 # must show there and only there.
 SOFTIB_LOG=info "${run[@]}" "$helper" >/dev/null 2>"$info" ||
   { echo "helper failed at SOFTIB_LOG=info"; fail=1; }
+# And at debug: back-pressure (a full queue) shows there and only there.
+SOFTIB_LOG=debug "${run[@]}" "$helper" >/dev/null 2>"$dbg" ||
+  { echo "helper failed at SOFTIB_LOG=debug"; fail=1; }
 
 expect() {
   if grep -qE "$1" "$err"; then echo "ok log: $1"; else echo "FAIL log missing: $1"; fail=1; fi
@@ -37,6 +40,12 @@ probe() {
   if grep -qE "$1" "$err"; then echo "FAIL probe logged at warn: $1"; fail=1
   elif grep -qE "$1" "$info"; then echo "ok probe at info only: $1"
   else echo "FAIL probe missing at info: $1"; fail=1; fi
+}
+# Back-pressure a program relies on: at debug, never at warn or info.
+quiet() {
+  if grep -qE "$1" "$err" "$info"; then echo "FAIL back-pressure logged above debug: $1"; fail=1
+  elif grep -qE "$1" "$dbg"; then echo "ok back-pressure at debug only: $1"
+  else echo "FAIL back-pressure missing at debug: $1"; fail=1; fi
 }
 probe '^softib: create_cq: cqe [1-9][0-9]* is out of range 1\.\.[0-9]+ \(max_cqe\)$'
 expect '^softib: create_cq: cqe 0 is out of range 1\.\.[0-9]+ \(max_cqe\)$'
@@ -51,7 +60,7 @@ expect '^softib: modify_qp on QP 0x[0-9a-f]{6}: ah_attr.grh.sgid_index 2 names a
 expect '^softib: post_recv on QP 0x[0-9a-f]{6}: QP is in RESET$'
 expect '^softib: post_send on QP 0x[0-9a-f]{6}: QP is in INIT, must be RTS$'
 expect '^softib: post_recv on QP 0x[0-9a-f]{6}: num_sge 2 exceeds max_recv_sge 1$'
-expect '^softib: post_recv on QP 0x[0-9a-f]{6}: receive queue is full \(4 WQEs\)$'
+quiet '^softib: post_recv on QP 0x[0-9a-f]{6}: receive queue is full \(4 WQEs\)$'
 expect '^softib: create_srq: srq_limit 9 exceeds max_wr 8$'
 expect '^softib: open_xrcd: no XRC domain for this file yet and no O_CREAT$'
 expect '^softib: open_xrcd: O_EXCL, but the file already has an XRC domain$'

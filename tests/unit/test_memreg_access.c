@@ -492,6 +492,24 @@ static void test_type2_bind_is_for_its_qp_only_and_needs_a_free_window(void **st
 	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_BIND_TYPE2_BOUND);
 }
 
+/* IBA o10-37.2.40: a type 2 window is bound to a region with a length;
+ * a bind of zero length or without a region is refused (rxe agrees), and
+ * the window stays free for a real bind. */
+static void test_type2_zero_length_bind_is_refused(void **state)
+{
+	(void)state;
+	uint32_t mr = reg_mr(RW | MEMREG_ACCESS_MW_BIND, PD_A);
+	uint32_t w = alloc_mw(MEMREG_MW_TYPE_2, PD_A);
+	struct memreg_bind b = bind_req(w, mr, true);
+
+	b.length = 0;
+	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_BIND_TYPE2_EMPTY);
+	b = bind_req(w, 0, true);
+	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_BIND_TYPE2_EMPTY);
+	b = bind_req(w, mr, true);
+	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_OK);
+}
+
 static void test_type2_local_invalidate_needs_same_pd(void **state)
 {
 	(void)state;
@@ -740,6 +758,7 @@ int main(void)
 		T(test_bind_rules_of_iba_10_6_7_2),
 		T(test_windows_are_named_by_index_and_type1_may_bind_by_wr),
 		T(test_type2_bind_is_for_its_qp_only_and_needs_a_free_window),
+		T(test_type2_zero_length_bind_is_refused),
 		T(test_type2_local_invalidate_needs_same_pd),
 		T(test_type2_remote_invalidate_must_come_from_its_qp),
 		T(test_only_type2_windows_can_be_invalidated),
