@@ -67,6 +67,9 @@ static int check_av(struct softib_context *sctx, const struct ibv_ah_attr *attr)
 
 static int ah_resolve(struct softib_ah *sah, struct sib_endpoint *out);
 
+/* AHs that exist, for max_ah (one HCA per process: the device's). */
+static atomic_uint live_ahs;
+
 static struct ibv_ah *softib_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
 	struct softib_context *sctx = to_sctx(pd->context);
@@ -77,8 +80,16 @@ static struct ibv_ah *softib_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *at
 		errno = err;
 		return NULL;
 	}
+	if (atomic_fetch_add(&live_ahs, 1) >= SIB_MAX_AH) {
+		atomic_fetch_sub(&live_ahs, 1);
+		sib_warn("create_ah on %s: %u AHs exist already (max_ah)", SIB_DEV_NAME,
+			 (unsigned)SIB_MAX_AH);
+		errno = ENOMEM;
+		return NULL;
+	}
 	sah = calloc(1, sizeof(*sah));
 	if (!sah) {
+		atomic_fetch_sub(&live_ahs, 1);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -149,6 +160,7 @@ static int softib_destroy_ah(struct ibv_ah *ah)
 	pthread_mutex_destroy(&sah->dest_lock);
 	softib_pd_put(sah->ibv_ah.pd);
 	free(sah);
+	atomic_fetch_sub(&live_ahs, 1);
 	return 0;
 }
 

@@ -24,12 +24,25 @@ void softib_pd_put(struct ibv_pd *pd)
 		sib_err("PD 0x%06x: reference count underflow", to_spd(pd)->pdn);
 }
 
+/* PDs that exist, for max_pd (the device is the process's: one HCA per
+ * process). */
+static atomic_uint live_pds;
+
 static struct ibv_pd *softib_alloc_pd(struct ibv_context *ctx)
 {
 	struct softib_context *sctx = to_sctx(ctx);
-	struct softib_pd *spd = calloc(1, sizeof(*spd));
+	struct softib_pd *spd;
 
+	if (atomic_fetch_add(&live_pds, 1) >= SIB_MAX_PD) {
+		atomic_fetch_sub(&live_pds, 1);
+		sib_warn("alloc_pd on %s: %u PDs exist already (max_pd)", SIB_DEV_NAME,
+			 (unsigned)SIB_MAX_PD);
+		errno = ENOMEM;
+		return NULL;
+	}
+	spd = calloc(1, sizeof(*spd));
 	if (!spd) {
+		atomic_fetch_sub(&live_pds, 1);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -107,6 +120,8 @@ static int softib_dealloc_pd(struct ibv_pd *pd)
 	}
 	if (spd->protection_domain)
 		softib_pd_put(spd->protection_domain);
+	else
+		atomic_fetch_sub(&live_pds, 1);
 	free(spd);
 	return 0;
 }

@@ -371,6 +371,57 @@ static void srq_resize_and_unknown_mw(struct ibv_context *ctx)
 	CHECK(ibv_dealloc_pd(pd) == 0, "dealloc_pd");
 }
 
+/* issue 36: max_pd and max_ah are what the device holds: one more is
+ * ENOMEM with a line naming the limit, and one freed makes room again. */
+static void max_pd_and_max_ah_hold(struct ibv_context *ctx)
+{
+	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
+	struct ibv_ah_attr attr = { .port_num = 1 };
+	struct ibv_pd **pds, *pd;
+	struct ibv_ah **ahs;
+	int n = 0, m = 0;
+
+	CHECK(ibv_query_device(ctx, &da) == 0, "query_device");
+	ibv_query_port(ctx, 1, &pa);
+	pds = calloc((size_t)da.max_pd + 1, sizeof(*pds));
+	ahs = calloc((size_t)da.max_ah + 1, sizeof(*ahs));
+	if (!pds || !ahs) {
+		CHECK(0, "no memory for %d PDs and %d AHs", da.max_pd, da.max_ah);
+		free(pds);
+		free(ahs);
+		return;
+	}
+	errno = 0;
+	while (n <= da.max_pd && (pds[n] = ibv_alloc_pd(ctx)))
+		n++;
+	CHECK(n == da.max_pd && errno == ENOMEM, "alloc_pd failed after %d of max_pd %d, errno %d",
+	      n, da.max_pd, errno);
+	expect_log("alloc_pd beyond max_pd", "PDs exist already (max_pd)");
+	if (n) {
+		CHECK(ibv_dealloc_pd(pds[--n]) == 0, "dealloc_pd");
+		pds[n] = ibv_alloc_pd(ctx);
+		CHECK(pds[n] != NULL, "alloc_pd after one was freed: errno %d", errno);
+		if (pds[n])
+			n++;
+	}
+	pd = n ? pds[0] : NULL;
+	attr.dlid = pa.lid;
+	errno = 0;
+	while (pd && m <= da.max_ah && (ahs[m] = ibv_create_ah(pd, &attr)))
+		m++;
+	CHECK(m == da.max_ah && errno == ENOMEM, "create_ah failed after %d of max_ah %d, errno %d",
+	      m, da.max_ah, errno);
+	expect_log("create_ah beyond max_ah", "AHs exist already (max_ah)");
+	while (m)
+		CHECK(ibv_destroy_ah(ahs[--m]) == 0, "destroy_ah");
+	while (n)
+		CHECK(ibv_dealloc_pd(pds[--n]) == 0, "dealloc_pd");
+	expect_no_log("freeing every PD and AH");
+	free(pds);
+	free(ahs);
+}
+
 int main(void)
 {
 	const char *log_path = getenv("SOFTIB_LOG_FILE");
@@ -400,6 +451,7 @@ int main(void)
 	raw_clock_counts_completion_cycles(ctx);
 	parent_domain_rules(ctx);
 	srq_resize_and_unknown_mw(ctx);
+	max_pd_and_max_ah_hold(ctx);
 	CHECK(ibv_close_device(ctx) == 0, "close_device");
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;
