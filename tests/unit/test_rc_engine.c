@@ -669,19 +669,29 @@ static void rc_peer_gone_ends_in_retry_exc_err_after_retry_cnt_timeouts(void **s
 	world_free(w);
 }
 
-static void rc_srq_receive_takes_the_oldest_srq_wqe(void **state)
+/* Two RC QPs connected at MTU 1024, node 1's receiving from an SRQ in PD
+ * srq_pd (0: node 1's own). */
+static struct world *srq_world(uint32_t srq_pd)
 {
 	struct world *w = world_new();
-	struct sib_srq_init si = { .max_wr = 8, .max_sge = 2, .pd = w->n[1].pd };
+	struct sib_srq_init si = { .max_wr = 8, .max_sge = 2, .pd = srq_pd ? srq_pd : w->n[1].pd };
+	char why[160];
+
+	assert_int_equal(sib_srq_create(&si, &w->n[1].srq, why, sizeof(why)), 0);
+	world_qp(w, 0, SIB_QPT_RC, 16);
+	world_qp(w, 1, SIB_QPT_RC, 16);
+	world_connect(w, SIB_MTU_1024);
+	return w;
+}
+
+static void rc_srq_receive_takes_the_oldest_srq_wqe(void **state)
+{
+	struct world *w = srq_world(0);
 	static uint8_t src[32], dst[3][32];
 	char why[160];
 	struct sib_cqe c;
 
 	(void)state;
-	assert_int_equal(sib_srq_create(&si, &w->n[1].srq, why, sizeof(why)), 0);
-	world_qp(w, 0, SIB_QPT_RC, 16);
-	world_qp(w, 1, SIB_QPT_RC, 16);
-	world_connect(w, SIB_MTU_1024);
 	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
 	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
 
@@ -708,19 +718,13 @@ static void rc_srq_receive_takes_the_oldest_srq_wqe(void **state)
  * the QP's PD is refused (LOC_PROT_ERR). */
 static void rc_srq_receives_are_checked_against_the_srqs_pd(void **state)
 {
-	struct world *w = world_new();
+	struct world *w = srq_world(100);
 	static uint8_t src[32], dst[2][32];
-	struct sib_srq_init si = { .max_wr = 8, .max_sge = 2, .pd = 100 };
 	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_SEND };
 	uint32_t qp_pd, sk, in_srq_pd, in_qp_pd;
-	char why[160];
 	struct sib_cqe c;
 
 	(void)state;
-	assert_int_equal(sib_srq_create(&si, &w->n[1].srq, why, sizeof(why)), 0);
-	world_qp(w, 0, SIB_QPT_RC, 16);
-	world_qp(w, 1, SIB_QPT_RC, 16);
-	world_connect(w, SIB_MTU_1024);
 	sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
 	qp_pd = w->n[1].pd;
 	assert_int_not_equal(qp_pd, 100);
