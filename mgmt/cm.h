@@ -256,7 +256,7 @@ struct sib_cm_held {
 };
 
 #define SIB_CM_HASH_BITS 10
-#define SIB_CM_PENDING_MAX 256
+#define SIB_CM_PENDING_MAX 1024 /* the kernel ucma's largest listen backlog */
 
 struct sib_cm {
 	pthread_mutex_t lock;
