@@ -23,7 +23,15 @@ port=$(sib_free_port tcp) || exit 1
 sib_start server 120 "$SOFTIB" run -- rping -s -a 127.0.0.1 -p "$port" -C 1 -v
 sib_wait_listen server "$port" || sib_fail "rping did not listen"
 sib_start mckey 120 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- mckey -m 239.1.2.10 -b 127.0.0.1 -C 1
-st_wait_for "$(sib_out mckey)" '^mckey: joined dgid' 30 || sib_fail "mckey did not join its group"
+# Joined once its QP is attached: softib info --pid shows the group (its
+# own output may sit in a buffer, as test_mcast.sh says).
+for ((i = 0; i < 300; i++)); do
+	mpid=$(pgrep -P "${SIB_PID[mckey]}" | head -1)
+	[ -n "$mpid" ] && "$SOFTIB" info --pid "$mpid" 2>/dev/null | grep -Eq '^ +mcast groups +1$' && break
+	mpid=
+	sleep 0.1
+done
+[ -n "$mpid" ] || sib_fail "mckey did not join its group"
 smpid=$(pgrep -P "${SIB_PID[sm1]}" | head -1)
 sib_log "rping listens on port $port; kill -9 the SM ($smpid) and start another"
 kill -KILL "$smpid" 2>/dev/null
@@ -47,8 +55,16 @@ done
 [ $ok -eq 1 ] || sib_fail "no client reached the server after the SM's restart"
 sib_expect "$(sib_out client)" '^ping data: rdma-ping-0: ' "the ping" || sib_fail "no ping data"
 sib_pair_done client server "rping after the restart"
-st_wait_for "$(sib_out mckey)" 'MULTICAST_ERROR, status: -102$' 10 ||
-	sib_fail "the multicast receiver was not told its membership was gone"
+# mckey prints the event and goes on waiting; what it printed shows only
+# when its output is line-buffered (lib.sh: not under AddressSanitizer).
+mcast="the multicast receiver got MULTICAST_ERROR (-ENETRESET)"
+if [ ${#SIB_LINEBUF[@]} -gt 0 ]; then
+	st_wait_for "$(sib_out mckey)" 'MULTICAST_ERROR, status: -102$' 10 ||
+		sib_fail "the multicast receiver was not told its membership was gone"
+else
+	mcast="the multicast receiver's event not checked here"
+	echo "note: mckey's output is not line-buffered here (no stdbuf under AddressSanitizer): its MULTICAST_ERROR is checked in the plain build only"
+fi
 kill -TERM "${SIB_PID[mckey]}" 2>/dev/null
 { sib_wait mckey; } 2>/dev/null
-echo "sm_restart_records: the listener registered again and a client reached it (try $((i + 1))); the multicast receiver got MULTICAST_ERROR (-ENETRESET)"
+echo "sm_restart_records: the listener registered again and a client reached it (try $((i + 1))); $mcast"
