@@ -51,9 +51,10 @@
  *	socket.  A CM that believes it rejects each REQ whose QPN it knows as
  *	connected as stale and ends that connection.  Prints "sent: N",
  *	"rejected as stale: N" and "other answers: N".
- *   attacker cm-flood TARGET SLID DLID SERVICEID SECONDS
- *	For SECONDS, REQs for SERVICEID to TARGET (a listener at LID DLID)
- *	as fast as the socket takes them, from this socket: every other one
+ *   attacker cm-flood TARGET SLID DLID SERVICEID SECONDS [RATE]
+ *	For SECONDS, REQs for SERVICEID to TARGET (a listener at LID DLID),
+ *	RATE a second in bursts of 64 (else as fast as the socket takes
+ *	them), from this socket: every other one
  *	claims SLID (a live port elsewhere), the rest a random LID, each with
  *	a random comm ID and QPN.  Prints "sent: N" and "answers: N".
  *   attacker cm-teardown TARGET SLID DLID CCOMM SCOMM SQPN COUNT
@@ -95,6 +96,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "link/link.h"
 #include "mgmt/mad_packet.h"
@@ -845,9 +847,23 @@ static int cm_flood(const struct sib_endpoint *target, char **v)
 	uint8_t mad[IB_MAD_BYTES], pkt[512];
 	struct sib_mad_addr a;
 	struct rx r = { 0 };
+	uint64_t start = now_ns(), rate = v[4] ? strtoull(v[4], NULL, 0) : 0, tried = 0;
 	size_t len;
 
 	while (now_ns() < end) {
+		/* At RATE a second, the burst waits for its turn; one that is
+		 * late (the machine is busy) does not catch up in a rush. */
+		if (rate) {
+			uint64_t due = start + tried * 1000000000ull / rate, t = now_ns();
+
+			if (t > due + 10000000)
+				start += t - due;
+			else if (due > t)
+				nanosleep(&(struct timespec){ .tv_sec = (time_t)((due - t) / 1000000000ull),
+							      .tv_nsec = (long)((due - t) % 1000000000ull) },
+					  NULL);
+		}
+		tried += 64;
 		for (int i = 0; i < 64; i++) {
 			uint16_t from = (i & 1) ? slid : (uint16_t)(2 + rand() % 0xbffd);
 
@@ -925,7 +941,7 @@ static int usage(void)
 			"       attacker cm-teardown TARGET SLID DLID CCOMM SCOMM SQPN COUNT\n"
 			"       attacker table-flood SM SECONDS\n"
 			"       attacker mad-flood SM SECONDS\n"
-			"       attacker cm-flood TARGET SLID DLID SERVICEID SECONDS\n");
+			"       attacker cm-flood TARGET SLID DLID SERVICEID SECONDS [RATE]\n");
 	return 2;
 }
 
@@ -963,7 +979,7 @@ int main(int argc, char **argv)
 		rc = sa_claim_listener(&target, argv[3], (uint16_t)atoi(argv[4]), atoi(argv[5]));
 	} else if (!strcmp(argv[1], "cm-teardown") && argc == 9) {
 		rc = cm_teardown(&target, argv + 3);
-	} else if (!strcmp(argv[1], "cm-flood") && argc == 7) {
+	} else if (!strcmp(argv[1], "cm-flood") && (argc == 7 || argc == 8)) {
 		rc = cm_flood(&target, argv + 3);
 	} else if (!strcmp(argv[1], "table-flood") && argc == 4) {
 		rc = table_flood(&target, atoi(argv[3]));
