@@ -139,6 +139,41 @@ static const struct ib_field_desc sm_info_fields[] = {
 	SI(SMState, 164, 4),
 };
 
+#define SW(name, bit, bits) F(struct ib_switch_info, #name, name, bit, bits)
+static const struct ib_field_desc switch_info_fields[] = {
+	SW(LinearFDBCap, 0, 16),
+	SW(RandomFDBCap, 16, 16),
+	SW(MulticastFDBCap, 32, 16),
+	SW(LinearFDBTop, 48, 16),
+	SW(DefaultPort, 64, 8),
+	SW(DefaultMulticastPrimaryPort, 72, 8),
+	SW(DefaultMulticastNotPrimaryPort, 80, 8),
+	SW(LifeTimeValue, 88, 5),
+	SW(PortStateChange, 93, 1),
+	SW(OptimizedSLtoVLMappingProgramming, 94, 2),
+	SW(LIDsPerPort, 96, 16),
+	SW(PartitionEnforcementCap, 112, 16),
+	SW(InboundEnforcementCap, 128, 1),
+	SW(OutboundEnforcementCap, 129, 1),
+	SW(FilterRawInboundCap, 130, 1),
+	SW(FilterRawOutboundCap, 131, 1),
+	SW(EnhancedPort0, 132, 1),
+	/* 11 reserved bits */
+	SW(MulticastFDBTop, 144, 16),
+};
+
+static const struct ib_field_desc lft_block_fields[] = {
+	F(struct ib_lft_block, "Port", Port, 0, 512),
+};
+
+#define MF(i) F(struct ib_mft_block, "PortMask[" #i "]", PortMask[i], 16 * (i), 16)
+static const struct ib_field_desc mft_block_fields[] = {
+	MF(0),	MF(1),	MF(2),	MF(3),	MF(4),	MF(5),	MF(6),	MF(7),
+	MF(8),	MF(9),	MF(10), MF(11), MF(12), MF(13), MF(14), MF(15),
+	MF(16), MF(17), MF(18), MF(19), MF(20), MF(21), MF(22), MF(23),
+	MF(24), MF(25), MF(26), MF(27), MF(28), MF(29), MF(30), MF(31),
+};
+
 const struct ib_header_desc ib_smp_desc = IB_DESC("SMP", IB_SMP_BYTES, smp_fields);
 const struct ib_header_desc ib_dr_smp_desc = IB_DESC("DR SMP", IB_DR_SMP_BYTES, dr_smp_fields);
 const struct ib_header_desc ib_node_info_desc =
@@ -152,6 +187,12 @@ const struct ib_header_desc ib_p_key_table_desc =
 const struct ib_header_desc ib_guid_info_desc =
 	IB_DESC("GUIDInfo", IB_GUID_INFO_BYTES, guid_info_fields);
 const struct ib_header_desc ib_sm_info_desc = IB_DESC("SMInfo", IB_SM_INFO_BYTES, sm_info_fields);
+const struct ib_header_desc ib_switch_info_desc =
+	IB_DESC("SwitchInfo", IB_SWITCH_INFO_BYTES, switch_info_fields);
+const struct ib_header_desc ib_lft_block_desc =
+	IB_DESC("LinearForwardingTable", IB_SMP_DATA_BYTES, lft_block_fields);
+const struct ib_header_desc ib_mft_block_desc =
+	IB_DESC("MulticastForwardingTable", IB_SMP_DATA_BYTES, mft_block_fields);
 
 IB_LAYOUT_CODEC(smp)
 IB_LAYOUT_CODEC(dr_smp)
@@ -161,3 +202,90 @@ IB_LAYOUT_CODEC(port_info)
 IB_LAYOUT_CODEC(p_key_table)
 IB_LAYOUT_CODEC(guid_info)
 IB_LAYOUT_CODEC(sm_info)
+IB_LAYOUT_CODEC(switch_info)
+IB_LAYOUT_CODEC(lft_block)
+IB_LAYOUT_CODEC(mft_block)
+
+enum { DR_LID_PERMISSIVE = 0xffff };
+
+static enum ib_dr_action dr_drop(const char **why, const char *rule)
+{
+	*why = rule;
+	return IB_DR_DROP;
+}
+
+enum ib_dr_action ib_dr_smp_arrive(struct ib_dr_smp *dr, bool is_switch, unsigned num_ports,
+				   unsigned in_port, unsigned *out_port, const char **why)
+{
+	unsigned hp = dr->HopPointer, hc = dr->HopCount, next;
+
+	*why = NULL;
+	if (hc > IB_SMP_MAX_HOPS)
+		return dr_drop(why, "HopCount beyond 63 (IBA 14.2.2)");
+	if (!dr->D) {
+		if (hc && hp == 0)
+			return dr_drop(why, "HopPointer 0 on the wire (C14-9:5)");
+		if (hp && hp < hc) { /* C14-9:2: a switch on the way */
+			if (!is_switch)
+				return dr_drop(why, "a CA in the middle of a path (C14-9:2)");
+			next = dr->InitialPath[hp + 1];
+			if (next == 0 || next > num_ports)
+				return dr_drop(why, "InitialPath names no port of this switch (C14-9:2)");
+			dr->ReturnPath[hp] = (uint8_t)in_port;
+			dr->HopPointer = (uint8_t)(hp + 1);
+			*out_port = next;
+			return IB_DR_FORWARD;
+		}
+		if (hp == hc) { /* C14-9:3: the end of the directed part */
+			if (dr->DrDLID != DR_LID_PERMISSIVE)
+				return dr_drop(why, "a LID-routed last segment (C14-9:3), not supported");
+			if (hc)
+				dr->ReturnPath[hp] = (uint8_t)in_port;
+			dr->HopPointer = (uint8_t)(hp + 1);
+			return IB_DR_DELIVER;
+		}
+		return dr_drop(why, "HopPointer past HopCount (C14-9:5)");
+	}
+	if (hp >= 2 && hp <= hc) { /* C14-13:2: a switch on the way back */
+		if (!is_switch)
+			return dr_drop(why, "a CA in the middle of a return path (C14-13:2)");
+		next = dr->ReturnPath[hp - 1];
+		if (next == 0 || next > num_ports)
+			return dr_drop(why, "ReturnPath names no port of this switch (C14-13:2)");
+		dr->HopPointer = (uint8_t)(hp - 1);
+		*out_port = next;
+		return IB_DR_FORWARD;
+	}
+	if (hp == 1) { /* C14-13:3: back at the requester */
+		if (dr->DrSLID != DR_LID_PERMISSIVE)
+			return dr_drop(why, "a LID-routed first segment (C14-13:3), not supported");
+		dr->HopPointer = 0;
+		return IB_DR_DELIVER;
+	}
+	return dr_drop(why, "HopPointer outside the return path (C14-13:5)");
+}
+
+enum ib_dr_action ib_dr_smp_depart(struct ib_dr_smp *dr, unsigned *out_port, const char **why)
+{
+	unsigned hc = dr->HopCount;
+
+	*why = NULL;
+	if (hc > IB_SMP_MAX_HOPS)
+		return dr_drop(why, "HopCount beyond 63 (IBA 14.2.2)");
+	if (dr->D ? dr->DrSLID != DR_LID_PERMISSIVE : dr->DrDLID != DR_LID_PERMISSIVE)
+		return dr_drop(why, "a LID-routed segment (C14-9, C14-13), not supported");
+	if (hc == 0)
+		return IB_DR_DELIVER;
+	if (!dr->D) { /* C14-9:1 */
+		if (dr->HopPointer != 0)
+			return dr_drop(why, "a request leaves with HopPointer 0 (C14-9:1)");
+		dr->HopPointer = 1;
+		*out_port = dr->InitialPath[1];
+		return IB_DR_FORWARD;
+	}
+	if (dr->HopPointer != hc + 1) /* C14-13:1 */
+		return dr_drop(why, "a response leaves with HopPointer HopCount+1 (C14-13:1)");
+	dr->HopPointer = (uint8_t)hc;
+	*out_port = dr->ReturnPath[hc];
+	return IB_DR_FORWARD;
+}

@@ -8,6 +8,7 @@
 #ifndef SIB_WIRE_SMP_H
 #define SIB_WIRE_SMP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "wire/mad.h"
@@ -28,6 +29,13 @@ enum {
 	IB_GUID_INFO_BYTES = 64,
 	IB_GUID_INFO_BLOCK = 8, /* GUIDs per block */
 	IB_SM_INFO_BYTES = 21,
+	IB_SWITCH_INFO_BYTES = 20,
+	IB_LFT_BLOCK = 64,	       /* ports per LinearForwardingTable block */
+	IB_LFT_BLOCKS = 768,	       /* blocks 0..767 cover unicast LIDs 0..0xbfff */
+	IB_MFT_BLOCK = 32,	       /* PortMasks per MulticastForwardingTable block */
+	IB_MFT_BLOCKS = 512,	       /* blocks 0..511 cover MLIDs 0xc000..0xffff */
+	IB_MFT_PORTS_PER_MASK = 16,    /* a PortMask covers 16 ports: Position 0..15 */
+	IB_LFT_PORT_NONE = 0xff,       /* IBA 14.2.5.10: no port, drop */
 };
 
 /* SMP AttributeIDs (IBA 14.2.5 Table 145). */
@@ -204,6 +212,42 @@ struct ib_guid_info {
 	uint64_t GUIDBlock[IB_GUID_INFO_BLOCK];
 };
 
+/* SwitchInfo (IBA 14.2.5.4). */
+struct ib_switch_info {
+	uint16_t LinearFDBCap;
+	uint16_t RandomFDBCap;
+	uint16_t MulticastFDBCap;
+	uint16_t LinearFDBTop;
+	uint8_t DefaultPort;
+	uint8_t DefaultMulticastPrimaryPort;
+	uint8_t DefaultMulticastNotPrimaryPort;
+	uint8_t LifeTimeValue;			   /* 5 bits */
+	uint8_t PortStateChange;		   /* 1 bit; a Set of 1 clears it */
+	uint8_t OptimizedSLtoVLMappingProgramming; /* 2 bits */
+	uint16_t LIDsPerPort;
+	uint16_t PartitionEnforcementCap;
+	uint8_t InboundEnforcementCap;	/* 1 bit */
+	uint8_t OutboundEnforcementCap; /* 1 bit */
+	uint8_t FilterRawInboundCap;	/* 1 bit */
+	uint8_t FilterRawOutboundCap;	/* 1 bit */
+	uint8_t EnhancedPort0;		/* 1 bit */
+	uint16_t MulticastFDBTop;
+};
+
+/* One LinearForwardingTable block (IBA 14.2.5.10): the output port of LIDs
+ * 64*block .. 64*block+63; AttributeModifier is the block. */
+struct ib_lft_block {
+	uint8_t Port[IB_LFT_BLOCK];
+};
+
+/* One MulticastForwardingTable block (IBA 14.2.5.12): the PortMask (ports
+ * 16*Position .. +15, bit i for port 16*Position+i) of MLIDs
+ * 0xc000 + 32*block .. +31.  AttributeModifier: Position in bits 31:28,
+ * the block in bits 8:0. */
+struct ib_mft_block {
+	uint16_t PortMask[IB_MFT_BLOCK];
+};
+
 /* SMInfo.SMState (IBA 14.2.5.13). */
 enum ib_sm_state {
 	IB_SM_STATE_NOT_ACTIVE = 0,
@@ -232,10 +276,55 @@ IB_SMP_OPS(port_info)
 IB_SMP_OPS(p_key_table)
 IB_SMP_OPS(guid_info)
 IB_SMP_OPS(sm_info)
+IB_SMP_OPS(switch_info)
+IB_SMP_OPS(lft_block)
+IB_SMP_OPS(mft_block)
 #undef IB_SMP_OPS
 
 extern const struct ib_header_desc ib_smp_desc, ib_dr_smp_desc, ib_node_info_desc,
 	ib_node_description_desc, ib_port_info_desc, ib_p_key_table_desc, ib_guid_info_desc,
-	ib_sm_info_desc;
+	ib_sm_info_desc, ib_switch_info_desc, ib_lft_block_desc, ib_mft_block_desc;
+
+/* The MulticastForwardingTable AttributeModifier's two parts. */
+static inline unsigned ib_mft_mod_position(uint32_t mod)
+{
+	return mod >> 28;
+}
+static inline unsigned ib_mft_mod_block(uint32_t mod)
+{
+	return mod & 0x1ff;
+}
+
+/*
+ * Directed-route SMPs hop by hop (IBA 14.2.2).  A DR SMP travels its
+ * InitialPath outbound (D = 0) and its ReturnPath back (D = 1); every node
+ * on the way applies one of these rules, which move HopPointer and record
+ * the arrival port in ReturnPath.  A CA only sends, answers and receives;
+ * only a switch forwards.  The first and last segments may be LID-routed
+ * when DrSLID or DrDLID is not the permissive LID; that form is refused
+ * here (IB_DR_DROP with a reason), as nothing softib runs sends it.
+ */
+enum ib_dr_action {
+	IB_DR_DROP,	/* *why says which rule */
+	IB_DR_DELIVER,	/* to this node's SMA (D = 0) or to the SM at this node (D = 1) */
+	IB_DR_FORWARD,	/* out *out_port, a switch's port 1..NumPorts */
+};
+
+/*
+ * A DR SMP arrived at a node on `in_port` (a CA's port, or a switch's
+ * external port 1..num_ports): C14-9:2..5 outbound, C14-13:2..4 on return.
+ * Updates HopPointer and ReturnPath as the rule says.
+ */
+enum ib_dr_action ib_dr_smp_arrive(struct ib_dr_smp *dr, bool is_switch, unsigned num_ports,
+				   unsigned in_port, unsigned *out_port, const char **why);
+
+/*
+ * The node that originates a DR SMP, a request (D = 0, HopPointer 0:
+ * C14-9:1) or the response it answers with (D = 1, HopPointer
+ * HopCount + 1 as delivery left it: C14-13:1), is about to send it.
+ * FORWARD names the port it leaves by; DELIVER means HopCount is 0 and the
+ * SMP stays in this node (an SM asking its own port).
+ */
+enum ib_dr_action ib_dr_smp_depart(struct ib_dr_smp *dr, unsigned *out_port, const char **why);
 
 #endif

@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Switches (fabric/switch.h) in a fabric of two, cabled by a topology file,
+ * with the test as every cable: a subnet manager at H1 discovers them with
+ * directed-route SMPs, programs their LinearForwardingTable and
+ * MulticastForwardingTable and port states, and data then crosses them
+ * by LID and MLID.  What a switch must refuse it drops and counts.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "fabric/switch.c"
+#include "fabric/topology.c"
+#include "mgmt/mad_packet.h"
+#include "wire/perfmgt.h"
+
+/*   H1 -[1] S1 [3]=[3] S2 [1]- H3
+ *   H2 -[2] S1 [4]=[4] S2 [2]- H4     */
+static const char fabric_text[] = "Switch 4 \"S1\"\n"
+				  "[1] \"H1\"[1]\n[2] \"H2\"[1]\n[3] \"S2\"[3]\n[4] \"S2\"[4]\n"
+				  "\n"
+				  "Switch 4 \"S2\"\n"
+				  "[1] \"H3\"[1]\n[2] \"H4\"[1]\n"
+				  "\n"
+				  "Hca 1 \"H1\"\n\nHca 1 \"H2\"\n\nHca 1 \"H3\"\n\nHca 1 \"H4\"\n";
+
+static struct sib_topo topo;
+static struct sib_switch sw[2];
+static int sw_of[8]; /* topology node -> switch index, -1 for a CA */
+
+static int setup(void **state)
+{
+	char err[200];
+
+	(void)state;
+	if (sib_topo_parse(&topo, fabric_text, "fabric", NULL, err, sizeof(err)))
+		fail_msg("%s", err);
+	for (unsigned n = 0, s = 0; n < topo.nnodes; n++) {
+		sw_of[n] = -1;
+		if (topo.node[n].type != SIB_TOPO_SWITCH)
+			continue;
+		assert_int_equal(sib_switch_init(&sw[s], &topo.node[n]), 0);
+		sw_of[n] = (int)s++;
+		/* every cable is up */
+		for (unsigned p = 1; p <= topo.node[n].nports; p++)
+			sib_switch_link(&sw[sw_of[n]], p, topo.node[n].port[p].peer >= 0);
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sib_switch_free(&sw[0]);
+	sib_switch_free(&sw[1]);
+	sib_topo_free(&topo);
+	return 0;
+}
+
+/* Carry a packet out of node `from` by `port` until it reaches a CA (whose
+ * index is returned, with the packet in pkt/len) or is dropped (-1). */
+static int carry(int from, unsigned port, uint8_t *pkt, size_t *len)
+{
+	for (int hops = 0; hops < 16; hops++) {
+		const struct sib_topo_link *l = &topo.node[from].port[port];
+		struct sib_switch_out out;
+		struct ib_packet p;
+		uint8_t buf[IB_MAX_PACKET];
+		struct sib_switch *s;
+
+		assert_true(l->peer >= 0);
+		if (sw_of[l->peer] < 0)
+			return l->peer;
+		s = &sw[sw_of[l->peer]];
+		assert_int_equal(ib_packet_decode(pkt, *len, &p), IB_PKT_OK);
+		sib_switch_route(s, l->peer_port, &p, *len, buf, &out);
+		if (out.to_port0) {
+			struct ib_packet q;
+
+			assert_int_equal(ib_packet_decode(out.rewritten ? buf : pkt, out.len, &q),
+					 IB_PKT_OK);
+			if (!sib_switch_mgmt(s, l->peer_port, &q, buf, &out)) {
+				print_message("port 0 of %s sent nothing (%s)\n", s->node->id,
+					      s->last_drop ? s->last_drop : "no drop");
+				return -1;
+			}
+		}
+		if (out.nports != 1) {
+			print_message("%s sent it out %u ports (%s)\n", s->node->id, out.nports,
+				      s->last_drop ? s->last_drop : "no drop");
+			return -1;
+		}
+		if (out.rewritten) {
+			memcpy(pkt, buf, out.len);
+			*len = out.len;
+		}
+		sib_switch_sent(s, out.port[0], *len);
+		from = l->peer;
+		port = out.port[0];
+	}
+	fail_msg("a packet went round in circles");
+	return -1;
+}
+
+static int node(const char *id)
+{
+	int n = sib_topo_find(&topo, id);
+
+	assert_true(n >= 0);
+	return n;
+}
+
+/* A DR SMP from H1 along `path` (hops 1..n, the first is H1's own port). */
+static size_t dr_smp(uint8_t *pkt, uint8_t method, uint16_t attr, uint32_t mod,
+		     const uint8_t *path, unsigned hops, const uint8_t *data, uint64_t m_key)
+{
+	struct ib_dr_smp dr;
+	struct sib_mad_addr a;
+	uint8_t mad[IB_MAD_BYTES];
+	const char *why;
+	unsigned out;
+
+	memset(&dr, 0, sizeof(dr));
+	dr.BaseVersion = 1;
+	dr.MgmtClass = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	dr.ClassVersion = 1;
+	dr.Method = method;
+	dr.TransactionID = 0x1234;
+	dr.AttributeID = attr;
+	dr.AttributeModifier = mod;
+	dr.M_Key = m_key;
+	dr.DrSLID = dr.DrDLID = SIB_LID_PERMISSIVE;
+	dr.HopCount = (uint8_t)hops;
+	memcpy(&dr.InitialPath[1], path, hops);
+	if (data)
+		memcpy(dr.SMPData, data, IB_SMP_DATA_BYTES);
+	assert_int_equal(ib_dr_smp_depart(&dr, &out, &why), IB_DR_FORWARD);
+	memset(mad, 0, sizeof(mad));
+	ib_dr_smp_encode(&dr, mad);
+	sib_mad_addr_init(&a, SIB_QP0, SIB_LID_PERMISSIVE, SIB_LID_PERMISSIVE);
+	return sib_mgmt_build(&a, mad, pkt, IB_MAX_PACKET);
+}
+
+/* Send the SMP from H1 and take the response H1 gets back. */
+static bool ask(const uint8_t *path, unsigned hops, uint8_t method, uint16_t attr, uint32_t mod,
+		const uint8_t *data, uint64_t m_key, struct ib_dr_smp *resp)
+{
+	uint8_t pkt[IB_MAX_PACKET];
+	size_t len = dr_smp(pkt, method, attr, mod, path, hops, data, m_key);
+	struct ib_packet p;
+	struct sib_mad_addr a;
+	const uint8_t *mad;
+	const char *why;
+	unsigned out;
+
+	if (carry(node("H1"), path[0], pkt, &len) != node("H1"))
+		return false;
+	assert_int_equal(ib_packet_decode(pkt, len, &p), IB_PKT_OK);
+	mad = sib_mgmt_parse(&p, &a);
+	assert_non_null(mad);
+	ib_dr_smp_decode(resp, mad);
+	assert_int_equal(ib_dr_smp_arrive(resp, false, 1, 1, &out, &why), IB_DR_DELIVER);
+	assert_int_equal(resp->D, 1);
+	assert_int_equal(resp->R, 1);
+	assert_int_equal(resp->TransactionID, 0x1234);
+	return true;
+}
+
+static void test_discovery_by_directed_route(void **state)
+{
+	const uint8_t to_s1[] = { 1 }, to_s2[] = { 1, 3 }, to_s2_other[] = { 1, 4 };
+	struct ib_dr_smp r;
+	struct ib_node_info ni;
+	struct ib_node_description nd;
+	struct ib_switch_info si;
+	struct ib_port_info pi;
+
+	(void)state;
+	assert_true(ask(to_s1, 1, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL, 0, &r));
+	assert_int_equal(r.Status, 0);
+	ib_node_info_decode(&ni, r.SMPData);
+	assert_int_equal(ni.NodeType, IB_NODE_TYPE_SWITCH);
+	assert_int_equal(ni.NumPorts, 4);
+	assert_int_equal(ni.LocalPortNum, 1); /* H1 is on S1's port 1 */
+	assert_true(ni.NodeGUID == topo.node[node("S1")].node_guid);
+	assert_int_equal(r.ReturnPath[1], 1);
+
+	/* two hops: S2, reached by S1's port 3, answers that it was entered by 3 */
+	assert_true(ask(to_s2, 2, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL, 0, &r));
+	ib_node_info_decode(&ni, r.SMPData);
+	assert_true(ni.NodeGUID == topo.node[node("S2")].node_guid);
+	assert_int_equal(ni.LocalPortNum, 3);
+	assert_int_equal(r.ReturnPath[1], 1);
+	assert_int_equal(r.ReturnPath[2], 3);
+	assert_true(ask(to_s2_other, 2, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL, 0, &r));
+	ib_node_info_decode(&ni, r.SMPData);
+	assert_int_equal(ni.LocalPortNum, 4);
+
+	assert_true(ask(to_s2, 2, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_DESCRIPTION, 0, NULL, 0, &r));
+	ib_node_description_decode(&nd, r.SMPData);
+	assert_string_equal((const char *)nd.NodeString, "S2");
+	assert_true(ask(to_s2, 2, IB_MAD_METHOD_GET, IB_SMP_ATTR_SWITCH_INFO, 0, NULL, 0, &r));
+	ib_switch_info_decode(&si, r.SMPData);
+	assert_int_equal(si.LinearFDBCap, SIB_SWITCH_LFT_CAP);
+	assert_int_equal(si.PortStateChange, 1); /* its links came up */
+	/* PortInfo of each port: cabled ones in Init, the rest Down */
+	assert_true(ask(to_s2, 2, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 1, NULL, 0, &r));
+	ib_port_info_decode(&pi, r.SMPData);
+	assert_int_equal(pi.PortState, IB_PORT_STATE_INIT);
+	assert_int_equal(pi.PortPhysicalState, IB_PORT_PHYS_LINK_UP);
+	assert_true(ask(to_s1, 1, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 5, NULL, 0, &r));
+	assert_int_equal(r.Status, IB_MAD_STATUS_INVALID_FIELD); /* S1 has 4 ports */
+	assert_true(ask(to_s1, 1, IB_MAD_METHOD_GET, IB_SMP_ATTR_SM_INFO, 0, NULL, 0, &r));
+	assert_int_equal(r.Status, IB_MAD_STATUS_UNSUP_METHOD_ATTR);
+}
+
+static void set_port_state(const uint8_t *path, unsigned hops, unsigned port, uint8_t state)
+{
+	struct ib_port_info pi;
+	struct ib_dr_smp r;
+	uint8_t data[IB_SMP_DATA_BYTES];
+
+	memset(&pi, 0, sizeof(pi));
+	pi.PortState = state;
+	ib_port_info_encode(&pi, data);
+	assert_true(ask(path, hops, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, port, data, 0, &r));
+	assert_int_equal(r.Status, 0);
+}
+
+static void program(const uint8_t *path, unsigned hops, uint16_t lid, const uint8_t ports[8])
+{
+	struct ib_lft_block b;
+	struct ib_switch_info si;
+	struct ib_port_info pi;
+	struct ib_dr_smp r;
+	uint8_t data[IB_SMP_DATA_BYTES];
+
+	memset(&pi, 0, sizeof(pi));
+	pi.LID = lid;
+	ib_port_info_encode(&pi, data);
+	assert_true(ask(path, hops, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data, 0, &r));
+	memset(b.Port, IB_LFT_PORT_NONE, sizeof(b.Port));
+	memcpy(b.Port, ports, 8);
+	ib_lft_block_encode(&b, data);
+	assert_true(ask(path, hops, IB_MAD_METHOD_SET, IB_SMP_ATTR_LINEAR_FORWARDING_TABLE, 0, data,
+			0, &r));
+	assert_int_equal(r.Status, 0);
+	memset(&si, 0, sizeof(si));
+	si.LinearFDBTop = 7;
+	si.PortStateChange = 1;
+	si.LifeTimeValue = SIB_SWITCH_LIFETIME;
+	si.MulticastFDBTop = 0xc000;
+	ib_switch_info_encode(&si, data);
+	assert_true(ask(path, hops, IB_MAD_METHOD_SET, IB_SMP_ATTR_SWITCH_INFO, 0, data, 0, &r));
+	assert_int_equal(r.Status, 0);
+	ib_switch_info_decode(&si, r.SMPData);
+	assert_int_equal(si.PortStateChange, 0); /* the SM's 1 cleared it */
+	assert_int_equal(si.LinearFDBTop, 7);
+}
+
+/* A UD SEND from CA `from` (LID slid) to dlid. */
+static size_t data_packet(uint8_t *buf, uint16_t dlid, uint16_t slid)
+{
+	struct sib_mad_addr a;
+	uint8_t payload[IB_MAD_BYTES];
+
+	memset(payload, 0x5a, sizeof(payload));
+	sib_mad_addr_init(&a, SIB_QP1, dlid, slid); /* QP1 on VL0: data as far as a switch cares */
+	return sib_mgmt_build(&a, payload, buf, IB_MAX_PACKET);
+}
+
+static void test_routes_by_lid_once_programmed(void **state)
+{
+	const uint8_t to_s1[] = { 1 }, to_s2[] = { 1, 3 };
+	/* LIDs: H1 1, H2 2, H3 3, H4 4, S1 5, S2 6 */
+	const uint8_t lft_s1[8] = { 0xff, 1, 2, 3, 4, 0, 3, 0xff };
+	const uint8_t lft_s2[8] = { 0xff, 3, 3, 1, 2, 3, 0, 0xff };
+	uint8_t pkt[IB_MAX_PACKET];
+	size_t len;
+
+	(void)state;
+	program(to_s1, 1, 5, lft_s1);
+	program(to_s2, 2, 6, lft_s2);
+
+	/* links still in Init: data is refused at the first switch */
+	len = data_packet(pkt, 3, 1);
+	assert_int_equal(carry(node("H1"), 1, pkt, &len), -1);
+	assert_int_equal(sw[0].drops[SIB_DROP_PORT_STATE], 1);
+	/* Active skips Armed: refused (IBA 14.2.5.6) */
+	{
+		struct ib_port_info pi;
+		struct ib_dr_smp r;
+		uint8_t data[IB_SMP_DATA_BYTES];
+
+		memset(&pi, 0, sizeof(pi));
+		pi.PortState = IB_PORT_STATE_ACTIVE;
+		ib_port_info_encode(&pi, data);
+		assert_true(ask(to_s1, 1, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 1, data, 0, &r));
+		assert_int_equal(r.Status, IB_MAD_STATUS_INVALID_FIELD);
+	}
+	for (unsigned p = 1; p <= 4; p++) {
+		set_port_state(to_s1, 1, p, IB_PORT_STATE_ARMED);
+		set_port_state(to_s1, 1, p, IB_PORT_STATE_ACTIVE);
+		set_port_state(to_s2, 2, p, IB_PORT_STATE_ARMED);
+		set_port_state(to_s2, 2, p, IB_PORT_STATE_ACTIVE);
+	}
+	len = data_packet(pkt, 3, 1);
+	assert_int_equal(carry(node("H1"), 1, pkt, &len), node("H3"));
+	len = data_packet(pkt, 2, 4);
+	assert_int_equal(carry(node("H4"), 1, pkt, &len), node("H2"));
+	assert_true(sw[1].port[2].pc.PortRcvPkts >= 1);
+	assert_true(sw[0].port[2].pc.PortXmitPkts >= 1);
+
+	/* LID 7 has no entry; the relay error counts on the input port */
+	len = data_packet(pkt, 7, 1);
+	assert_int_equal(carry(node("H1"), 1, pkt, &len), -1);
+	assert_int_equal(sw[0].drops[SIB_DROP_NO_ROUTE], 1);
+	assert_int_equal(sw[0].port[1].pc.PortRcvSwitchRelayErrors, 2);
+	/* back out the port it came in by */
+	len = data_packet(pkt, 1, 1);
+	assert_int_equal(carry(node("H1"), 1, pkt, &len), -1);
+	assert_int_equal(sw[0].drops[SIB_DROP_LOOP], 1);
+
+	/* PortCounters of S2's port 2 by LID, from H4 */
+	{
+		struct sib_mad_addr a;
+		struct ib_mad_hdr h;
+		struct ib_port_counters pc;
+		uint8_t mad[IB_MAD_BYTES];
+		struct ib_packet p;
+		const uint8_t *resp;
+
+		memset(mad, 0, sizeof(mad));
+		memset(&h, 0, sizeof(h));
+		h.BaseVersion = 1;
+		h.MgmtClass = IB_MGMT_CLASS_PERF;
+		h.ClassVersion = 1;
+		h.Method = IB_MAD_METHOD_GET;
+		h.AttributeID = IB_PERF_ATTR_PORT_COUNTERS;
+		ib_mad_hdr_encode(&h, mad);
+		memset(&pc, 0, sizeof(pc));
+		pc.PortSelect = 2;
+		ib_port_counters_encode(&pc, mad + IB_PERF_DATA_OFFSET);
+		sib_mad_addr_init(&a, SIB_QP1, 6, 4);
+		len = sib_mgmt_build(&a, mad, pkt, sizeof(pkt));
+		assert_int_equal(carry(node("H4"), 1, pkt, &len), node("H4"));
+		assert_int_equal(ib_packet_decode(pkt, len, &p), IB_PKT_OK);
+		resp = sib_mgmt_parse(&p, &a);
+		assert_int_equal(a.SLID, 6);
+		ib_port_counters_decode(&pc, resp + IB_PERF_DATA_OFFSET);
+		assert_int_equal(pc.PortSelect, 2);
+		assert_true(pc.PortRcvPkts >= 2); /* the data and this request */
+	}
+}
+
+static void test_multicast_by_mft(void **state)
+{
+	const uint8_t to_s1[] = { 1 };
+	struct ib_mft_block b;
+	struct ib_dr_smp r;
+	struct ib_packet p;
+	struct sib_switch_out out;
+	uint8_t data[IB_SMP_DATA_BYTES], pkt[IB_MAX_PACKET], buf[IB_MAX_PACKET];
+	size_t len;
+
+	(void)state;
+	/* MLID 0xc000 on S1's ports 1, 2 and 3 */
+	memset(&b, 0, sizeof(b));
+	b.PortMask[0] = 1u << 1 | 1u << 2 | 1u << 3;
+	ib_mft_block_encode(&b, data);
+	assert_true(ask(to_s1, 1, IB_MAD_METHOD_SET, IB_SMP_ATTR_MULTICAST_FORWARDING_TABLE, 0, data,
+			0, &r));
+	assert_int_equal(r.Status, 0);
+	/* Position 1 would be ports 16..31: S1 has none */
+	assert_true(ask(to_s1, 1, IB_MAD_METHOD_SET, IB_SMP_ATTR_MULTICAST_FORWARDING_TABLE,
+			0x10000000, data, 0, &r));
+	assert_int_equal(r.Status, IB_MAD_STATUS_INVALID_FIELD);
+
+	len = data_packet(pkt, 0xc000, 1);
+	assert_int_equal(ib_packet_decode(pkt, len, &p), IB_PKT_OK);
+	sib_switch_route(&sw[0], 1, &p, len, buf, &out);
+	assert_int_equal(out.nports, 2); /* not back to port 1 */
+	assert_int_equal(out.port[0], 2);
+	assert_int_equal(out.port[1], 3);
+	len = data_packet(pkt, 0xc001, 1);
+	assert_int_equal(ib_packet_decode(pkt, len, &p), IB_PKT_OK);
+	sib_switch_route(&sw[0], 1, &p, len, buf, &out);
+	assert_int_equal(out.nports, 0); /* past MulticastFDBTop */
+}
+
+static void test_port0_m_key(void **state)
+{
+	const uint8_t to_s1[] = { 1 };
+	struct ib_port_info pi;
+	struct ib_dr_smp r;
+	uint8_t data[IB_SMP_DATA_BYTES];
+	uint64_t before = sw[0].drops[SIB_DROP_M_KEY];
+
+	(void)state;
+	assert_true(ask(to_s1, 1, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL, 0, &r));
+	ib_port_info_decode(&pi, r.SMPData);
+	pi.M_Key = 0x1122334455667788ull;
+	pi.M_KeyProtectBits = 2;
+	pi.PortState = 0;
+	ib_port_info_encode(&pi, data);
+	assert_true(ask(to_s1, 1, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data, 0, &r));
+	assert_int_equal(r.Status, 0);
+	/* protection 2: a Get without the key goes unanswered and counts */
+	assert_false(ask(to_s1, 1, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL, 0, &r));
+	assert_int_equal(sw[0].drops[SIB_DROP_M_KEY], before + 1);
+	assert_int_equal(sw[0].port[0].pi.M_KeyViolations, 1);
+	assert_true(ask(to_s1, 1, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL,
+			0x1122334455667788ull, &r));
+	assert_int_equal(r.Status, 0);
+	/* the key is not readable through another port's PortInfo */
+	assert_true(ask(to_s1, 1, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 2, NULL,
+			0x1122334455667788ull, &r));
+	ib_port_info_decode(&pi, r.SMPData);
+	assert_true(pi.M_Key == 0);
+	/* back to no key, for the tests after */
+	sw[0].port[0].pi.M_Key = 0;
+	sw[0].port[0].pi.M_KeyProtectBits = 0;
+}
+
+static void test_bad_directed_routes_are_dropped(void **state)
+{
+	const uint8_t beyond[] = { 1, 9 }, down[] = { 1, 4, 4 };
+	uint8_t pkt[IB_MAX_PACKET];
+	size_t len;
+	uint64_t before = sw[0].drops[SIB_DROP_DR];
+
+	(void)state;
+	/* InitialPath[2] = 9 on a 4-port switch: C14-9:2 */
+	len = dr_smp(pkt, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, beyond, 2, NULL, 0);
+	assert_int_equal(carry(node("H1"), 1, pkt, &len), -1);
+	assert_int_equal(sw[0].drops[SIB_DROP_DR], before + 1);
+	assert_non_null(strstr(sw[0].last_drop, "C14-9:2"));
+	/* S1's port 4 leads to S2, whose port 4 leads back to S1: a path
+	 * may cross a node twice, and this one ends at S1 */
+	len = dr_smp(pkt, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, down, 3, NULL, 0);
+	assert_int_equal(carry(node("H1"), 1, pkt, &len), node("H1"));
+	/* a link goes down: its SMPs are dropped where it starts */
+	sib_switch_link(&sw[1], 1, false);
+	{
+		const uint8_t to_h3[] = { 1, 3, 1 };
+
+		len = dr_smp(pkt, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, to_h3, 3, NULL, 0);
+		assert_int_equal(carry(node("H1"), 1, pkt, &len), -1);
+		assert_int_equal(sw[1].drops[SIB_DROP_PORT_STATE], 1);
+		assert_int_equal(sw[1].port[1].pc.LinkDownedCounter, 1);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_discovery_by_directed_route),
+		cmocka_unit_test(test_routes_by_lid_once_programmed),
+		cmocka_unit_test(test_multicast_by_mft),
+		cmocka_unit_test(test_port0_m_key),
+		cmocka_unit_test(test_bad_directed_routes_are_dropped),
+	};
+
+	/* the tests follow one another on one fabric, as an SM's work does */
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
