@@ -19,6 +19,8 @@
 #include "mgmt/mad_packet.h"
 #include "wire/perfmgt.h"
 
+#include "fabric_world.h"
+
 /*   H1 -[1] S1 [3]=[3] S2 [1]- H3
  *   H2 -[2] S1 [4]=[4] S2 [2]- H4     */
 static const char fabric_text[] = "Switch 4 \"S1\"\n"
@@ -29,146 +31,37 @@ static const char fabric_text[] = "Switch 4 \"S1\"\n"
 				  "\n"
 				  "Hca 1 \"H1\"\n\nHca 1 \"H2\"\n\nHca 1 \"H3\"\n\nHca 1 \"H4\"\n";
 
-static struct sib_topo topo;
-static struct sib_switch sw[2];
-static int sw_of[8]; /* topology node -> switch index, -1 for a CA */
+static struct world w;
 
 static int setup(void **state)
 {
-	char err[200];
-
 	(void)state;
-	if (sib_topo_parse(&topo, fabric_text, "fabric", NULL, err, sizeof(err)))
-		fail_msg("%s", err);
-	for (unsigned n = 0, s = 0; n < topo.nnodes; n++) {
-		sw_of[n] = -1;
-		if (topo.node[n].type != SIB_TOPO_SWITCH)
-			continue;
-		assert_int_equal(sib_switch_init(&sw[s], &topo.node[n]), 0);
-		sw_of[n] = (int)s++;
-		/* every cable is up */
-		for (unsigned p = 1; p <= topo.node[n].nports; p++)
-			sib_switch_link(&sw[sw_of[n]], p, topo.node[n].port[p].peer >= 0);
-	}
+	world_init(&w, NULL, fabric_text);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	sib_switch_free(&sw[0]);
-	sib_switch_free(&sw[1]);
-	sib_topo_free(&topo);
+	world_free(&w);
 	return 0;
-}
-
-/* Carry a packet out of node `from` by `port` until it reaches a CA (whose
- * index is returned, with the packet in pkt/len) or is dropped (-1). */
-static int carry(int from, unsigned port, uint8_t *pkt, size_t *len)
-{
-	for (int hops = 0; hops < 16; hops++) {
-		const struct sib_topo_link *l = &topo.node[from].port[port];
-		struct sib_switch_out out;
-		struct ib_packet p;
-		uint8_t buf[IB_MAX_PACKET];
-		struct sib_switch *s;
-
-		assert_true(l->peer >= 0);
-		if (sw_of[l->peer] < 0)
-			return l->peer;
-		s = &sw[sw_of[l->peer]];
-		assert_int_equal(ib_packet_decode(pkt, *len, &p), IB_PKT_OK);
-		sib_switch_route(s, l->peer_port, &p, *len, buf, &out);
-		if (out.to_port0) {
-			struct ib_packet q;
-
-			assert_int_equal(ib_packet_decode(out.rewritten ? buf : pkt, out.len, &q),
-					 IB_PKT_OK);
-			if (!sib_switch_mgmt(s, l->peer_port, &q, buf, &out)) {
-				print_message("port 0 of %s sent nothing (%s)\n", s->node->id,
-					      s->last_drop ? s->last_drop : "no drop");
-				return -1;
-			}
-		}
-		if (out.nports != 1) {
-			print_message("%s sent it out %u ports (%s)\n", s->node->id, out.nports,
-				      s->last_drop ? s->last_drop : "no drop");
-			return -1;
-		}
-		if (out.rewritten) {
-			memcpy(pkt, buf, out.len);
-			*len = out.len;
-		}
-		sib_switch_sent(s, out.port[0], *len);
-		from = l->peer;
-		port = out.port[0];
-	}
-	fail_msg("a packet went round in circles");
-	return -1;
 }
 
 static int node(const char *id)
 {
-	int n = sib_topo_find(&topo, id);
-
-	assert_true(n >= 0);
-	return n;
+	return world_node(&w, id);
 }
 
-/* A DR SMP from H1 along `path` (hops 1..n, the first is H1's own port). */
-static size_t dr_smp(uint8_t *pkt, uint8_t method, uint16_t attr, uint32_t mod,
-		     const uint8_t *path, unsigned hops, const uint8_t *data, uint64_t m_key)
+static int carry(int from, unsigned port, uint8_t *pkt, size_t *len)
 {
-	struct ib_dr_smp dr;
-	struct sib_mad_addr a;
-	uint8_t mad[IB_MAD_BYTES];
-	const char *why;
-	unsigned out;
-
-	memset(&dr, 0, sizeof(dr));
-	dr.BaseVersion = 1;
-	dr.MgmtClass = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
-	dr.ClassVersion = 1;
-	dr.Method = method;
-	dr.TransactionID = 0x1234;
-	dr.AttributeID = attr;
-	dr.AttributeModifier = mod;
-	dr.M_Key = m_key;
-	dr.DrSLID = dr.DrDLID = SIB_LID_PERMISSIVE;
-	dr.HopCount = (uint8_t)hops;
-	memcpy(&dr.InitialPath[1], path, hops);
-	if (data)
-		memcpy(dr.SMPData, data, IB_SMP_DATA_BYTES);
-	assert_int_equal(ib_dr_smp_depart(&dr, &out, &why), IB_DR_FORWARD);
-	memset(mad, 0, sizeof(mad));
-	ib_dr_smp_encode(&dr, mad);
-	sib_mad_addr_init(&a, SIB_QP0, SIB_LID_PERMISSIVE, SIB_LID_PERMISSIVE);
-	return sib_mgmt_build(&a, mad, pkt, IB_MAX_PACKET);
+	return world_carry(&w, from, port, pkt, len);
 }
 
-/* Send the SMP from H1 and take the response H1 gets back. */
+/* A DR SMP from H1 and the response H1 gets back. */
 static bool ask(const uint8_t *path, unsigned hops, uint8_t method, uint16_t attr, uint32_t mod,
 		const uint8_t *data, uint64_t m_key, struct ib_dr_smp *resp)
 {
-	uint8_t pkt[IB_MAX_PACKET];
-	size_t len = dr_smp(pkt, method, attr, mod, path, hops, data, m_key);
-	struct ib_packet p;
-	struct sib_mad_addr a;
-	const uint8_t *mad;
-	const char *why;
-	unsigned out;
-
-	if (carry(node("H1"), path[0], pkt, &len) != node("H1"))
-		return false;
-	assert_int_equal(ib_packet_decode(pkt, len, &p), IB_PKT_OK);
-	mad = sib_mgmt_parse(&p, &a);
-	assert_non_null(mad);
-	ib_dr_smp_decode(resp, mad);
-	assert_int_equal(ib_dr_smp_arrive(resp, false, 1, 1, &out, &why), IB_DR_DELIVER);
-	assert_int_equal(resp->D, 1);
-	assert_int_equal(resp->R, 1);
-	assert_int_equal(resp->TransactionID, 0x1234);
-	return true;
+	return world_dr(&w, node("H1"), path, hops, method, attr, mod, data, m_key, resp);
 }
 
 static void test_discovery_by_directed_route(void **state)
@@ -187,13 +80,13 @@ static void test_discovery_by_directed_route(void **state)
 	assert_int_equal(ni.NodeType, IB_NODE_TYPE_SWITCH);
 	assert_int_equal(ni.NumPorts, 4);
 	assert_int_equal(ni.LocalPortNum, 1); /* H1 is on S1's port 1 */
-	assert_true(ni.NodeGUID == topo.node[node("S1")].node_guid);
+	assert_true(ni.NodeGUID == w.topo.node[node("S1")].node_guid);
 	assert_int_equal(r.ReturnPath[1], 1);
 
 	/* two hops: S2, reached by S1's port 3, answers that it was entered by 3 */
 	assert_true(ask(to_s2, 2, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL, 0, &r));
 	ib_node_info_decode(&ni, r.SMPData);
-	assert_true(ni.NodeGUID == topo.node[node("S2")].node_guid);
+	assert_true(ni.NodeGUID == w.topo.node[node("S2")].node_guid);
 	assert_int_equal(ni.LocalPortNum, 3);
 	assert_int_equal(r.ReturnPath[1], 1);
 	assert_int_equal(r.ReturnPath[2], 3);
@@ -290,7 +183,7 @@ static void test_routes_by_lid_once_programmed(void **state)
 	/* links still in Init: data is refused at the first switch */
 	len = data_packet(pkt, 3, 1);
 	assert_int_equal(carry(node("H1"), 1, pkt, &len), -1);
-	assert_int_equal(sw[0].drops[SIB_DROP_PORT_STATE], 1);
+	assert_int_equal(w.sw[0].drops[SIB_DROP_PORT_STATE], 1);
 	/* Active skips Armed: refused (IBA 14.2.5.6) */
 	{
 		struct ib_port_info pi;
@@ -313,18 +206,18 @@ static void test_routes_by_lid_once_programmed(void **state)
 	assert_int_equal(carry(node("H1"), 1, pkt, &len), node("H3"));
 	len = data_packet(pkt, 2, 4);
 	assert_int_equal(carry(node("H4"), 1, pkt, &len), node("H2"));
-	assert_true(sw[1].port[2].pc.PortRcvPkts >= 1);
-	assert_true(sw[0].port[2].pc.PortXmitPkts >= 1);
+	assert_true(w.sw[1].port[2].pc.PortRcvPkts >= 1);
+	assert_true(w.sw[0].port[2].pc.PortXmitPkts >= 1);
 
 	/* LID 7 has no entry; the relay error counts on the input port */
 	len = data_packet(pkt, 7, 1);
 	assert_int_equal(carry(node("H1"), 1, pkt, &len), -1);
-	assert_int_equal(sw[0].drops[SIB_DROP_NO_ROUTE], 1);
-	assert_int_equal(sw[0].port[1].pc.PortRcvSwitchRelayErrors, 2);
+	assert_int_equal(w.sw[0].drops[SIB_DROP_NO_ROUTE], 1);
+	assert_int_equal(w.sw[0].port[1].pc.PortRcvSwitchRelayErrors, 2);
 	/* back out the port it came in by */
 	len = data_packet(pkt, 1, 1);
 	assert_int_equal(carry(node("H1"), 1, pkt, &len), -1);
-	assert_int_equal(sw[0].drops[SIB_DROP_LOOP], 1);
+	assert_int_equal(w.sw[0].drops[SIB_DROP_LOOP], 1);
 
 	/* PortCounters of S2's port 2 by LID, from H4 */
 	{
@@ -383,13 +276,13 @@ static void test_multicast_by_mft(void **state)
 
 	len = data_packet(pkt, 0xc000, 1);
 	assert_int_equal(ib_packet_decode(pkt, len, &p), IB_PKT_OK);
-	sib_switch_route(&sw[0], 1, &p, len, buf, &out);
+	sib_switch_route(&w.sw[0], 1, &p, len, buf, &out);
 	assert_int_equal(out.nports, 2); /* not back to port 1 */
 	assert_int_equal(out.port[0], 2);
 	assert_int_equal(out.port[1], 3);
 	len = data_packet(pkt, 0xc001, 1);
 	assert_int_equal(ib_packet_decode(pkt, len, &p), IB_PKT_OK);
-	sib_switch_route(&sw[0], 1, &p, len, buf, &out);
+	sib_switch_route(&w.sw[0], 1, &p, len, buf, &out);
 	assert_int_equal(out.nports, 0); /* past MulticastFDBTop */
 }
 
@@ -399,7 +292,7 @@ static void test_port0_m_key(void **state)
 	struct ib_port_info pi;
 	struct ib_dr_smp r;
 	uint8_t data[IB_SMP_DATA_BYTES];
-	uint64_t before = sw[0].drops[SIB_DROP_M_KEY];
+	uint64_t before = w.sw[0].drops[SIB_DROP_M_KEY];
 
 	(void)state;
 	assert_true(ask(to_s1, 1, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL, 0, &r));
@@ -412,8 +305,8 @@ static void test_port0_m_key(void **state)
 	assert_int_equal(r.Status, 0);
 	/* protection 2: a Get without the key goes unanswered and counts */
 	assert_false(ask(to_s1, 1, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL, 0, &r));
-	assert_int_equal(sw[0].drops[SIB_DROP_M_KEY], before + 1);
-	assert_int_equal(sw[0].port[0].pi.M_KeyViolations, 1);
+	assert_int_equal(w.sw[0].drops[SIB_DROP_M_KEY], before + 1);
+	assert_int_equal(w.sw[0].port[0].pi.M_KeyViolations, 1);
 	assert_true(ask(to_s1, 1, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, NULL,
 			0x1122334455667788ull, &r));
 	assert_int_equal(r.Status, 0);
@@ -423,8 +316,8 @@ static void test_port0_m_key(void **state)
 	ib_port_info_decode(&pi, r.SMPData);
 	assert_true(pi.M_Key == 0);
 	/* back to no key, for the tests after */
-	sw[0].port[0].pi.M_Key = 0;
-	sw[0].port[0].pi.M_KeyProtectBits = 0;
+	w.sw[0].port[0].pi.M_Key = 0;
+	w.sw[0].port[0].pi.M_KeyProtectBits = 0;
 }
 
 static void test_bad_directed_routes_are_dropped(void **state)
@@ -432,27 +325,28 @@ static void test_bad_directed_routes_are_dropped(void **state)
 	const uint8_t beyond[] = { 1, 9 }, down[] = { 1, 4, 4 };
 	uint8_t pkt[IB_MAX_PACKET];
 	size_t len;
-	uint64_t before = sw[0].drops[SIB_DROP_DR];
+	uint64_t before = w.sw[0].drops[SIB_DROP_DR];
 
 	(void)state;
 	/* InitialPath[2] = 9 on a 4-port switch: C14-9:2 */
-	len = dr_smp(pkt, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, beyond, 2, NULL, 0);
+	len = world_dr_smp(pkt, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, beyond, 2, NULL, 0, 1);
 	assert_int_equal(carry(node("H1"), 1, pkt, &len), -1);
-	assert_int_equal(sw[0].drops[SIB_DROP_DR], before + 1);
-	assert_non_null(strstr(sw[0].last_drop, "C14-9:2"));
+	assert_int_equal(w.sw[0].drops[SIB_DROP_DR], before + 1);
+	assert_non_null(strstr(w.sw[0].last_drop, "C14-9:2"));
 	/* S1's port 4 leads to S2, whose port 4 leads back to S1: a path
 	 * may cross a node twice, and this one ends at S1 */
-	len = dr_smp(pkt, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, down, 3, NULL, 0);
+	len = world_dr_smp(pkt, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, down, 3, NULL, 0, 1);
 	assert_int_equal(carry(node("H1"), 1, pkt, &len), node("H1"));
 	/* a link goes down: its SMPs are dropped where it starts */
-	sib_switch_link(&sw[1], 1, false);
+	sib_switch_link(&w.sw[1], 1, false);
 	{
 		const uint8_t to_h3[] = { 1, 3, 1 };
 
-		len = dr_smp(pkt, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, to_h3, 3, NULL, 0);
+		len = world_dr_smp(pkt, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, to_h3, 3, NULL,
+				   0, 1);
 		assert_int_equal(carry(node("H1"), 1, pkt, &len), -1);
-		assert_int_equal(sw[1].drops[SIB_DROP_PORT_STATE], 1);
-		assert_int_equal(sw[1].port[1].pc.LinkDownedCounter, 1);
+		assert_int_equal(w.sw[1].drops[SIB_DROP_PORT_STATE], 1);
+		assert_int_equal(w.sw[1].port[1].pc.LinkDownedCounter, 1);
 	}
 }
 
