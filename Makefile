@@ -57,6 +57,9 @@ CORE_SRC   := $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
 PROV_SRC   := $(wildcard provider/*.c)
 TOOLS_SRC  := $(wildcard tools/*.c)
 FABRIC_SRC := $(wildcard fabric/*.c)
+# fabric/ builds two programs: each main, and the rest shared.
+FABRIC_MAINS := fabric/sm_main.c fabric/switch_main.c
+FABRIC_LIB_SRC := $(filter-out $(FABRIC_MAINS),$(FABRIC_SRC))
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 BENCH_SRC  := $(wildcard tests/bench/*.c)
 EX_SRC     := $(wildcard examples/*.c)
@@ -68,6 +71,7 @@ PROV_LIB   := $(B)/libsoftib-provider.a
 SOFTIB_SO  := $(B)/libsoftib.so
 SOFTIB_CMD := $(B)/softib
 SM_CMD     := $(B)/softib-sm
+SWITCH_CMD := $(B)/softib-switch
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/bench/%,$(BENCH_SRC))
 EX_BINS    := $(patsubst examples/%.c,$(B)/examples/%,$(EX_SRC))
@@ -81,7 +85,7 @@ ifneq ($(PROV_SRC),)
 TARGETS    += $(SOFTIB_SO)
 endif
 ifneq ($(FABRIC_SRC),)
-TARGETS    += $(SM_CMD)
+TARGETS    += $(SM_CMD) $(SWITCH_CMD)
 endif
 TARGETS    += $(EX_BINS)
 
@@ -157,8 +161,12 @@ LINK_ALL = -Wl,--start-group $(CORE_LIB) $(if $(PROV_SRC),$(PROV_LIB)) -Wl,--end
 $(SOFTIB_CMD): $(call obj,$(TOOLS_SRC)) $(CORE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $(call obj,$(TOOLS_SRC)) $(CORE_LIB) -libverbs $(SYS_LIBS)
 
-$(SM_CMD): $(call obj,$(FABRIC_SRC)) $(CORE_LIB)
-	$(CC) $(LDFLAGS) -o $@ $(call obj,$(FABRIC_SRC)) $(CORE_LIB) $(SYS_LIBS)
+$(SM_CMD): $(call obj,fabric/sm_main.c $(FABRIC_LIB_SRC)) $(CORE_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,fabric/sm_main.c $(FABRIC_LIB_SRC)) $(CORE_LIB) $(SYS_LIBS)
+
+$(SWITCH_CMD): $(call obj,fabric/switch_main.c $(FABRIC_LIB_SRC)) $(CORE_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,fabric/switch_main.c $(FABRIC_LIB_SRC)) $(CORE_LIB) \
+	  $(SYS_LIBS)
 
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(CORE_LIB) $(if $(PROV_SRC),$(PROV_LIB))
 	@mkdir -p $(@D)
