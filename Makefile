@@ -1,8 +1,9 @@
 # softib: a user-space InfiniBand HCA.  See README.md.
 #
 #   make deps    install the Debian packages the build, tests and benchmarks need
-#   make         build libsoftib.so, the softib command and softib-sm (installs
-#                the build's packages first when they are missing)
+#   make         build libsoftib.so, the softib command, softib-sm and
+#                softib-switch (installs the build's packages first when they
+#                are missing)
 #   make test    deps, then the layering check, unit + integration tests, then
 #                again under AddressSanitizer/UBSan, then a short fuzz run, then
 #                a compile against each Debian release's rdma-core
@@ -12,6 +13,8 @@
 #   make bench   throughput and latency figures (never asserted)
 #   make soak    the fault-injection stress tests, longer (tests/integration/test_stress.sh)
 #   make fuzz    libFuzzer on the packet decoder (FUZZ_TIME seconds)
+#   make experiments  the seeds' experiments, printed beside the seeds' figures
+#                and drawn (tests/experiments/)
 #
 # Sources are discovered by directory: adding wire/foo.c or tests/unit/test_foo.c
 # needs no change here.
@@ -62,18 +65,21 @@ FABRIC_MAINS := fabric/sm_main.c fabric/switch_main.c
 FABRIC_LIB_SRC := $(filter-out $(FABRIC_MAINS),$(FABRIC_SRC))
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 BENCH_SRC  := $(wildcard tests/bench/*.c)
+EXPER_SRC  := $(wildcard tests/experiments/*.c)
 EX_SRC     := $(wildcard examples/*.c)
 HELP_SRC   := $(wildcard tests/helpers/*.c)
 
 obj        = $(patsubst %.c,$(B)/obj/%.o,$(1))
 CORE_LIB   := $(B)/libsoftib-core.a
 PROV_LIB   := $(B)/libsoftib-provider.a
+FABRIC_LIB := $(B)/libsoftib-fabric.a
 SOFTIB_SO  := $(B)/libsoftib.so
 SOFTIB_CMD := $(B)/softib
 SM_CMD     := $(B)/softib-sm
 SWITCH_CMD := $(B)/softib-switch
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 BENCH_BINS := $(patsubst tests/bench/%.c,$(B)/bench/%,$(BENCH_SRC))
+EXPER_BINS := $(patsubst tests/experiments/%.c,$(B)/experiments/%,$(EXPER_SRC))
 EX_BINS    := $(patsubst examples/%.c,$(B)/examples/%,$(EX_SRC))
 HELP_BINS  := $(patsubst tests/helpers/%.c,$(B)/helpers/%,$(HELP_SRC))
 
@@ -85,7 +91,7 @@ ifneq ($(PROV_SRC),)
 TARGETS    += $(SOFTIB_SO)
 endif
 ifneq ($(FABRIC_SRC),)
-TARGETS    += $(SM_CMD) $(SWITCH_CMD)
+TARGETS    += $(SM_CMD) $(SWITCH_CMD) $(EXPER_BINS)
 endif
 TARGETS    += $(EX_BINS)
 
@@ -102,7 +108,7 @@ endif
 # Keep objects of programs linked from one object (examples, tests) between runs.
 .SECONDARY:
 
-.PHONY: all deps deps-build test check layers soak unit integration san fuzz fuzz-short bench \
+.PHONY: all deps deps-build test check layers soak unit integration san fuzz fuzz-short bench experiments \
         clean install abi-check test-rdma-core test-distros FORCE
 all: $(TARGETS) $(if $(TOOLS_SRC),tools/softib)
 
@@ -161,12 +167,19 @@ LINK_ALL = -Wl,--start-group $(CORE_LIB) $(if $(PROV_SRC),$(PROV_LIB)) -Wl,--end
 $(SOFTIB_CMD): $(call obj,$(TOOLS_SRC)) $(CORE_LIB)
 	$(CC) $(LDFLAGS) -o $@ $(call obj,$(TOOLS_SRC)) $(CORE_LIB) -libverbs $(SYS_LIBS)
 
-$(SM_CMD): $(call obj,fabric/sm_main.c $(FABRIC_LIB_SRC)) $(CORE_LIB)
-	$(CC) $(LDFLAGS) -o $@ $(call obj,fabric/sm_main.c $(FABRIC_LIB_SRC)) $(CORE_LIB) $(SYS_LIBS)
+$(FABRIC_LIB): $(call obj,$(FABRIC_LIB_SRC))
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
 
-$(SWITCH_CMD): $(call obj,fabric/switch_main.c $(FABRIC_LIB_SRC)) $(CORE_LIB)
-	$(CC) $(LDFLAGS) -o $@ $(call obj,fabric/switch_main.c $(FABRIC_LIB_SRC)) $(CORE_LIB) \
-	  $(SYS_LIBS)
+$(SM_CMD): $(call obj,fabric/sm_main.c) $(FABRIC_LIB) $(CORE_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,fabric/sm_main.c) $(FABRIC_LIB) $(CORE_LIB) $(SYS_LIBS)
+
+$(SWITCH_CMD): $(call obj,fabric/switch_main.c) $(FABRIC_LIB) $(CORE_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,fabric/switch_main.c) $(FABRIC_LIB) $(CORE_LIB) $(SYS_LIBS)
+
+$(B)/experiments/%: $(B)/obj/tests/experiments/%.o $(FABRIC_LIB) $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(FABRIC_LIB) $(CORE_LIB) $(SYS_LIBS)
 
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(CORE_LIB) $(if $(PROV_SRC),$(PROV_LIB))
 	@mkdir -p $(@D)
@@ -264,12 +277,18 @@ fuzz-short:
 bench: deps $(TARGETS) tools/softib
 	@tests/bench/run-bench.sh $(B)
 
+# The seeds' experiments, each printed beside what the seed reports and
+# drawn (gnuplot); not part of make test.
+experiments: deps $(TARGETS)
+	@tests/experiments/run-experiments.sh $(B)
+
 # ---------------------------------------------------------------- install
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/softib $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/man/man7 $(DESTDIR)$(PREFIX)/share/man/man8
 	install -m 755 $(SOFTIB_CMD) $(DESTDIR)$(PREFIX)/bin/softib
 	$(if $(FABRIC_SRC),install -m 755 $(SM_CMD) $(DESTDIR)$(PREFIX)/bin/softib-sm)
+	$(if $(FABRIC_SRC),install -m 755 $(SWITCH_CMD) $(DESTDIR)$(PREFIX)/bin/softib-switch)
 	$(if $(PROV_SRC),install -m 755 $(SOFTIB_SO) $(DESTDIR)$(PREFIX)/lib/softib/libsoftib.so)
 	for s in 1 7 8; do for f in man/*.$$s; do [ -e "$$f" ] && install -m 644 $$f $(DESTDIR)$(PREFIX)/share/man/man$$s/; done; done; true
 
