@@ -152,8 +152,11 @@ static bool switch_has_ca(const struct sib_rt_fabric *f, int sw)
 	return false;
 }
 
-/* Every port with a cable whose state is below `to`, to `to`. */
-static int port_states(struct plan *pl, uint8_t to, unsigned *count)
+/* Every port with a cable whose state is below `to`, to `to`.  The
+ * PortInfo carries the LID and SM LID the port has been given (its read
+ * copy may predate them: writing that back would undo them). */
+static int port_states(struct plan *pl, const uint16_t *lids, uint16_t sm_lid, uint8_t to,
+		       unsigned *count)
 {
 	const struct sib_disc *d = pl->d;
 
@@ -174,6 +177,10 @@ static int port_states(struct plan *pl, uint8_t to, unsigned *count)
 				return -ENOMEM;
 			pi = port_info_base(dp);
 			pi.PortState = to;
+			if (!sw) {
+				pi.LID = lids[i];
+				pi.MasterSMLID = sm_lid;
+			}
 			ib_port_info_encode(&pi, s->data);
 			(*count)++;
 		}
@@ -225,7 +232,8 @@ int sib_cfg_plan(const struct sib_disc *d, const uint16_t *lids, uint16_t sm_lid
 		struct ib_port_info pi;
 		struct sib_cfg_set *s;
 
-		if (!lids[i] || !n->port[p].have_pi)
+		if (!lids[i] || !n->port[p].have_pi ||
+		    (n->port[p].pi.LID == lids[i] && n->port[p].pi.MasterSMLID == sm_lid))
 			continue;
 		if (!(s = add(&pl, i, IB_SMP_ATTR_PORT_INFO, p))) {
 			rc = -ENOMEM;
@@ -304,9 +312,9 @@ int sib_cfg_plan(const struct sib_disc *d, const uint16_t *lids, uint16_t sm_lid
 		counts->switch_info_sets++;
 	}
 	/* 3. links: all Armed, then all Active */
-	rc = port_states(&pl, IB_PORT_STATE_ARMED, &counts->arm_sets);
+	rc = port_states(&pl, lids, sm_lid, IB_PORT_STATE_ARMED, &counts->arm_sets);
 	if (!rc)
-		rc = port_states(&pl, IB_PORT_STATE_ACTIVE, &counts->activate_sets);
+		rc = port_states(&pl, lids, sm_lid, IB_PORT_STATE_ACTIVE, &counts->activate_sets);
 out:
 	if (lft)
 		for (unsigned s = 0; s < f.nsw; s++)

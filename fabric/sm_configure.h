@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * What the subnet manager writes into a discovered fabric, in the order
- * OpenSM writes it (IBA 14.4.2): every CA port's and every switch port 0's
- * LID (PortInfo), the routes (LinearForwardingTable blocks that differ
+ * OpenSM writes it (IBA 14.4.2): the LID (and MasterSMLID) of every CA
+ * port and switch port 0 that does not have it yet (PortInfo), the routes (LinearForwardingTable blocks that differ
  * from what the switch holds, then SwitchInfo.LinearFDBTop, which also
  * clears PortStateChange), and the links' ports to Armed, then all of
  * them to Active (IBA 7.2: a link carries data once both ends are Active).

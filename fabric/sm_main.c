@@ -19,6 +19,7 @@
 
 #include "fabric/partitions.h"
 #include "fabric/sm.h"
+#include "fabric/sm_fabric.h"
 #include "fabric/sm_stats.h"
 #include "base/counters_socket.h"
 #include "base/log.h"
@@ -52,6 +53,7 @@ static void usage(FILE *f)
 		"  --idle-exit SECONDS exit after this long without ports (daemon default 30,\n"
 		"                      foreground default 0 = never)\n"
 		"  --sweep SECONDS     seconds between sweeps (default 2)\n"
+		"  --routing ENGINE    on a fabric (SOFTIB_FABRIC): minhop (default) or updn\n"
 		"  --log FILE          log and join/leave lines to FILE (default $SOFTIB_LOG_FILE)\n"
 		"  --key-file FILE     the subnet's SM_Key and M_Key (default: in $SOFTIB_RUN_DIR,\n"
 		"                      named for the subnet's first SM address; made if missing)\n"
@@ -397,6 +399,7 @@ int main(int argc, char **argv)
 		{ "lid-cache", required_argument, NULL, 'c' },
 		{ "show-keys", no_argument, NULL, 'K' },
 		{ "partitions", required_argument, NULL, 'T' },
+		{ "routing", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -408,6 +411,7 @@ int main(int argc, char **argv)
 	struct sib_partitions *parts = NULL;
 	char key_path[SIB_RUN_DIR_MAX + 128], cache_path[SIB_RUN_DIR_MAX + 136];
 	double idle_exit = -1, sweep_s = 2;
+	enum sib_rt_engine routing = SIB_RT_MINHOP;
 	bool daemon_mode = false, show_keys = false, keys_created = false, listed = false;
 	unsigned protect_bits = 1, lease = 60, priority = 0, nlist;
 	struct sib_endpoint ep, list[SIB_SM_MAX_PEERS + 1];
@@ -420,7 +424,7 @@ int main(int argc, char **argv)
 	uint64_t guid = 0, idle_since, sm_key, m_key, lids_saved = 0;
 	int c, rc, ready = -1;
 
-	while ((c = getopt_long(argc, argv, "l:di:s:L:k:p:e:P:c:KhT:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:di:s:L:k:p:e:P:c:KhT:R:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			listen = optarg;
@@ -458,6 +462,14 @@ int main(int argc, char **argv)
 		case 'K':
 			show_keys = true;
 			break;
+		case 'R':
+			if (sib_route_engine_parse(optarg) < 0) {
+				fprintf(stderr, "softib-sm: --routing is minhop or updn, not %s\n",
+					optarg);
+				return 2;
+			}
+			routing = (enum sib_rt_engine)sib_route_engine_parse(optarg);
+			break;
 		case 'T':
 			parts_file = optarg;
 			break;
@@ -472,6 +484,19 @@ int main(int argc, char **argv)
 	if (optind < argc || sweep_s <= 0) {
 		usage(stderr);
 		return 2;
+	}
+	if (getenv("SOFTIB_FABRIC") && *getenv("SOFTIB_FABRIC")) {
+		/* On a softib-switch fabric: attach like an HCA and sweep it. */
+		struct sib_sm_fabric_opts fo = {
+			.fabric = getenv("SOFTIB_FABRIC"),
+			.node = getenv("SOFTIB_NODE"),
+			.sweep_s = sweep_s,
+			.engine = routing,
+		};
+
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		return sib_sm_fabric_run(&fo, &stop_signal);
 	}
 	if (parts_file && *parts_file) {
 		parts = load_partitions(parts_file);

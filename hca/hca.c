@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "hca/hca.h"
+#include "mgmt/cable_port.h"
 #include "mgmt/cm.h"
 #include "mgmt/mad_packet.h"
 #include "mgmt/perf_agent.h"
@@ -232,25 +233,77 @@ static const struct sib_node_ops hca_node_ops = {
 	.lid_resolved = node_lid_resolved,
 };
 
+/*
+ * SOFTIB_FABRIC: port 1 is cabled to a softib-switch.  Its link opens now
+ * and attaches as CA SOFTIB_NODE (or any free one), whose GUIDs the node
+ * takes.  A user who asked for a fabric gets no HCA without one: ENODEV.
+ */
+static int fabric_attach(const char *fabric, struct sib_link **link, struct sib_cable_msg *att,
+			 struct sib_endpoint *sw)
+{
+	const char *node = getenv("SOFTIB_NODE");
+	int rc;
+
+	if (sib_link_open_env(link))
+		return -ENODEV;
+	rc = sib_cable_attach(*link, fabric, node, 5000, att, sw);
+	if (!rc) {
+		sib_info("port 1: cabled to %s[%u] at %s as CA \"%s\" (data %s)", "the switch",
+			 att->switch_port, fabric, att->id,
+			 att->data_mode == SIB_DATA_SWITCHED ? "switched" : "direct");
+		if (att->data_mode != SIB_DATA_SWITCHED)
+			sib_info("port 1: direct data through a fabric is not there yet: every "
+				 "packet crosses the switches");
+		return 0;
+	}
+	if (rc == -ECONNREFUSED)
+		sib_warn("SOFTIB_FABRIC=%s: the switch refused CA \"%s\": %s", fabric,
+			 node ? node : "", sib_cable_reason_str(att->reason));
+	else
+		sib_warn("SOFTIB_FABRIC=%s: %s", fabric,
+			 rc == -EINVAL ? "want ADDR[:PORT]"
+				       : "no softib-switch answers there (softib-switch(8))");
+	sib_link_close(*link);
+	*link = NULL;
+	return -ENODEV;
+}
+
 struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
 {
 	static const struct sib_hca_opts none;
 	struct sib_hca *hca = calloc(1, sizeof(*hca));
-	const char *sm;
+	const char *sm, *fabric = getenv("SOFTIB_FABRIC");
+	struct sib_link *fabric_link = NULL;
+	struct sib_cable_msg att;
+	struct sib_endpoint sw;
+	uint64_t guid;
 	int err;
 
 	if (!opts)
 		opts = &none;
 	if (!hca)
 		return NULL;
+	guid = opts->node_guid ? opts->node_guid : 0;
+	if (fabric && *fabric && !opts->link) {
+		if (fabric_attach(fabric, &fabric_link, &att, &sw)) {
+			free(hca);
+			errno = ENODEV;
+			return NULL;
+		}
+		guid = att.node_guid;
+	}
 	err = sib_progress_init(hca);
 	if (err) {
+		if (fabric_link)
+			sib_link_close(fabric_link);
 		free(hca);
 		errno = -err;
 		return NULL;
 	}
-	sib_node_init(&hca->node, opts->node_guid ? opts->node_guid : sib_node_guid(),
-		      &hca->progress.timers, &hca_node_ops);
+	sib_node_init(&hca->node, guid ? guid : sib_node_guid(), &hca->progress.timers,
+		      &hca_node_ops);
+	if (fabric_link && att.sys_image_guid)
+		hca->node.sys_image_guid = att.sys_image_guid;
 	hca->memreg = memreg_table_create(SIB_MAX_MR, SIB_MAX_MW);
 	hca->next_pdn = 1;
 	hca->qpns = sib_numtab_create(2, SIB_MAX_QP);
@@ -275,11 +328,24 @@ struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
 		struct sib_port *port = &hca->node.ports[i];
 
 		node_desc_make(pm->node_desc, i + 1);
-		sm_config(pm, sm);
-		if (i == 0 && opts->link)
-			pm->link = opts->link;
-		else if (sib_link_open_env(&pm->link))
-			pm->link = NULL; /* the link said why; the port stays DOWN */
+		if (i == 0 && fabric_link) {
+			/* The SM is behind the cable: every SMP and SA answer comes
+			 * through it (port_up.h, fabric). */
+			pm->link = fabric_link;
+			pm->fabric = true;
+			pm->cable = sw;
+			pm->sm_addr[0] = sw;
+			pm->n_sm_addr = 1;
+			pm->sm_ep = sw;
+			pm->sm_index = 0;
+			pm->sm_heard = true;
+		} else {
+			sm_config(pm, sm);
+			if (i == 0 && opts->link)
+				pm->link = opts->link;
+			else if (sib_link_open_env(&pm->link))
+				pm->link = NULL; /* the link said why; the port stays DOWN */
+		}
 		if (!pm->link)
 			continue;
 		/* The link is up: INIT until an SM configures the port (IBA 7.2). */
@@ -329,6 +395,9 @@ void sib_hca_free(struct sib_hca *hca)
 	sib_hca_engine_fini(hca);
 	for (unsigned i = 0; i < SIB_NUM_PORTS; i++) {
 		sib_port_up_stop(&hca->node, i + 1);
+		if (hca->node.mgmt[i].link && hca->node.mgmt[i].fabric) /* the cable unplugged */
+			sib_cable_say(hca->node.mgmt[i].link, &hca->node.mgmt[i].cable,
+				      SIB_CABLE_DETACH);
 		if (hca->node.mgmt[i].link)
 			sib_link_close(hca->node.mgmt[i].link);
 		hca->node.mgmt[i].link = NULL;

@@ -62,6 +62,11 @@ struct sib_port_mgmt {
 	struct sib_endpoint sm_ep; /* the verified SM (sm_addr[sm_index]); family 0: none yet */
 	unsigned sm_index;
 	bool sm_none;		   /* SOFTIB_SM=none: no SM, a subnet of one */
+	bool fabric;		   /* cabled to a softib-switch (SOFTIB_FABRIC): every
+				    * packet goes to, and comes from, the cable's far
+				    * end, and the SM is behind it (mgmt/cable_port.h) */
+	struct sib_endpoint cable; /* the switch, when fabric (both set at creation,
+				    * never changed: read without the lock) */
 	bool sm_heard;		   /* sm_ep is set: an SM verified itself */
 	bool sm_silent;		   /* ... and has not spoken for SIB_PORT_SM_SILENCE_NS */
 	uint64_t sminfo_tid[SIB_SM_MAX_ADDRS]; /* our SubnGet(SMInfo) out to sm_addr[i]; 0: none */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "mgmt/cable_port.h"
 #include "mgmt/mad_packet.h"
 #include "mgmt/mad_send.h"
 #include "mgmt/node.h"
@@ -400,6 +401,18 @@ void sib_port_sm_smp_seen(struct sib_node *node, unsigned port_num,
 	pthread_mutex_unlock(&node->lock);
 }
 
+/* A port cabled to a softib-switch sends neither traps nor probes: the
+ * switch reports its link and the SM sweeps (IBA 14.4).  Its timer keeps
+ * the cable up instead. */
+static void keepalive_tick(void *arg)
+{
+	struct sib_port_mgmt *pm = arg;
+
+	sib_cable_say(pm->link, &pm->cable, SIB_CABLE_KEEPALIVE);
+	sib_timer_arm(pm->node->timers, &pm->trap_timer, SIB_CABLE_KEEPALIVE_MS * 1000000ull,
+		      keepalive_tick, pm);
+}
+
 static void trap_tick(void *arg)
 {
 	struct sib_port_mgmt *pm = arg;
@@ -442,6 +455,11 @@ void sib_port_up_start(struct sib_node *node, unsigned port_num)
 	pthread_mutex_lock(&node->lock);
 	pm->up_since_ns = sib_link_now_ns();
 	pm->last_smp_ns = pm->up_since_ns;
+	if (pm->fabric) {
+		pthread_mutex_unlock(&node->lock);
+		keepalive_tick(pm);
+		return;
+	}
 	pm->sm_heard = false;
 	pthread_mutex_unlock(&node->lock);
 	send_trap(node, port_num, true);
@@ -493,6 +511,8 @@ int sib_port_bringup(struct sib_node *node, unsigned port_num, bool may_spawn)
 	bool spawned = false, tried = false, heard;
 
 	sib_endpoint_str(&pm->sm_addr[0], sm);
+	if (pm->fabric) /* the SM is somewhere behind the switch: nothing to start */
+		may_spawn = false;
 	if (sib_port_up_wait(node, port_num, SIB_PORT_SM_PROBE_NS, false) && may_spawn) {
 		sib_info("port %u: no SM answers at %s; starting softib-sm", port_num, sm);
 		tried = true;

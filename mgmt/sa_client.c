@@ -289,11 +289,29 @@ static int resolve(struct sib_node *node, unsigned port_num, bool by_gid, uint16
 	return rc;
 }
 
+/* A port cabled to a softib-switch reaches every LID through the cable
+ * (node.h, fabric): no SA question.  True with *out set.  Both fields are
+ * set when the HCA is made, before any thread runs, and never change: no
+ * lock on the receive path. */
+static bool through_cable(struct sib_node *node, unsigned port_num, struct sib_endpoint *out)
+{
+	const struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
+
+	if (!pm->fabric)
+		return false;
+	*out = pm->cable;
+	return true;
+}
+
 int sib_sa_resolve_lid(struct sib_node *node, unsigned port_num, uint16_t lid,
 		       struct sib_endpoint *out)
 {
 	struct sib_endpoint_record rec;
-	int rc = resolve(node, port_num, false, lid, NULL, &rec);
+	int rc;
+
+	if (through_cable(node, port_num, out))
+		return 0;
+	rc = resolve(node, port_num, false, lid, NULL, &rec);
 
 	if (!rc)
 		*out = rec.ep;
@@ -406,6 +424,8 @@ int sib_sa_lookup_lid(struct sib_node *node, unsigned port_num, uint16_t lid, bo
 		return 0;
 	if (node->mgmt[port_num - 1].sm_none || !node->mgmt[port_num - 1].link)
 		return -ENETDOWN;
+	if (through_cable(node, port_num, out))
+		return 0;
 
 	pthread_mutex_lock(&sa->lock);
 	e = cache_find(sa, false, lid, NULL, now, true);

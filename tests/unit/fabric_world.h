@@ -129,6 +129,10 @@ static unsigned world_ca_answers(struct world *w, int ca, unsigned in_port, uint
 			struct ib_port_info in_pi;
 
 			ib_port_info_decode(&in_pi, dr.SMPData);
+			if (in_pi.LID == 0 || in_pi.LID >= 0xc000) { /* as an HCA's agent */
+				dr.Status = IB_MAD_STATUS_INVALID_FIELD;
+				break;
+			}
 			pi->LID = in_pi.LID;
 			pi->MasterSMLID = in_pi.MasterSMLID;
 			if (in_pi.PortState > IB_PORT_STATE_INIT)

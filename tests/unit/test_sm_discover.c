@@ -254,6 +254,7 @@ static void test_configured_fabric_carries_data(void **state)
 			sib_disc_free(&d);
 			discover(&d, sm);
 			c = configure(&d, lids, (enum sib_rt_engine)e, &st, sm);
+			assert_int_equal(c.lid_sets, 0);
 			assert_int_equal(c.lft_sets, 0);
 			assert_int_equal(c.arm_sets, 0);
 			assert_int_equal(c.activate_sets, 0);

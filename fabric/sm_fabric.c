@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * softib-sm on a fabric (sm_fabric.h): attach, then sweep.
+ */
+#include "fabric/sm_fabric.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "fabric/sm_configure.h"
+#include "fabric/sm_discover.h"
+#include "link/link.h"
+#include "mgmt/cable_port.h"
+#include "mgmt/mad_packet.h"
+
+enum {
+	WINDOW = 16,			      /* SMPs out at once */
+	TRIES = 4,
+	RESEND_NS = 250 * 1000000ull,
+};
+
+struct smp_req {
+	uint8_t path[IB_SMP_MAX_HOPS + 1];
+	unsigned hops;
+	uint8_t method;
+	uint16_t attr;
+	uint32_t mod;
+	uint8_t data[IB_SMP_DATA_BYTES];
+	uint32_t tag;
+};
+
+struct in_flight {
+	bool used;
+	struct smp_req req;
+	uint64_t tid, sent_ns;
+	unsigned tries;
+};
+
+/* Where the requests of one exchange come from and their answers go. */
+struct exchange {
+	bool (*next)(void *ctx, struct smp_req *req);
+	void (*answer)(void *ctx, uint32_t tag, const struct ib_dr_smp *resp);
+	void *ctx;
+};
+
+struct fsm {
+	struct sib_link *link;
+	struct sib_endpoint sw;
+	struct sib_cable_msg att;
+	uint64_t next_tid, next_keepalive_ns;
+	struct in_flight out[WINDOW];
+	const struct exchange *ex;
+	struct {
+		uint64_t guid;
+		uint16_t lid;
+	} *lids;
+	unsigned nlids, lids_cap;
+	uint16_t next_lid;
+	struct sib_cfg_state st;
+	uint64_t smps, timeouts, stray;
+};
+
+static void send_smp(struct fsm *f, struct in_flight *o)
+{
+	struct ib_dr_smp dr;
+	struct sib_mad_addr a;
+	uint8_t mad[IB_MAD_BYTES], pkt[IB_MAX_PACKET];
+	const char *why;
+	unsigned port;
+	size_t len;
+
+	memset(&dr, 0, sizeof(dr));
+	dr.BaseVersion = IB_MAD_BASE_VERSION;
+	dr.MgmtClass = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	dr.ClassVersion = IB_SMP_CLASS_VERSION;
+	dr.Method = o->req.method;
+	dr.TransactionID = o->tid;
+	dr.AttributeID = o->req.attr;
+	dr.AttributeModifier = o->req.mod;
+	dr.DrSLID = dr.DrDLID = SIB_LID_PERMISSIVE;
+	dr.HopCount = (uint8_t)o->req.hops;
+	memcpy(dr.InitialPath, o->req.path, sizeof(dr.InitialPath));
+	memcpy(dr.SMPData, o->req.data, sizeof(dr.SMPData));
+	if (ib_dr_smp_depart(&dr, &port, &why) != IB_DR_FORWARD)
+		return; /* hop count 0: the SM asks nothing of itself */
+	memset(mad, 0, sizeof(mad));
+	ib_dr_smp_encode(&dr, mad);
+	sib_mad_addr_init(&a, SIB_QP0, SIB_LID_PERMISSIVE, SIB_LID_PERMISSIVE);
+	len = sib_mgmt_build(&a, mad, pkt, sizeof(pkt));
+	if (len && !sib_link_send(f->link, pkt, len, &f->sw))
+		f->smps++;
+	o->sent_ns = sib_link_now_ns();
+	o->tries++;
+}
+
+static void smp_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
+{
+	struct fsm *f = arg;
+	struct ib_packet p;
+	struct sib_mad_addr a;
+	const uint8_t *mad;
+	struct ib_dr_smp dr;
+	const char *why;
+	unsigned port;
+
+	if (!sib_endpoint_equal(from, &f->sw) || ib_packet_decode(pkt, len, &p) != IB_PKT_OK ||
+	    !(mad = sib_mgmt_parse(&p, &a)) || mad[1] != IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
+		f->stray++; /* the SA and the rest are not on a fabric yet */
+		return;
+	}
+	ib_dr_smp_decode(&dr, mad);
+	if (!dr.R || !dr.D ||
+	    ib_dr_smp_arrive(&dr, false, f->att.nports, f->att.port, &port, &why) != IB_DR_DELIVER) {
+		f->stray++;
+		return;
+	}
+	for (unsigned i = 0; i < WINDOW && f->ex; i++) {
+		struct in_flight *o = &f->out[i];
+
+		if (o->used && o->tid == dr.TransactionID) {
+			o->used = false;
+			f->ex->answer(f->ex->ctx, o->req.tag, &dr);
+			return;
+		}
+	}
+	f->stray++; /* the answer to a try given up on */
+}
+
+static void keepalive(struct fsm *f)
+{
+	uint64_t now = sib_link_now_ns();
+
+	if (now < f->next_keepalive_ns)
+		return;
+	sib_cable_say(f->link, &f->sw, SIB_CABLE_KEEPALIVE);
+	f->next_keepalive_ns = now + SIB_CABLE_KEEPALIVE_MS * 1000000ull;
+}
+
+/* Every request of ex out and answered (or given up on). */
+static void run(struct fsm *f, const struct exchange *ex, volatile sig_atomic_t *stop)
+{
+	f->ex = ex;
+	while (!*stop) {
+		unsigned busy = 0;
+		uint64_t now;
+		bool more = true;
+		struct pollfd pfd = { .fd = sib_link_wait_fd(f->link), .events = POLLIN };
+
+		/* answers make more requests (a new node's attributes) */
+		for (unsigned i = 0; i < WINDOW && more; i++) {
+			struct in_flight *o = &f->out[i];
+
+			if (o->used)
+				continue;
+			if (!(more = ex->next(ex->ctx, &o->req)))
+				break;
+			o->used = true;
+			o->tries = 0;
+			o->tid = ++f->next_tid;
+			send_smp(f, o);
+		}
+		sib_link_flush(f->link);
+		for (unsigned i = 0; i < WINDOW; i++)
+			busy += f->out[i].used;
+		if (!busy && !more)
+			break;
+		if (sib_link_wait_arm(f->link) == 0)
+			poll(&pfd, 1, 20);
+		while (sib_link_poll(f->link, 64, smp_rx, f) > 0)
+			;
+		now = sib_link_now_ns();
+		for (unsigned i = 0; i < WINDOW; i++) {
+			struct in_flight *o = &f->out[i];
+
+			if (!o->used || now - o->sent_ns < RESEND_NS)
+				continue;
+			if (o->tries < TRIES) {
+				send_smp(f, o); /* the same TID (IBA 13.4.6.4) */
+				continue;
+			}
+			o->used = false;
+			f->timeouts++;
+			ex->answer(ex->ctx, o->req.tag, NULL);
+		}
+		keepalive(f);
+	}
+	f->ex = NULL;
+}
+
+/* ---------------------------------------------------------------- discovery */
+
+static bool disc_next(void *ctx, struct smp_req *req)
+{
+	struct sib_disc_smp q;
+
+	if (!sib_disc_next(ctx, &q))
+		return false;
+	memset(req, 0, sizeof(*req));
+	memcpy(req->path, q.path, sizeof(req->path));
+	req->hops = q.hops;
+	req->method = IB_MAD_METHOD_GET;
+	req->attr = q.attr;
+	req->mod = q.mod;
+	req->tag = q.tag;
+	return true;
+}
+
+static void disc_answer(void *ctx, uint32_t tag, const struct ib_dr_smp *resp)
+{
+	sib_disc_answer(ctx, tag, resp);
+}
+
+/* ---------------------------------------------------------------- Sets */
+
+struct set_run {
+	const struct sib_cfg_set *sets;
+	unsigned n, next, failed;
+};
+
+static bool set_next(void *ctx, struct smp_req *req)
+{
+	struct set_run *r = ctx;
+	const struct sib_cfg_set *s;
+
+	if (r->next == r->n)
+		return false;
+	s = &r->sets[r->next];
+	memset(req, 0, sizeof(*req));
+	memcpy(req->path, s->path, sizeof(req->path));
+	req->hops = s->hops;
+	req->method = IB_MAD_METHOD_SET;
+	req->attr = s->attr;
+	req->mod = s->mod;
+	memcpy(req->data, s->data, sizeof(req->data));
+	req->tag = r->next++;
+	return true;
+}
+
+static void set_answer(void *ctx, uint32_t tag, const struct ib_dr_smp *resp)
+{
+	struct set_run *r = ctx;
+
+	if (!resp || resp->Status) {
+		r->failed++;
+		sib_log(sib_log_nth(r->failed), "SubnSet(%s) along a %u-hop path %s",
+			ib_mad_attr_str(IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE, r->sets[tag].attr),
+			r->sets[tag].hops, resp ? "refused" : "got no answer");
+	}
+}
+
+/* A LID per port GUID, kept across sweeps; the SM's own is SIB_SM_LID. */
+static uint16_t lid_of(struct fsm *f, uint64_t guid)
+{
+	for (unsigned i = 0; i < f->nlids; i++)
+		if (f->lids[i].guid == guid)
+			return f->lids[i].lid;
+	if (f->nlids == f->lids_cap) {
+		unsigned cap = f->lids_cap ? f->lids_cap * 2 : 64;
+		void *a = realloc(f->lids, cap * sizeof(*f->lids));
+
+		if (!a)
+			return 0;
+		f->lids = a;
+		f->lids_cap = cap;
+	}
+	if (f->next_lid >= 0xc000)
+		return 0;
+	f->lids[f->nlids].guid = guid;
+	f->lids[f->nlids].lid = f->next_lid++;
+	return f->lids[f->nlids++].lid;
+}
+
+static void sweep(struct fsm *f, const struct sib_sm_fabric_opts *o, volatile sig_atomic_t *stop,
+		  unsigned *last_nodes)
+{
+	struct ib_node_info self = {
+		.BaseVersion = IB_MAD_BASE_VERSION,
+		.ClassVersion = IB_SMP_CLASS_VERSION,
+		.NodeType = IB_NODE_TYPE_CA,
+		.NumPorts = f->att.nports,
+		.SystemImageGUID = f->att.sys_image_guid,
+		.NodeGUID = f->att.node_guid,
+		.PortGUID = f->att.node_guid + f->att.port,
+		.LocalPortNum = f->att.port,
+	};
+	struct exchange dx = { disc_next, disc_answer, NULL };
+	struct exchange sx = { set_next, set_answer, NULL };
+	struct set_run sr = { 0 };
+	struct sib_cfg_counts c;
+	struct sib_cfg_set *sets;
+	struct sib_disc d;
+	uint16_t *lids;
+	unsigned nsw = 0;
+
+	if (sib_disc_start(&d, &self, "softib-sm"))
+		return;
+	dx.ctx = &d;
+	run(f, &dx, stop);
+	lids = calloc(d.nnodes, sizeof(*lids));
+	if (!lids || *stop) {
+		free(lids);
+		sib_disc_free(&d);
+		return;
+	}
+	for (unsigned i = 0; i < d.nnodes; i++) {
+		const struct sib_disc_node *n = &d.node[i];
+
+		nsw += n->ni.NodeType == IB_NODE_TYPE_SWITCH;
+		lids[i] = i == 0 ? SIB_SM_LID : lid_of(f, n->ni.PortGUID);
+	}
+	if (!sib_cfg_plan(&d, lids, SIB_SM_LID, o->engine, &f->st, &sets, &sr.n, &c)) {
+		sr.sets = sets;
+		sx.ctx = &sr;
+		run(f, &sx, stop);
+		if (d.nnodes != *last_nodes || c.lft_sets || c.arm_sets || c.activate_sets || sr.failed)
+			sib_info("sweep: %u nodes (%u switches, %u CAs) in %u discovery SMPs "
+				 "(%u timed out); %u LID, %u LFT block, %u Armed, %u Active Sets, "
+				 "%u failed%s",
+				 d.nnodes, nsw, d.nnodes - nsw, d.smps, d.timeouts, c.lid_sets,
+				 c.lft_sets, c.arm_sets, c.activate_sets, sr.failed,
+				 c.unrouted ? "; some LIDs have no route" : "");
+		if (sr.failed) /* write them all again next time */
+			sib_cfg_state_free(&f->st);
+		free(sets);
+	}
+	*last_nodes = d.nnodes;
+	free(lids);
+	sib_disc_free(&d);
+}
+
+int sib_sm_fabric_run(const struct sib_sm_fabric_opts *o, volatile sig_atomic_t *stop)
+{
+	struct fsm f;
+	unsigned last_nodes = 0;
+	int rc;
+
+	memset(&f, 0, sizeof(f));
+	f.next_lid = SIB_SM_LID + 1;
+	if (sib_link_open_env(&f.link)) {
+		fprintf(stderr, "softib-sm: no link to attach with (SOFTIB_ADDR?)\n");
+		return 1;
+	}
+	rc = sib_cable_attach(f.link, o->fabric, o->node, 5000, &f.att, &f.sw);
+	if (rc) {
+		fprintf(stderr, "softib-sm: cannot attach to the fabric at %s as \"%s\": %s\n",
+			o->fabric, o->node ? o->node : "",
+			rc == -ECONNREFUSED ? sib_cable_reason_str(f.att.reason)
+					    : "no softib-switch answers there");
+		sib_link_close(f.link);
+		return 1;
+	}
+	fprintf(stderr, "softib-sm: on the fabric at %s as CA \"%s\" (LID %u), sweeping every %g s "
+			"with %s routing\n",
+		o->fabric, f.att.id, SIB_SM_LID, o->sweep_s, sib_route_engine_name(o->engine));
+	while (!*stop) {
+		uint64_t next = sib_link_now_ns() + (uint64_t)(o->sweep_s * 1e9);
+
+		sweep(&f, o, stop, &last_nodes);
+		while (!*stop && sib_link_now_ns() < next) {
+			struct pollfd pfd = { .fd = sib_link_wait_fd(f.link), .events = POLLIN };
+
+			if (sib_link_wait_arm(f.link) == 0)
+				poll(&pfd, 1, 100);
+			while (sib_link_poll(f.link, 64, smp_rx, &f) > 0)
+				;
+			keepalive(&f);
+		}
+	}
+	sib_cable_say(f.link, &f.sw, SIB_CABLE_DETACH);
+	fprintf(stderr, "softib-sm: %llu SMPs sent, %llu timed out, %llu other packets ignored\n",
+		(unsigned long long)f.smps, (unsigned long long)f.timeouts,
+		(unsigned long long)f.stray);
+	sib_cfg_state_free(&f.st);
+	free(f.lids);
+	sib_link_close(f.link);
+	return 0;
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# A switched fabric: softib-switch hosts tests/fabric/fat-tree-4x2.topo (4
+# leaves, 2 spines) with --data switched; softib-sm attaches as its CA H1,
+# discovers it with directed-route SMPs and routes it (updn); HCAs attach as
+# H3 (leaf 2) and H7 (leaf 4) with SOFTIB_FABRIC and SOFTIB_NODE.  An HCA
+# is ACTIVE with the LID the SM gave it; ibv_rc_pingpong and
+# ibv_ud_pingpong pass between the two leaves, every packet through three
+# switches; a port asking to be a CA already taken is refused and its
+# program gets no device; a datagram from a socket that attached to nothing
+# is dropped and counted.
+. "$(dirname "$0")/lib.sh"
+
+sib_init fabric
+sib_need ibv_rc_pingpong ibv_ud_pingpong ibv_devinfo ss timeout
+SWITCH=$B/softib-switch
+SM=$B/softib-sm
+[ -x "$SWITCH" ] && [ -x "$SM" ] || sib_skip "$SWITCH or $SM is not built (run make)"
+
+fport=$(sib_free_port udp) || exit 1
+export SOFTIB_FABRIC=127.0.0.1:$fport
+unset SOFTIB_SM
+sib_start switch 300 "$SWITCH" --topology "$SIB_TOP/tests/fabric/fat-tree-4x2.topo" \
+	--listen "$SOFTIB_FABRIC" --data switched
+for ((i = 0; i < 100; i++)); do
+	[ -n "$(ss -Hulnp "sport = :$fport" 2>/dev/null)" ] && break
+	sleep 0.1
+done
+# Sweeps every half second: a port that attaches is configured soon.
+sib_start sm 300 env SOFTIB_NODE=H1 SOFTIB_LOG=info "$SM" --routing updn --sweep 0.5
+
+# H3 comes up with the LID the SM gave it.
+sib_run devinfo 60 env SOFTIB_NODE=H3 "$SOFTIB" run -- ibv_devinfo -v ||
+	{ sib_show devinfo sm switch; sib_fail "ibv_devinfo as H3 failed"; }
+sib_expect "$(sib_out devinfo)" 'state:[[:space:]]+PORT_ACTIVE' "H3 ACTIVE" ||
+	{ sib_show devinfo sm; sib_fail "H3's port is not ACTIVE"; }
+sib_expect "$(sib_out devinfo)" 'sm_lid:[[:space:]]+1$' "the SM's LID" || sib_fail "no SM LID"
+sib_expect "$(sib_out devinfo)" 'port_lid:[[:space:]]+[1-9][0-9]*$' "a LID" || sib_fail "no LID"
+
+# Between leaf 2 and leaf 4: leaf, spine, leaf.
+SIB_SERVER_WRAP=(env SOFTIB_NODE=H3)
+SIB_CLIENT_WRAP=(env SOFTIB_NODE=H7)
+for t in rc ud; do
+	port=$(sib_free_port tcp) || exit 1
+	sib_pair "$t" 120 "$port" 127.0.0.1 "ibv_${t}_pingpong" -d softib0 -i 1 -n 100 ||
+		{ sib_show sm; sib_fail "ibv_${t}_pingpong across the fabric failed"; }
+	sib_expect "$(sib_out "$t.client")" '^100 iters in' "$t client" || sib_fail "$t: no result"
+done
+
+# H3 again while another process is H3: refused, no device.
+sib_start holder 60 env SOFTIB_NODE=H3 "$SOFTIB" run -- ibv_rc_pingpong -p "$(sib_free_port tcp)"
+sleep 2
+sib_run taken 30 env SOFTIB_NODE=H3 "$SOFTIB" run -- ibv_devinfo
+sib_expect "$(sib_out taken)" 'another live port is already that CA' "the refusal" ||
+	{ sib_show taken; sib_fail "a second H3 was not refused"; }
+kill "${SIB_PID[holder]}" 2>/dev/null
+sib_wait holder
+
+# A datagram from a socket cabled to nothing.
+exec 3<>/dev/udp/127.0.0.1/"$fport" && echo -n "not a packet from a port" >&3 && exec 3>&-
+sleep 0.5
+kill -TERM "${SIB_PID[sm]}" "${SIB_PID[switch]}"
+sib_wait sm
+sib_wait switch
+cat "$(sib_out switch)"
+sib_expect "$(sib_out switch)" 'dropped [1-9][0-9]* from no port' "the stray datagram counted" ||
+	sib_fail "the switch did not count a datagram from no port"
+sib_expect "$(sib_out switch)" '[1-9][0-9]* packets forwarded' "packets forwarded" ||
+	sib_fail "the switch forwarded nothing"
+sib_expect "$(sib_out sm)" 'sweep: [0-9]+ nodes \(6 switches' "the SM found six switches" ||
+	{ sib_show sm; sib_fail "the SM did not find the fabric"; }
+echo "fabric: H3 and H7 ping-ponged (RC, UD) through softib-switch, routed by softib-sm"
