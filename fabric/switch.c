@@ -19,6 +19,7 @@ static const char *const drop_names[SIB_DROP_COUNT] = {
 	[SIB_DROP_NO_ROUTE] = "no_route",     [SIB_DROP_LOOP] = "loop",
 	[SIB_DROP_PORT_STATE] = "port_state", [SIB_DROP_DR] = "directed_route",
 	[SIB_DROP_MALFORMED] = "malformed",   [SIB_DROP_M_KEY] = "m_key",
+	[SIB_DROP_SLID] = "slid",
 };
 
 const char *sib_switch_drop_name(enum sib_switch_drop d)
@@ -210,6 +211,19 @@ static void route_dr(struct sib_switch *sw, unsigned in_port, const struct ib_pa
 	out->port[out->nports++] = (uint8_t)p;
 }
 
+/* The edge check (switch.h): the LFT routes the SLID back out of in_port;
+ * the permissive SLID only on a directed-route SMP (VL15). */
+static bool slid_lives_behind(const struct sib_switch *sw, unsigned in_port,
+			      const struct ib_packet *pkt)
+{
+	uint16_t slid = pkt->lrh.SLID;
+
+	if (slid == SIB_LID_PERMISSIVE)
+		return pkt->lrh.VL == 15 && pkt->lrh.DLID == SIB_LID_PERMISSIVE;
+	return slid && slid < SIB_SWITCH_LFT_CAP && slid <= sw->si.LinearFDBTop &&
+	       sw->lft[slid] == in_port;
+}
+
 void sib_switch_route(struct sib_switch *sw, unsigned in_port, const struct ib_packet *pkt,
 		      size_t raw_len, uint8_t *buf, struct sib_switch_out *out)
 {
@@ -228,6 +242,10 @@ void sib_switch_route(struct sib_switch *sw, unsigned in_port, const struct ib_p
 		/* IBA 7.2: a port takes data only once Armed or Active */
 		if (!vl15 && sp->pi.PortState < IB_PORT_STATE_ARMED)
 			return drop(sw, in_port, SIB_DROP_PORT_STATE, "data into a port not yet Armed",
+				    out);
+		if (sp->edge && !slid_lives_behind(sw, in_port, pkt))
+			return drop(sw, in_port, SIB_DROP_SLID,
+				    "an SLID that does not live behind the CA port it came in by",
 				    out);
 	}
 	if (vl15 && dlid == SIB_LID_PERMISSIVE)

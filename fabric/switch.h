@@ -14,6 +14,12 @@
  * route) is dropped and counted on the input port as
  * PortRcvSwitchRelayErrors, with the reason kept for softib info.
  *
+ * A packet that enters by a port facing a CA (edge) must carry an SLID
+ * that lives behind that port, as the SM routed it: the LFT sends that
+ * SLID back out of the same port (DESIGN: a port speaks only for itself;
+ * with the permissive SLID only a directed-route SMP may come in).  So no
+ * CA can claim another's LID, whatever it writes in its LRH.
+ *
  * Port 0 answers SMPs (NodeInfo, NodeDescription, SwitchInfo, PortInfo of
  * every port, P_KeyTable, LinearForwardingTable and
  * MulticastForwardingTable blocks) and PerfMgt PortCounters of every port,
@@ -45,6 +51,7 @@ enum sib_switch_drop {
 	SIB_DROP_DR,		/* a directed-route SMP the path rules refuse */
 	SIB_DROP_MALFORMED,	/* not a packet a switch can route (VL15 that is not an SMP) */
 	SIB_DROP_M_KEY,		/* an SMP to port 0 without the M_Key it needs */
+	SIB_DROP_SLID,		/* from a CA's port, an SLID that does not live behind it */
 	SIB_DROP_COUNT
 };
 
@@ -53,6 +60,7 @@ struct sib_switch_port {
 	struct ib_port_counters pc;
 	uint64_t xmit_data, rcv_data, xmit_pkts, rcv_pkts; /* PortCountersExtended */
 	bool cabled;	/* something is attached at the far end */
+	bool edge;	/* a CA is at the far end: its SLIDs are checked */
 };
 
 struct sib_switch {

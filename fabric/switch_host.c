@@ -90,6 +90,7 @@ int sib_switch_host_init(struct sib_switch_host *h, struct sib_topo *topo, const
 				s->ca_port = p;
 				s->sw = h->sw_of[l->peer];
 				s->sw_port = l->peer_port;
+				h->sw[s->sw].port[s->sw_port].edge = true;
 			}
 		}
 	}

@@ -54,8 +54,13 @@ static void world_init(struct world *w, const char *file, const char *text)
 		}
 		assert_int_equal(sib_switch_init(&w->sw[ns], t), 0);
 		w->sw_of[n] = (int)ns++;
-		for (unsigned p = 1; p <= t->nports; p++)
-			sib_switch_link(&w->sw[w->sw_of[n]], p, t->port[p].peer >= 0);
+		for (unsigned p = 1; p <= t->nports; p++) {
+			int peer = t->port[p].peer;
+
+			sib_switch_link(&w->sw[w->sw_of[n]], p, peer >= 0);
+			w->sw[w->sw_of[n]].port[p].edge =
+				peer >= 0 && w->topo.node[peer].type != SIB_TOPO_SWITCH;
+		}
 	}
 }
 

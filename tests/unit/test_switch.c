@@ -4,7 +4,8 @@
  * with the test as every cable: a subnet manager at H1 discovers them with
  * directed-route SMPs, programs their LinearForwardingTable and
  * MulticastForwardingTable and port states, and data then crosses them
- * by LID and MLID.  What a switch must refuse it drops and counts.
+ * by LID and MLID.  What a switch must refuse it drops and counts, a CA
+ * that claims another's LID among it.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -214,6 +215,14 @@ static void test_routes_by_lid_once_programmed(void **state)
 	assert_int_equal(carry(node("H1"), 1, pkt, &len), -1);
 	assert_int_equal(w.sw[0].drops[SIB_DROP_NO_ROUTE], 1);
 	assert_int_equal(w.sw[0].port[1].pc.PortRcvSwitchRelayErrors, 2);
+	/* H2 claims H1's LID: the edge check drops it where it entered */
+	len = data_packet(pkt, 3, 1);
+	assert_int_equal(carry(node("H2"), 1, pkt, &len), -1);
+	assert_int_equal(w.sw[0].drops[SIB_DROP_SLID], 1);
+	/* the permissive SLID only on a directed-route SMP */
+	len = data_packet(pkt, 3, 0xffff);
+	assert_int_equal(carry(node("H2"), 1, pkt, &len), -1);
+	assert_int_equal(w.sw[0].drops[SIB_DROP_SLID], 2);
 	/* back out the port it came in by */
 	len = data_packet(pkt, 1, 1);
 	assert_int_equal(carry(node("H1"), 1, pkt, &len), -1);
