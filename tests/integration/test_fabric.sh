@@ -5,15 +5,15 @@
 # leaves, 2 spines) with --data switched; softib-sm attaches as its CA H1,
 # discovers it with directed-route SMPs and routes it (updn); HCAs attach as
 # H3 (leaf 2) and H7 (leaf 4) with SOFTIB_FABRIC and SOFTIB_NODE.  An HCA
-# is ACTIVE with the LID the SM gave it; ibv_rc_pingpong and
-# ibv_ud_pingpong pass between the two leaves, every packet through three
-# switches; a port asking to be a CA already taken is refused and its
+# is ACTIVE with the LID the SM gave it; ibv_rc_pingpong, ibv_ud_pingpong
+# and perftest (ib_write_bw, ib_read_lat, ib_send_bw -c UD) pass between
+# the two leaves, every packet through three switches; a port asking to be a CA already taken is refused and its
 # program gets no device; a datagram from a socket that attached to nothing
 # is dropped and counted.
 . "$(dirname "$0")/lib.sh"
 
 sib_init fabric
-sib_need ibv_rc_pingpong ibv_ud_pingpong ibv_devinfo ss timeout
+sib_need ibv_rc_pingpong ibv_ud_pingpong ibv_devinfo ib_write_bw ib_read_lat ib_send_bw ss timeout
 SWITCH=$B/softib-switch
 SM=$B/softib-sm
 [ -x "$SWITCH" ] && [ -x "$SM" ] || sib_skip "$SWITCH or $SM is not built (run make)"
@@ -47,6 +47,19 @@ for t in rc ud; do
 		{ sib_show sm; sib_fail "ibv_${t}_pingpong across the fabric failed"; }
 	sib_expect "$(sib_out "$t.client")" '^100 iters in' "$t client" || sib_fail "$t: no result"
 done
+# perftest: RC bandwidth, READ latency, UD sends
+while read -r id prog args; do
+	port=$(sib_free_port tcp) || exit 1
+	# shellcheck disable=SC2086 # args are words
+	sib_pair "$id" 120 "$port" 127.0.0.1 "$prog" -d softib0 -i 1 $args ||
+		{ sib_show sm; sib_fail "$prog $args across the fabric failed"; }
+	sib_expect "$(sib_out "$id.client")" '^ *[0-9]+ +200 ' "$id's result" ||
+		{ sib_show "$id.client"; sib_fail "$prog printed no result line"; }
+done <<'CASES'
+write_bw ib_write_bw -n 200
+read_lat ib_read_lat -n 200
+ud_send_bw ib_send_bw -c UD -n 200
+CASES
 
 # H3 again while another process is H3: refused, no device.
 sib_start holder 60 env SOFTIB_NODE=H3 "$SOFTIB" run -- ibv_rc_pingpong -p "$(sib_free_port tcp)"
@@ -70,4 +83,4 @@ sib_expect "$(sib_out switch)" '[1-9][0-9]* packets forwarded' "packets forwarde
 	sib_fail "the switch forwarded nothing"
 sib_expect "$(sib_out sm)" 'sweep: [0-9]+ nodes \(6 switches' "the SM found six switches" ||
 	{ sib_show sm; sib_fail "the SM did not find the fabric"; }
-echo "fabric: H3 and H7 ping-ponged (RC, UD) through softib-switch, routed by softib-sm"
+echo "fabric: H3 and H7 ran ibv_rc/ud_pingpong and perftest through softib-switch, routed by softib-sm"
