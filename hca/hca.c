@@ -248,8 +248,8 @@ static int fabric_attach(const char *fabric, struct sib_link **link, struct sib_
 		return -ENODEV;
 	rc = sib_cable_attach(*link, fabric, node, 5000, att, sw);
 	if (!rc) {
-		sib_info("port 1: cabled to %s[%u] at %s as CA \"%s\" (data %s)", "the switch",
-			 att->switch_port, fabric, att->id,
+		sib_info("port 1: cabled to port %u of switch 0x%016llx at %s as CA \"%s\" (data %s)",
+			 att->switch_port, (unsigned long long)att->switch_guid, fabric, att->id,
 			 att->data_mode == SIB_DATA_SWITCHED ? "switched" : "direct");
 		if (att->data_mode != SIB_DATA_SWITCHED)
 			sib_info("port 1: direct data through a fabric is not there yet: every "

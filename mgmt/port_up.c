@@ -542,6 +542,14 @@ int sib_port_bringup(struct sib_node *node, unsigned port_num, bool may_spawn)
 			break;
 		wait = last + SIB_PORT_BRINGUP_NS - now;
 	}
+	if (pm->fabric) {
+		sib_warn("port %u is not ACTIVE: no subnet manager on the fabric at %s configured it "
+			 "(%llu ms without a word from one); start softib-sm there with "
+			 "SOFTIB_FABRIC (softib-sm(8), ON A FABRIC); the port stays INIT with LID 0 "
+			 "until one does",
+			 port_num, sm, (unsigned long long)(SIB_PORT_BRINGUP_NS / 1000000ull));
+		return -ETIMEDOUT;
+	}
 	sib_warn("port %u is not ACTIVE: no subnet manager configured it (%llu ms without a word "
 		 "from one; SM at %s%s); check that softib-sm runs there and SOFTIB_SM points to "
 		 "it (softib-sm(8)); the port stays %s with LID 0 until an SM answers",

@@ -309,7 +309,9 @@ int sib_sa_resolve_lid(struct sib_node *node, unsigned port_num, uint16_t lid,
 	struct sib_endpoint_record rec;
 	int rc;
 
-	if (through_cable(node, port_num, out))
+	/* a bad port or LID gets resolve()'s answer */
+	if (sib_node_port(node, port_num) && lid && lid <= SIB_LID_UNICAST_MAX &&
+	    through_cable(node, port_num, out))
 		return 0;
 	rc = resolve(node, port_num, false, lid, NULL, &rec);
 
