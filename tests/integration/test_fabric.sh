@@ -7,9 +7,9 @@
 # H3 (leaf 2) and H7 (leaf 4) with SOFTIB_FABRIC and SOFTIB_NODE.  An HCA
 # is ACTIVE with the LID the SM gave it; ibv_rc_pingpong, ibv_ud_pingpong
 # and perftest (ib_write_bw, ib_read_lat, ib_send_bw -c UD) pass between
-# the two leaves, every packet through three switches; a port asking to be a CA already taken is refused and its
-# program gets no device; a datagram from a socket that attached to nothing
-# is dropped and counted.
+# the two leaves, every packet through three switches; a port asking to be
+# a CA already taken is refused and its program cannot open softib0; a
+# datagram from a socket that attached to nothing is dropped and counted.
 . "$(dirname "$0")/lib.sh"
 
 sib_init fabric
