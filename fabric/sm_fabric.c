@@ -66,31 +66,11 @@ struct fsm {
 
 static void send_smp(struct fsm *f, struct in_flight *o)
 {
-	struct ib_dr_smp dr;
-	struct sib_mad_addr a;
-	uint8_t mad[IB_MAD_BYTES], pkt[IB_MAX_PACKET];
-	const char *why;
+	uint8_t pkt[IB_MAX_PACKET];
 	unsigned port;
-	size_t len;
+	size_t len = sib_dr_smp_build(o->req.method, o->req.attr, o->req.mod, o->req.path,
+				      o->req.hops, o->req.data, 0, o->tid, pkt, sizeof(pkt), &port);
 
-	memset(&dr, 0, sizeof(dr));
-	dr.BaseVersion = IB_MAD_BASE_VERSION;
-	dr.MgmtClass = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
-	dr.ClassVersion = IB_SMP_CLASS_VERSION;
-	dr.Method = o->req.method;
-	dr.TransactionID = o->tid;
-	dr.AttributeID = o->req.attr;
-	dr.AttributeModifier = o->req.mod;
-	dr.DrSLID = dr.DrDLID = SIB_LID_PERMISSIVE;
-	dr.HopCount = (uint8_t)o->req.hops;
-	memcpy(dr.InitialPath, o->req.path, sizeof(dr.InitialPath));
-	memcpy(dr.SMPData, o->req.data, sizeof(dr.SMPData));
-	if (ib_dr_smp_depart(&dr, &port, &why) != IB_DR_FORWARD)
-		return; /* hop count 0: the SM asks nothing of itself */
-	memset(mad, 0, sizeof(mad));
-	ib_dr_smp_encode(&dr, mad);
-	sib_mad_addr_init(&a, SIB_QP0, SIB_LID_PERMISSIVE, SIB_LID_PERMISSIVE);
-	len = sib_mgmt_build(&a, mad, pkt, sizeof(pkt));
 	if (len && !sib_link_send(f->link, pkt, len, &f->sw))
 		f->smps++;
 	o->sent_ns = sib_link_now_ns();

@@ -3,8 +3,10 @@
 #include <string.h>
 
 #include "mgmt/mad_packet.h"
+
 #include "wire/bitfield.h"
 #include "wire/mad.h"
+#include "wire/smp.h"
 
 void sib_mad_addr_init(struct sib_mad_addr *a, uint32_t qp, uint16_t dlid, uint16_t slid)
 {
@@ -47,6 +49,39 @@ size_t sib_mgmt_build(const struct sib_mad_addr *a, const uint8_t *mad, uint8_t 
 	pkt.deth.Q_Key = a->Q_Key;
 	pkt.deth.SrcQP = a->SrcQP;
 	return ib_packet_encode(&pkt, mad, IB_MAD_BYTES, buf, cap);
+}
+
+size_t sib_dr_smp_build(uint8_t method, uint16_t attr, uint32_t mod, const uint8_t *path,
+			unsigned hops, const uint8_t *data, uint64_t m_key, uint64_t tid,
+			uint8_t *buf, size_t cap, unsigned *out_port)
+{
+	struct ib_dr_smp dr;
+	struct sib_mad_addr a;
+	uint8_t mad[IB_MAD_BYTES];
+	const char *why;
+
+	if (hops == 0 || hops > IB_SMP_MAX_HOPS)
+		return 0;
+	memset(&dr, 0, sizeof(dr));
+	dr.BaseVersion = IB_MAD_BASE_VERSION;
+	dr.MgmtClass = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
+	dr.ClassVersion = IB_SMP_CLASS_VERSION;
+	dr.Method = method & 0x7f;
+	dr.TransactionID = tid;
+	dr.AttributeID = attr;
+	dr.AttributeModifier = mod;
+	dr.M_Key = m_key;
+	dr.DrSLID = dr.DrDLID = SIB_LID_PERMISSIVE;
+	dr.HopCount = (uint8_t)hops;
+	memcpy(&dr.InitialPath[1], &path[1], hops);
+	if (data)
+		memcpy(dr.SMPData, data, IB_SMP_DATA_BYTES);
+	if (ib_dr_smp_depart(&dr, out_port, &why) != IB_DR_FORWARD)
+		return 0;
+	memset(mad, 0, sizeof(mad));
+	ib_dr_smp_encode(&dr, mad);
+	sib_mad_addr_init(&a, SIB_QP0, SIB_LID_PERMISSIVE, SIB_LID_PERMISSIVE);
+	return sib_mgmt_build(&a, mad, buf, cap);
 }
 
 const uint8_t *sib_mgmt_parse(const struct ib_packet *pkt, struct sib_mad_addr *a)

@@ -54,6 +54,17 @@ void sib_mad_addr_reply(const struct sib_mad_addr *req, uint16_t my_lid, struct 
 size_t sib_mgmt_build(const struct sib_mad_addr *a, const uint8_t *mad, uint8_t *buf, size_t cap);
 
 /*
+ * A directed-route SMP request from this node along InitialPath
+ * path[1..hops] (IBA 14.2.2), as it leaves: C14-9:1 applied, DrSLID,
+ * DrDLID and both LRH LIDs permissive, data (NULL: zeros) as SMP Data.
+ * Returns the packet's length, 0 when hops is 0 or above 63 or cap is too
+ * small; *out_port is the port it leaves by (path[1]).
+ */
+size_t sib_dr_smp_build(uint8_t method, uint16_t attr, uint32_t mod, const uint8_t *path,
+			unsigned hops, const uint8_t *data, uint64_t m_key, uint64_t tid,
+			uint8_t *buf, size_t cap, unsigned *out_port);
+
+/*
  * The MAD in a decoded packet (ib_packet_decode said OK): the address it
  * came with in *a and a pointer to its IB_MAD_BYTES bytes, or NULL when the
  * packet is no well-formed management packet (not a UD SEND Only with DETH,

@@ -216,37 +216,21 @@ static int world_carry(struct world *w, int from, unsigned port, uint8_t *pkt, s
 	return -1;
 }
 
-/* A DR SMP from CA `sm` along path[0..hops) (the first is the CA's own
- * port), built as the SM sends it (C14-9:1 applied). */
+/* A DR SMP along path[0..hops) (the first hop is the sender's own port),
+ * as the SM sends it (mgmt/mad_packet.h, sib_dr_smp_build). */
 static size_t world_dr_smp(uint8_t *pkt, uint8_t method, uint16_t attr, uint32_t mod,
 			   const uint8_t *path, unsigned hops, const uint8_t *data, uint64_t m_key,
 			   uint64_t tid)
 {
-	struct ib_dr_smp dr;
-	struct sib_mad_addr a;
-	uint8_t mad[IB_MAD_BYTES];
-	const char *why;
+	uint8_t initial[IB_SMP_MAX_HOPS + 1] = { 0 };
 	unsigned out;
+	size_t len;
 
-	memset(&dr, 0, sizeof(dr));
-	dr.BaseVersion = 1;
-	dr.MgmtClass = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
-	dr.ClassVersion = 1;
-	dr.Method = method;
-	dr.TransactionID = tid;
-	dr.AttributeID = attr;
-	dr.AttributeModifier = mod;
-	dr.M_Key = m_key;
-	dr.DrSLID = dr.DrDLID = SIB_LID_PERMISSIVE;
-	dr.HopCount = (uint8_t)hops;
-	memcpy(&dr.InitialPath[1], path, hops);
-	if (data)
-		memcpy(dr.SMPData, data, IB_SMP_DATA_BYTES);
-	assert_int_equal(ib_dr_smp_depart(&dr, &out, &why), IB_DR_FORWARD);
-	memset(mad, 0, sizeof(mad));
-	ib_dr_smp_encode(&dr, mad);
-	sib_mad_addr_init(&a, SIB_QP0, SIB_LID_PERMISSIVE, SIB_LID_PERMISSIVE);
-	return sib_mgmt_build(&a, mad, pkt, IB_MAX_PACKET);
+	memcpy(&initial[1], path, hops);
+	len = sib_dr_smp_build(method, attr, mod, initial, hops, data, m_key, tid, pkt,
+			       IB_MAX_PACKET, &out);
+	assert_true(len > 0);
+	return len;
 }
 
 /* Send a DR SMP from CA `sm` and take the response that comes back to it

@@ -144,26 +144,12 @@ static void test_attach_by_name_and_refusals(void **state)
 
 static size_t node_info_request(uint8_t *pkt, const uint8_t *path, unsigned hops)
 {
-	struct ib_dr_smp dr;
-	struct sib_mad_addr a;
-	uint8_t mad[IB_MAD_BYTES];
-	const char *why;
+	uint8_t initial[IB_SMP_MAX_HOPS + 1] = { 0 };
 	unsigned out;
 
-	memset(&dr, 0, sizeof(dr));
-	dr.BaseVersion = 1;
-	dr.MgmtClass = IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE;
-	dr.ClassVersion = 1;
-	dr.Method = IB_MAD_METHOD_GET;
-	dr.AttributeID = IB_SMP_ATTR_NODE_INFO;
-	dr.DrSLID = dr.DrDLID = SIB_LID_PERMISSIVE;
-	dr.HopCount = (uint8_t)hops;
-	memcpy(&dr.InitialPath[1], path, hops);
-	assert_int_equal(ib_dr_smp_depart(&dr, &out, &why), IB_DR_FORWARD);
-	memset(mad, 0, sizeof(mad));
-	ib_dr_smp_encode(&dr, mad);
-	sib_mad_addr_init(&a, SIB_QP0, SIB_LID_PERMISSIVE, SIB_LID_PERMISSIVE);
-	return sib_mgmt_build(&a, mad, pkt, IB_MAX_PACKET);
+	memcpy(&initial[1], path, hops);
+	return sib_dr_smp_build(IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, initial, hops, NULL,
+				0, 0, pkt, IB_MAX_PACKET, &out);
 }
 
 static void test_smps_cross_the_hosted_switches(void **state)
