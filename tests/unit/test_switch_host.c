@@ -26,7 +26,7 @@ static struct sib_mem_hub *hub;
 static struct sib_link *host_link, *ca[3];
 static struct sib_switch_host h;
 
-static void start(const char *only)
+static void start_host(const char *only)
 {
 	const char *top = getenv("SOFTIB_TOP");
 	char path[512], err[256];
@@ -45,7 +45,7 @@ static void start(const char *only)
 		fail_msg("%s", err);
 }
 
-static void stop(void)
+static void stop_host(void)
 {
 	sib_switch_host_free(&h);
 	sib_link_close(host_link);
@@ -106,7 +106,7 @@ static void test_attach_by_name_and_refusals(void **state)
 	int h1 = -1;
 
 	(void)state;
-	start(NULL);
+	start_host(NULL);
 	assert_int_equal(h.nsw, 2);
 	assert_int_equal(h.nslots, 4);
 	m = cable(0, SIB_CABLE_ATTACH, "H1");
@@ -139,7 +139,7 @@ static void test_attach_by_name_and_refusals(void **state)
 	cable(1, SIB_CABLE_DETACH, "");
 	assert_int_equal(h.sw[0].port[2].pi.PortState, IB_PORT_STATE_DOWN);
 	assert_int_equal(h.c.refused, 3);
-	stop();
+	stop_host();
 }
 
 static size_t node_info_request(uint8_t *pkt, const uint8_t *path, unsigned hops)
@@ -164,7 +164,7 @@ static void test_smps_cross_the_hosted_switches(void **state)
 	size_t len;
 
 	(void)state;
-	start(NULL);
+	start_host(NULL);
 	/* before attaching, nothing passes */
 	g = exchange(0, pkt, node_info_request(pkt, to_s2, 2));
 	assert_int_equal(g.n, 0);
@@ -192,7 +192,7 @@ static void test_smps_cross_the_hosted_switches(void **state)
 	g = exchange(0, pkt, node_info_request(pkt, to_s2, 2));
 	assert_int_equal(g.n, 0);
 	assert_int_equal(h.c.rx_unattached, 2);
-	stop();
+	stop_host();
 }
 
 static void test_a_subset_of_the_switches(void **state)
@@ -202,7 +202,7 @@ static void test_a_subset_of_the_switches(void **state)
 	struct got g;
 
 	(void)state;
-	start("S1");
+	start_host("S1");
 	assert_int_equal(h.nsw, 1);
 	assert_int_equal(h.nslots, 2); /* H1 and H2; H3 and H4 are behind S2 */
 	assert_int_equal(h.sw[0].port[7].pi.PortState, IB_PORT_STATE_DOWN);
@@ -211,7 +211,7 @@ static void test_a_subset_of_the_switches(void **state)
 	g = exchange(0, pkt, node_info_request(pkt, to_s2, 2));
 	assert_int_equal(g.n, 0);
 	assert_int_equal(h.sw[0].drops[SIB_DROP_PORT_STATE], 1);
-	stop();
+	stop_host();
 	{
 		struct sib_topo t;
 		char err[256];
