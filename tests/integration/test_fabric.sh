@@ -7,7 +7,9 @@
 # H3 (leaf 2) and H7 (leaf 4) with SOFTIB_FABRIC and SOFTIB_NODE.  An HCA
 # is ACTIVE with the LID the SM gave it; ibv_rc_pingpong, ibv_ud_pingpong
 # and perftest (ib_write_bw, ib_read_lat, ib_send_bw -c UD) pass between
-# the two leaves, every packet through three switches; a port asking to be
+# the two leaves, every packet through three switches, and so do
+# ucx_perftest over rc_verbs and an Open MPI allreduce with a rank on each
+# leaf; a port asking to be
 # a CA already taken is refused and its program cannot open softib0; a
 # datagram from a socket that attached to nothing is dropped and counted.
 . "$(dirname "$0")/lib.sh"
@@ -61,6 +63,30 @@ read_lat ib_read_lat -n 200
 ud_send_bw ib_send_bw -c UD -n 200
 CASES
 
+# UCX over rc_verbs and ud_verbs, leaf 2 to leaf 4.
+if command -v ucx_perftest >/dev/null; then
+	port=$(sib_free_port tcp) || exit 1
+	SIB_SERVER_WRAP=(env SOFTIB_NODE=H3 UCX_TLS=rc_verbs,ud_verbs,self)
+	SIB_CLIENT_WRAP=(env SOFTIB_NODE=H7 UCX_TLS=rc_verbs,ud_verbs,self)
+	sib_pair ucx 120 "$port" 127.0.0.1 ucx_perftest -t tag_lat -n 200 -w 10 ||
+		{ sib_show sm; sib_fail "ucx_perftest across the fabric failed"; }
+	sib_expect "$(sib_out ucx.client)" '^Final: +200 ' "ucx_perftest's result" ||
+		sib_fail "ucx_perftest printed no Final line"
+else
+	echo "fabric: skipped ucx_perftest (not installed)"
+fi
+# Open MPI with pml ucx, one rank on each leaf (H2, H4, H6, H8).
+if command -v mpirun >/dev/null && [ -x "$B/mpi/mpi_allreduce" ]; then
+	sib_run mpi 180 "$SOFTIB" run -- mpirun --allow-run-as-root --oversubscribe -np 4 \
+		--mca pml ucx -x UCX_TLS=rc_verbs,ud_verbs,self -x SOFTIB_FABRIC \
+		sh -c 'SOFTIB_NODE=H$((2 * OMPI_COMM_WORLD_RANK + 2)) exec "$0"' "$B/mpi/mpi_allreduce" ||
+		{ sib_show mpi sm; sib_fail "mpirun -np 4 across the fabric failed"; }
+	sib_expect "$(sib_out mpi)" '^mpi_allreduce: OK$' "mpi_allreduce's OK" ||
+		{ sib_show mpi; sib_fail "mpi_allreduce did not check out"; }
+else
+	echo "fabric: skipped mpirun (Open MPI or tests/mpi not built)"
+fi
+
 # H3 again while another process is H3: refused, no device.
 sib_start holder 60 env SOFTIB_NODE=H3 "$SOFTIB" run -- ibv_rc_pingpong -p "$(sib_free_port tcp)"
 sleep 2
@@ -83,4 +109,4 @@ sib_expect "$(sib_out switch)" '[1-9][0-9]* packets forwarded' "packets forwarde
 	sib_fail "the switch forwarded nothing"
 sib_expect "$(sib_out sm)" 'sweep: [0-9]+ nodes \(6 switches' "the SM found six switches" ||
 	{ sib_show sm; sib_fail "the SM did not find the fabric"; }
-echo "fabric: H3 and H7 ran ibv_rc/ud_pingpong and perftest through softib-switch, routed by softib-sm"
+echo "fabric: ibv_rc/ud_pingpong, perftest, UCX and MPI ran through softib-switch, routed by softib-sm"
