@@ -56,25 +56,36 @@ int sib_counters_listen(const char *path)
 	return fd;
 }
 
-int sib_counters_serve_one(int fd, sib_counters_text_fn text, void *arg, char *buf, size_t len)
+/* A client of this user off fd, with 1 s to read or send; -1 when there
+ * was none to take (*err) or it was another user's. */
+static int take_client(int fd, int *err)
 {
-	/* A client that never reads cannot hold the server. */
+	/* A client that never reads or writes cannot hold the server. */
 	struct timeval tv = { .tv_sec = 1 };
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
-	size_t off = 0;
 	int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
 
-	if (c < 0)
-		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	*err = 0;
+	if (c < 0) {
+		*err = errno == EWOULDBLOCK ? -EAGAIN : -errno;
+		return -1;
+	}
 	if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen) || cred.uid != geteuid()) {
 		sib_dbg("counters socket: a client of uid %u refused (only uid %u may read)",
 			(unsigned)cred.uid, (unsigned)geteuid());
 		close(c);
-		return 0;
+		return -1;
 	}
 	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	len = text(arg, buf, len);
+	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return c;
+}
+
+static void send_all(int c, const char *buf, size_t len)
+{
+	size_t off = 0;
+
 	while (off < len) {
 		ssize_t w = send(c, buf + off, len - off, MSG_NOSIGNAL);
 
@@ -82,11 +93,49 @@ int sib_counters_serve_one(int fd, sib_counters_text_fn text, void *arg, char *b
 			break;
 		off += (size_t)w;
 	}
+}
+
+int sib_counters_serve_one(int fd, sib_counters_text_fn text, void *arg, char *buf, size_t len)
+{
+	int err, c = take_client(fd, &err);
+
+	if (c < 0)
+		return err;
+	send_all(c, buf, text(arg, buf, len));
+	close(c);
+	return 0;
+}
+
+int sib_counters_serve_cmd(int fd, sib_counters_cmd_fn cmd, void *arg, char *buf, size_t len)
+{
+	char line[SIB_COUNTERS_CMD_MAX + 1];
+	size_t off = 0;
+	int err, c = take_client(fd, &err);
+
+	if (c < 0)
+		return err;
+	while (off < SIB_COUNTERS_CMD_MAX) {
+		ssize_t n = read(c, line + off, SIB_COUNTERS_CMD_MAX - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	line[off] = 0;
+	line[strcspn(line, "\n")] = 0;
+	send_all(c, buf, cmd(arg, line, buf, len));
 	close(c);
 	return 0;
 }
 
 long sib_counters_read(const char *path, char *buf, size_t len)
+{
+	return sib_counters_ask(path, NULL, buf, len);
+}
+
+long sib_counters_ask(const char *path, const char *line, char *buf, size_t len)
 {
 	struct sockaddr_un sa;
 	size_t off = 0;
@@ -98,6 +147,16 @@ long sib_counters_read(const char *path, char *buf, size_t len)
 		err = -errno;
 		close(fd);
 		return err;
+	}
+	if (line) {
+		size_t n = strnlen(line, SIB_COUNTERS_CMD_MAX);
+
+		if (send(fd, line, n, MSG_NOSIGNAL) != (ssize_t)n) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		shutdown(fd, SHUT_WR);
 	}
 	while (off + 1 < len) {
 		ssize_t n = read(fd, buf + off, len - 1 - off);

@@ -39,4 +39,15 @@ int sib_counters_serve_one(int fd, sib_counters_text_fn text, void *arg, char *b
  * length, or a negative errno. */
 long sib_counters_read(const char *path, char *buf, size_t len);
 
+/*
+ * The same with a command: the client writes one line (at most
+ * SIB_COUNTERS_CMD_MAX bytes) and ends its sending side; the server reads
+ * it (1 s at most) and answers with cmd(arg, line, buf, len).  A control
+ * channel for its user only, as the counters are.
+ */
+enum { SIB_COUNTERS_CMD_MAX = 256 };
+typedef size_t (*sib_counters_cmd_fn)(void *arg, const char *line, char *buf, size_t len);
+int sib_counters_serve_cmd(int fd, sib_counters_cmd_fn cmd, void *arg, char *buf, size_t len);
+long sib_counters_ask(const char *path, const char *line, char *buf, size_t len);
+
 #endif

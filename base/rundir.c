@@ -110,13 +110,18 @@ int sib_run_dir(char *buf, size_t len)
 
 int sib_run_sm_file(const char *ep, const char *suffix, char *buf, size_t len)
 {
+	return sib_run_file("sm", ep, suffix, buf, len);
+}
+
+int sib_run_file(const char *kind, const char *ep, const char *suffix, char *buf, size_t len)
+{
 	char dir[SIB_RUN_DIR_MAX];
 	size_t start;
 	int rc = sib_run_dir(dir, sizeof(dir)), n;
 
 	if (rc)
 		return rc;
-	n = snprintf(buf, len, "%s/sm-", dir);
+	n = snprintf(buf, len, "%s/%s-", dir, kind);
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
 	start = (size_t)n;

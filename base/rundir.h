@@ -25,5 +25,7 @@ int sib_run_dir(char *buf, size_t len);
 /* The file of softib-sm at endpoint ep ("ADDR:PORT") in the directory:
  * sm-ADDR_PORT.suffix (':', '[' and ']' made '_').  0 or a negative errno. */
 int sib_run_sm_file(const char *ep, const char *suffix, char *buf, size_t len);
+/* The same for another program: KIND-ADDR_PORT.suffix (softib-switch: "switch"). */
+int sib_run_file(const char *kind, const char *ep, const char *suffix, char *buf, size_t len);
 
 #endif

@@ -61,6 +61,7 @@ struct sib_switch_port {
 	uint64_t xmit_data, rcv_data, xmit_pkts, rcv_pkts; /* PortCountersExtended */
 	bool cabled;	/* something is attached at the far end */
 	bool edge;	/* a CA is at the far end: its SLIDs are checked */
+	bool cut;	/* the cable was cut by command (softib fabric unlink) */
 };
 
 struct sib_switch {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/counters_socket.h"
 #include "base/log.h"
 
 enum { HOP_LIMIT = 64 };
@@ -237,12 +238,15 @@ static void attach(struct sib_switch_host *h, const struct sib_cable_msg *m,
 		return refuse(h, m->id[0] ? SIB_CABLE_NO_SUCH_NODE : SIB_CABLE_FULL, m->id, from);
 	if (s->attached && !sib_endpoint_equal(&s->ep, from))
 		return refuse(h, SIB_CABLE_TAKEN, m->id, from);
+	if (!s->attached && h->sw[s->sw].port[s->sw_port].cut)
+		return refuse(h, SIB_CABLE_CUT, m->id, from);
 	if (mine && mine != s) /* the same port, as another CA now */
 		detach(h, mine, "attached again as another CA");
 	if (!s->attached) {
 		s->attached = true;
 		s->ep = *from;
-		sib_switch_link(&h->sw[s->sw], s->sw_port, true);
+		if (!h->sw[s->sw].port[s->sw_port].cut)
+			sib_switch_link(&h->sw[s->sw], s->sw_port, true);
 		h->c.attached++;
 		sib_info("switch: %s attached to %s[%u] as %s",
 			 sib_endpoint_str(from, ep), h->sw[s->sw].node->id, s->sw_port,
@@ -306,6 +310,10 @@ void sib_switch_host_rx(void *arg, const uint8_t *pkt, size_t len, const struct 
 		return;
 	}
 	s->last_seen_ns = now;
+	if (h->sw[s->sw].port[s->sw_port].cut) {
+		h->c.rx_cut++;
+		return;
+	}
 	carry(h, s->sw, s->sw_port, pkt, len, 0);
 }
 
@@ -319,4 +327,125 @@ void sib_switch_host_tick(struct sib_switch_host *h, uint64_t now_ns)
 			detach(h, s, "silent too long");
 		}
 	}
+}
+
+/* ---------------------------------------------------------------- control */
+
+static const char *state_name(uint8_t s)
+{
+	static const char *const names[] = { "NOP", "DOWN", "INIT", "ARMED", "ACTIVE" };
+
+	return s <= IB_PORT_STATE_ACTIVE ? names[s] : "?";
+}
+
+static void show(struct sib_switch_host *h, struct sib_text *t)
+{
+	const struct sib_topo *topo = &h->topo;
+
+	sib_text_put(t, "%u switches, %u CA slots, data %s\n", h->nsw, h->nslots,
+		     h->mode == SIB_DATA_SWITCHED ? "switched" : "direct");
+	for (unsigned i = 0; i < h->nsw; i++) {
+		const struct sib_switch *sw = &h->sw[i];
+		bool any = false;
+
+		sib_text_put(t, "switch %s: GUID 0x%016llx, LID %u, LinearFDBTop %u\n", sw->node->id,
+			     (unsigned long long)sw->node->node_guid, sw->port[0].pi.LID,
+			     sw->si.LinearFDBTop);
+		for (unsigned p = 1; p <= sw->nports; p++) {
+			const struct sib_switch_port *sp = &sw->port[p];
+			const struct sib_topo_link *l = &sw->node->port[p];
+
+			if (l->peer < 0 && sp->pi.PortState == IB_PORT_STATE_DOWN)
+				continue;
+			sib_text_put(t, "  port %-3u %-6s%s to %s[%u]: %llu packets out, %llu in, "
+					"%u relay errors\n",
+				     p, state_name(sp->pi.PortState), sp->cut ? " (cut)" : "",
+				     l->peer >= 0 ? topo->node[l->peer].id : "nothing", l->peer_port,
+				     (unsigned long long)sp->xmit_pkts,
+				     (unsigned long long)sp->rcv_pkts,
+				     sp->pc.PortRcvSwitchRelayErrors);
+		}
+		sib_text_put(t, "  LFT:");
+		for (unsigned lid = 1; lid <= sw->si.LinearFDBTop && lid < SIB_SWITCH_LFT_CAP; lid++)
+			if (sw->lft[lid] != IB_LFT_PORT_NONE)
+				sib_text_put(t, " %u>%u", lid, sw->lft[lid]);
+		sib_text_put(t, "\n  dropped:");
+		for (unsigned d = 0; d < SIB_DROP_COUNT; d++)
+			if (sw->drops[d]) {
+				sib_text_put(t, " %s=%llu", sib_switch_drop_name((enum sib_switch_drop)d),
+					     (unsigned long long)sw->drops[d]);
+				any = true;
+			}
+		sib_text_put(t, "%s\n", any ? "" : " none");
+	}
+	for (unsigned i = 0; i < h->nslots; i++) {
+		const struct sib_switch_slot *s = &h->slot[i];
+		char ep[64];
+
+		if (s->attached)
+			sib_text_put(t, "CA %s at %s on %s[%u]\n", topo->node[s->node].id,
+				     sib_endpoint_str(&s->ep, ep), h->sw[s->sw].node->id, s->sw_port);
+	}
+	sib_text_put(t, "cables: %llu attached, %llu detached (%llu silent), %llu refused; "
+			"%llu packets forwarded; dropped %llu from no port, %llu malformed, %llu "
+			"over a cut cable\n",
+		     (unsigned long long)h->c.attached, (unsigned long long)h->c.detached,
+		     (unsigned long long)h->c.dead, (unsigned long long)h->c.refused,
+		     (unsigned long long)h->c.forwarded, (unsigned long long)h->c.rx_unattached,
+		     (unsigned long long)h->c.rx_malformed, (unsigned long long)h->c.rx_cut);
+}
+
+/* Cut (or restore) the cable at hosted switch `id` port p: both ends. */
+static int relink(struct sib_switch_host *h, const char *id, unsigned p, bool up, struct sib_text *t)
+{
+	int n = sib_topo_find(&h->topo, id), sw;
+	const struct sib_topo_link *l;
+
+	if (n < 0 || (sw = h->sw_of[n]) < 0) {
+		sib_text_put(t, "error: no switch %s here\n", id);
+		return -1;
+	}
+	if (p == 0 || p > h->sw[sw].nports || (l = &h->topo.node[n].port[p])->peer < 0) {
+		sib_text_put(t, "error: %s has no cable at port %u\n", id, p);
+		return -1;
+	}
+	h->sw[sw].port[p].cut = !up;
+	if (h->sw_of[l->peer] >= 0) {
+		struct sib_switch *peer = &h->sw[h->sw_of[l->peer]];
+
+		peer->port[l->peer_port].cut = !up;
+		sib_switch_link(&h->sw[sw], p, up);
+		sib_switch_link(peer, l->peer_port, up);
+	} else {
+		bool attached = false;
+
+		for (unsigned i = 0; i < h->nslots; i++)
+			if (h->slot[i].node == l->peer && h->slot[i].ca_port == l->peer_port)
+				attached = h->slot[i].attached;
+		/* a CA comes back with its cable only if it is still there */
+		sib_switch_link(&h->sw[sw], p, up && attached);
+	}
+	sib_info("switch: the cable %s[%u] - %s[%u] is %s (softib fabric)", id, p,
+		 h->topo.node[l->peer].id, l->peer_port, up ? "back" : "cut");
+	sib_text_put(t, "%s[%u] - %s[%u] %s\n", id, p, h->topo.node[l->peer].id, l->peer_port,
+		     up ? "relinked" : "unlinked");
+	return 0;
+}
+
+size_t sib_switch_host_command(void *arg, const char *line, char *buf, size_t len)
+{
+	struct sib_switch_host *h = arg;
+	struct sib_text t = { .buf = buf, .len = len };
+	char verb[16], id[SIB_TOPO_ID_MAX + 1];
+	unsigned port;
+
+	buf[0] = 0;
+	if (sscanf(line, "%15s", verb) != 1 || !strcmp(verb, "show"))
+		show(h, &t);
+	else if ((!strcmp(verb, "unlink") || !strcmp(verb, "relink")) &&
+		 sscanf(line, "%*s %64s %u", id, &port) == 2)
+		relink(h, id, port, verb[0] == 'r', &t);
+	else
+		sib_text_put(&t, "error: want show, unlink SWITCH PORT or relink SWITCH PORT\n");
+	return t.used;
 }

@@ -42,6 +42,7 @@ struct sib_switch_host_counters {
 	uint64_t rx_cable_bad;	/* cable packets that made no sense */
 	uint64_t forwarded;	/* packets sent to a port */
 	uint64_t hop_limit;	/* carried through more than 64 hosted switches */
+	uint64_t rx_cut;	/* packets from a CA whose cable is cut */
 };
 
 struct sib_switch_host {
@@ -70,6 +71,15 @@ void sib_switch_host_rx(void *arg, const uint8_t *pkt, size_t len, const struct 
 
 /* Detach the slots whose ports went silent; call at least once a second. */
 void sib_switch_host_tick(struct sib_switch_host *h, uint64_t now_ns);
+
+/*
+ * The control channel (softib fabric, softib info --switch; a counters
+ * socket: this user only).  "show": every hosted switch's ports, LFT and
+ * drops; "unlink SWITCH PORT" cuts that cable, both ends DOWN (a CA
+ * behind it stays attached, its packets dropped, as a pulled cable);
+ * "relink SWITCH PORT" puts it back.  The answer, into buf; its length.
+ */
+size_t sib_switch_host_command(void *arg, const char *line, char *buf, size_t len);
 
 /* The current time the host uses (CLOCK_MONOTONIC, ns). */
 uint64_t sib_switch_host_now(void);

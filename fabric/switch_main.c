@@ -4,14 +4,18 @@
  * fabric/switch_host.c; softib-switch(8) documents it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "base/counters_socket.h"
 #include "base/log.h"
+#include "base/rundir.h"
 #include "fabric/switch_host.h"
 #include "fabric/topology.h"
 #include "link/link.h"
@@ -75,8 +79,9 @@ int main(int argc, char **argv)
 	struct sib_switch_host h;
 	struct sib_topo topo;
 	struct sib_link *link;
-	char err[300];
-	int c, rc;
+	static char ctl_text[65536];
+	char err[300], ctl_path[SIB_RUN_DIR_MAX + 64];
+	int c, rc, ctl = -1;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -131,17 +136,35 @@ int main(int argc, char **argv)
 		sib_link_close(link);
 		return 1;
 	}
+	/* The control channel: softib fabric, softib info --switch. */
+	{
+		char eps[SIB_ENDPOINT_STRLEN];
+
+		sib_endpoint_str(&link->local, eps);
+		if (!sib_run_file("switch", eps, "sock", ctl_path, sizeof(ctl_path)))
+			ctl = sib_counters_listen(ctl_path);
+		if (ctl >= 0)
+			fcntl(ctl, F_SETFL, O_NONBLOCK);
+		else
+			fprintf(stderr, "softib-switch: no control socket (%s): softib fabric and "
+				"softib info --switch cannot reach this switch\n", ctl_path);
+	}
 	fprintf(stderr, "softib-switch: %u switches of %s on %s, %u CA slots, data %s\n", h.nsw,
 		topo_file, listen, h.nslots, mode == SIB_DATA_SWITCHED ? "switched" : "direct");
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	while (!stop_signal) {
-		struct pollfd pfd = { .fd = sib_link_wait_fd(link), .events = POLLIN };
+		struct pollfd pfd[2] = { { .fd = sib_link_wait_fd(link), .events = POLLIN },
+					 { .fd = ctl, .events = POLLIN } };
 		int n;
 
-		if (sib_link_wait_arm(link) == 0 && poll(&pfd, 1, 1000) < 0 && errno != EINTR)
+		if (sib_link_wait_arm(link) == 0 && poll(pfd, ctl >= 0 ? 2 : 1, 1000) < 0 &&
+		    errno != EINTR)
 			break;
+		while (ctl >= 0 && sib_counters_serve_cmd(ctl, sib_switch_host_command, &h, ctl_text,
+							  sizeof(ctl_text)) == 0)
+			;
 		do {
 			n = sib_link_poll(link, 64, sib_switch_host_rx, &h);
 			sib_link_flush(link);
@@ -149,6 +172,10 @@ int main(int argc, char **argv)
 		sib_switch_host_tick(&h, sib_switch_host_now());
 	}
 	summary(&h);
+	if (ctl >= 0) {
+		close(ctl);
+		unlink(ctl_path);
+	}
 	sib_switch_host_free(&h);
 	sib_link_close(link);
 	return 0;

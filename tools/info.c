@@ -466,12 +466,13 @@ static int show_sm(const char *addr)
 
 static int usage(FILE *f, int rc)
 {
-	fprintf(f, "usage: softib info [--pid PID | --lid LID | --sm [ADDR:PORT]]\n"
+	fprintf(f, "usage: softib info [--pid PID | --lid LID | --sm [ADDR:PORT] | --switch [ADDR:PORT]]\n"
 		   "Shows softib0 as this process sees it: GUIDs, and per port state, LID, SM "
 		   "LID, GID[0],\nP_Key[0], MTU, and the port's counters.  --pid and --lid show "
 		   "another softib\nprocess of this user instead, by its process id or its port's "
 		   "LID; --sm the counters\nof this user's softib-sm at ADDR:PORT (default: the "
-		   "first of SOFTIB_SM).\n");
+		   "first of SOFTIB_SM); --switch\nthe switches of this user's softib-switch at "
+		   "ADDR:PORT (default SOFTIB_FABRIC).\n");
 	return rc;
 }
 
@@ -501,6 +502,8 @@ int softib_cmd_info(int argc, char **argv)
 	}
 	if ((argc == 2 || argc == 3) && !strcmp(argv[1], "--sm"))
 		return show_sm(argc == 3 ? argv[2] : NULL);
+	if ((argc == 2 || argc == 3) && !strcmp(argv[1], "--switch"))
+		return softib_fabric_ask(argc == 3 ? argv[2] : NULL, "show");
 	if (argc > 1)
 		return usage(stderr, SIB_EXIT_USAGE);
 	if (!provider_is_loaded()) {

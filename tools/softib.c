@@ -20,6 +20,7 @@ static const struct softib_cmd cmds[] = {
 	{ "run", softib_cmd_run, "run a verbs program with softib0 visible" },
 	{ "info", softib_cmd_info, "show softib0's ports, LIDs, GIDs and counters (--pid, --lid: another process's)" },
 	{ "decode", softib_cmd_decode, "print the IB packets of a capture file, checking both CRCs" },
+	{ "fabric", softib_cmd_fabric, "show a softib-switch's switches, cut and restore its cables" },
 	{ "help", cmd_help, "list the subcommands" },
 };
 

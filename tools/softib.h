@@ -21,5 +21,9 @@ enum { SIB_EXIT_OK = 0, SIB_EXIT_FAIL = 1, SIB_EXIT_USAGE = 2 };
 int softib_cmd_decode(int argc, char **argv); /* tools/decode.c */
 int softib_cmd_run(int argc, char **argv);    /* tools/run.c */
 int softib_cmd_info(int argc, char **argv);   /* tools/info.c */
+int softib_cmd_fabric(int argc, char **argv); /* tools/fabric.c */
+/* Sends a command to a softib-switch's control socket and prints the
+ * answer (tools/fabric.c); addr NULL: SOFTIB_FABRIC or the default. */
+int softib_fabric_ask(const char *addr, const char *line);
 
 #endif

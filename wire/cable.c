@@ -88,6 +88,8 @@ const char *sib_cable_reason_str(uint16_t reason)
 		return "another live port is already that CA";
 	case SIB_CABLE_FULL:
 		return "every CA of the topology is taken";
+	case SIB_CABLE_CUT:
+		return "its cable is cut (softib fabric relink restores it)";
 	case SIB_CABLE_NOT_ATTACHED:
 		return "the switch does not know this port (it restarted?): attach again";
 	default:

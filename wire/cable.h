@@ -47,6 +47,7 @@ enum sib_cable_reason {
 	SIB_CABLE_TAKEN = 2,	    /* another live port is that CA */
 	SIB_CABLE_FULL = 3,	    /* no free CA left */
 	SIB_CABLE_NOT_ATTACHED = 4, /* a KEEPALIVE from a port the switch does not know */
+	SIB_CABLE_CUT = 5,	    /* the cable is cut (softib fabric unlink) */
 };
 
 enum sib_data_mode { SIB_DATA_DIRECT = 0, SIB_DATA_SWITCHED = 1 };
