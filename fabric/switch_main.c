@@ -131,6 +131,18 @@ int main(int argc, char **argv)
 		sib_topo_free(&topo);
 		return 1;
 	}
+	/* SOFTIB_CAPTURE: every packet in and out of the switch process (its
+	 * CAs' cables; hops between hosted switches stay inside). */
+	if (getenv("SOFTIB_CAPTURE") && *getenv("SOFTIB_CAPTURE")) {
+		struct sib_link *cap;
+
+		if (sib_link_capture_wrap(link, getenv("SOFTIB_CAPTURE"), &cap)) {
+			sib_link_close(link);
+			sib_topo_free(&topo);
+			return 1;
+		}
+		link = cap;
+	}
 	if (sib_switch_host_init(&h, &topo, only, mode, link, err, sizeof(err))) {
 		fprintf(stderr, "softib-switch: %s\n", err);
 		sib_link_close(link);

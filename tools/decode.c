@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "tools/softib.h"
+#include "wire/cable.h"
 #include "wire/capture.h"
 #include "wire/mad.h"
 #include "wire/crc.h"
@@ -332,6 +333,26 @@ static void print_smp_extras(const struct ib_mad_hdr *h, const uint8_t *data)
 	}
 }
 
+/* A directed-route SMP's route (IBA 14.2.2): direction, HopPointer and
+ * HopCount, DrSLID and DrDLID, and the paths' hops 1..HopCount. */
+static void print_dr_path(const uint8_t *mad)
+{
+	struct ib_dr_smp dr;
+	unsigned hops;
+
+	ib_dr_smp_decode(&dr, mad);
+	hops = dr.HopCount <= IB_SMP_MAX_HOPS ? dr.HopCount : IB_SMP_MAX_HOPS;
+	printf("      %-12s D=%u HopPointer=%u HopCount=%u DrSLID=0x%04x DrDLID=0x%04x "
+	       "InitialPath=",
+	       "DirectedRoute", dr.D, dr.HopPointer, dr.HopCount, dr.DrSLID, dr.DrDLID);
+	for (unsigned i = 1; i <= hops; i++)
+		printf("%s%u", i > 1 ? "," : "", dr.InitialPath[i]);
+	printf("%s ReturnPath=", hops ? "" : "-");
+	for (unsigned i = 1; i <= hops; i++)
+		printf("%s%u", i > 1 ? "," : "", dr.ReturnPath[i]);
+	printf("%s\n", hops ? "" : "-");
+}
+
 /* The MAD header and, for an attribute wire/ knows (CM messages, SA
  * records, SMP attributes), its fields by name. */
 static void print_mad_fields(const struct ib_packet *p)
@@ -344,6 +365,8 @@ static void print_mad_fields(const struct ib_packet *p)
 		return;
 	print_mad_layout(IB_MAD_LAYOUT_HDR, p->payload, p->payload_len);
 	ib_mad_hdr_decode(&h, p->payload);
+	if (h.MgmtClass == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE && p->payload_len >= IB_MAD_BYTES)
+		print_dr_path(p->payload);
 	if (ib_mad_attr_layout(h.MgmtClass, h.AttributeID, &layout, &off) && off < p->payload_len)
 		print_mad_layout(layout, p->payload + off, p->payload_len - off);
 	else if (h.MgmtClass == IB_MGMT_CLASS_SUBN_LID_ROUTED && p->payload_len >= IB_MAD_BYTES)
@@ -395,6 +418,31 @@ static enum ib_pkt_err decode_ignoring_crcs(const uint8_t *pkt, size_t len, uint
 	return ib_packet_decode(copy, len, p);
 }
 
+/* A raw packet of a softib-switch's cable (wire/cable.h): one line. */
+static void decode_cable(const struct ib_pcap_record *rec, struct tally *t)
+{
+	struct sib_cable_msg m;
+
+	if (sib_cable_decode(rec->pkt, rec->len, &m)) {
+		printf("  %-24s len %zu  BAD: a cable packet (raw, EtherType 0x%04x) that does not "
+		       "decode\n", "cable", rec->len, SIB_CABLE_ETHERTYPE);
+		t->bad++;
+		return;
+	}
+	printf("  %-24s raw, EtherType 0x%04x", "cable", SIB_CABLE_ETHERTYPE);
+	printf("  %s", sib_cable_type_name(m.type));
+	if (m.id[0])
+		printf(" \"%s\"", m.id);
+	if (m.type == SIB_CABLE_ATTACHED)
+		printf(" GUID 0x%016llx port %u, on port %u of switch 0x%016llx, data %s",
+		       (unsigned long long)m.node_guid, m.port, m.switch_port,
+		       (unsigned long long)m.switch_guid, m.data_mode ? "switched" : "direct");
+	if (m.type == SIB_CABLE_REFUSED)
+		printf(": %s", sib_cable_reason_str(m.reason));
+	printf("  vcrc ok\n");
+	t->ok++;
+}
+
 static void decode_one(const struct ib_pcap_record *rec, bool verbose, struct tally *t)
 {
 	static uint8_t copy[IB_MAX_PACKET];
@@ -407,6 +455,10 @@ static void decode_one(const struct ib_pcap_record *rec, bool verbose, struct ta
 	if (rec->skip) {
 		printf("  BAD: %s\n", rec->skip);
 		t->bad++;
+		return;
+	}
+	if (sib_cable_is(rec->pkt, rec->len)) {
+		decode_cable(rec, t);
 		return;
 	}
 	memset(&p, 0, sizeof(p));

@@ -11,7 +11,9 @@
 # ucx_perftest over rc_verbs and an Open MPI allreduce with a rank on each
 # leaf; a port asking to be
 # a CA already taken is refused and its program cannot open softib0; a
-# datagram from a socket that attached to nothing is dropped and counted.
+# datagram from a socket that attached to nothing is dropped and counted;
+# the switch's capture (SOFTIB_CAPTURE) decodes, directed-route SMPs and
+# all.
 . "$(dirname "$0")/lib.sh"
 
 sib_init fabric
@@ -23,7 +25,8 @@ SM=$B/softib-sm
 fport=$(sib_free_port udp) || exit 1
 export SOFTIB_FABRIC=127.0.0.1:$fport
 unset SOFTIB_SM
-sib_start switch 300 "$SWITCH" --topology "$SIB_TOP/tests/fabric/fat-tree-4x2.topo" \
+sib_start switch 300 env SOFTIB_CAPTURE="$SIB_TMP/switch.pcap" \
+	"$SWITCH" --topology "$SIB_TOP/tests/fabric/fat-tree-4x2.topo" \
 	--listen "$SOFTIB_FABRIC" --data switched
 for ((i = 0; i < 100; i++)); do
 	[ -n "$(ss -Hulnp "sport = :$fport" 2>/dev/null)" ] && break
@@ -109,4 +112,21 @@ sib_expect "$(sib_out switch)" '[1-9][0-9]* packets forwarded' "packets forwarde
 	sib_fail "the switch forwarded nothing"
 sib_expect "$(sib_out sm)" 'sweep: [0-9]+ nodes \(6 switches' "the SM found six switches" ||
 	{ sib_show sm; sib_fail "the SM did not find the fabric"; }
+# The switch's capture: the SM's discovery by directed route, decoded
+# (it comes first: the first frames in full are enough), then every frame
+# in one line each.
+"$SOFTIB" decode -v "$SIB_TMP/switch.pcap" 2>&1 | head -n 3000 >"$SIB_TMP/decode.head"
+"$SOFTIB" decode "$SIB_TMP/switch.pcap" >"$SIB_TMP/decode.out" 2>&1
+grep -m2 -E 'directed-route\) Get\(NodeInfo\)|HopPointer' "$SIB_TMP/decode.head"
+sib_expect "$SIB_TMP/decode.head" 'directed-route\) Get\(NodeInfo\)' "a NodeInfo Get in the capture" ||
+	sib_fail "the switch's capture shows no discovery"
+sib_expect "$SIB_TMP/decode.head" 'DirectedRoute D=1 HopPointer=[0-9]+ HopCount=[0-9]+ .*InitialPath=1,[0-9]' \
+	"a response's route" ||
+	{ head -40 "$SIB_TMP/decode.head"; sib_fail "softib decode shows no directed-route fields"; }
+# every packet decodes but the stray datagram above (cable packets too)
+sib_expect "$SIB_TMP/decode.out" '^packets: [0-9]+ ok: [0-9]+ bad: 1$' "one bad packet" ||
+	{ grep BAD "$SIB_TMP/decode.out" | head; tail -1 "$SIB_TMP/decode.out"
+	  sib_fail "the capture has packets softib decode calls bad"; }
+sib_expect "$SIB_TMP/decode.out" 'cable +raw, EtherType 0x88b5  ATTACHED "H3"' "H3's attach" ||
+	sib_fail "softib decode shows no cable packets"
 echo "fabric: ibv_rc/ud_pingpong, perftest, UCX and MPI ran through softib-switch, routed by softib-sm"
