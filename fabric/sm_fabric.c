@@ -61,7 +61,8 @@ struct fsm {
 	unsigned nlids, lids_cap;
 	uint16_t next_lid;
 	struct sib_cfg_state st;
-	uint64_t smps, timeouts, stray;
+	uint64_t smps, timeouts, stray, traps;
+	bool sweep_now; /* a trap said something changed */
 };
 
 static void send_smp(struct fsm *f, struct in_flight *o)
@@ -77,6 +78,33 @@ static void send_smp(struct fsm *f, struct in_flight *o)
 	o->tries++;
 }
 
+/* Trap 128 from a switch (a link came or went): repress it and sweep now
+ * (IBA 14.4.2: the SM sweeps on a trap, not only on its timer). */
+static void trap(struct fsm *f, const struct sib_mad_addr *a, const uint8_t *mad)
+{
+	struct ib_smp smp;
+	struct ib_notice n;
+	struct sib_mad_addr ra;
+	uint8_t out[IB_MAD_BYTES];
+
+	ib_smp_decode(&smp, mad);
+	if (ib_mad_method(&smp.hdr) != IB_MAD_METHOD_TRAP || smp.hdr.AttributeID != IB_SMP_ATTR_NOTICE) {
+		f->stray++;
+		return;
+	}
+	ib_notice_decode(&n, smp.SMPData);
+	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_TRAP_REPRESS);
+	ib_smp_encode(&smp, out);
+	sib_mad_addr_reply(a, SIB_SM_LID, &ra);
+	sib_mgmt_send(f->link, &ra, out, &f->sw);
+	f->traps++;
+	if (n.TrapNumber == IB_TRAP_LINK_STATE_CHANGE) {
+		if (!f->sweep_now)
+			sib_info("trap 128 from LID %u: a link changed; sweeping now", a->SLID);
+		f->sweep_now = true;
+	}
+}
+
 static void smp_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
 {
 	struct fsm *f = arg;
@@ -88,7 +116,15 @@ static void smp_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_e
 	unsigned port;
 
 	if (!sib_endpoint_equal(from, &f->sw) || ib_packet_decode(pkt, len, &p) != IB_PKT_OK ||
-	    !(mad = sib_mgmt_parse(&p, &a)) || mad[1] != IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
+	    !(mad = sib_mgmt_parse(&p, &a))) {
+		f->stray++;
+		return;
+	}
+	if (mad[1] == IB_MGMT_CLASS_SUBN_LID_ROUTED) {
+		trap(f, &a, mad);
+		return;
+	}
+	if (mad[1] != IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
 		f->stray++; /* the SA and the rest are not on a fabric yet */
 		return;
 	}
@@ -339,8 +375,9 @@ int sib_sm_fabric_run(const struct sib_sm_fabric_opts *o, volatile sig_atomic_t 
 	while (!*stop) {
 		uint64_t next = sib_link_now_ns() + (uint64_t)(o->sweep_s * 1e9);
 
+		f.sweep_now = false;
 		sweep(&f, o, stop, &last_nodes);
-		while (!*stop && sib_link_now_ns() < next) {
+		while (!*stop && !f.sweep_now && sib_link_now_ns() < next) {
 			struct pollfd pfd = { .fd = sib_link_wait_fd(f.link), .events = POLLIN };
 
 			if (sib_link_wait_arm(f.link) == 0)
@@ -351,9 +388,10 @@ int sib_sm_fabric_run(const struct sib_sm_fabric_opts *o, volatile sig_atomic_t 
 		}
 	}
 	sib_cable_say(f.link, &f.sw, SIB_CABLE_DETACH);
-	fprintf(stderr, "softib-sm: %llu SMPs sent, %llu timed out, %llu other packets ignored\n",
+	fprintf(stderr, "softib-sm: %llu SMPs sent, %llu timed out, %llu traps, %llu other packets "
+			"ignored\n",
 		(unsigned long long)f.smps, (unsigned long long)f.timeouts,
-		(unsigned long long)f.stray);
+		(unsigned long long)f.traps, (unsigned long long)f.stray);
 	sib_cfg_state_free(&f.st);
 	free(f.lids);
 	sib_link_close(f.link);

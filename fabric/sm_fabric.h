@@ -6,10 +6,11 @@
  * discovers the whole fabric (sm_discover.h), keeps each port's LID by
  * its GUID, and writes what changed (sm_configure.h): LIDs, the LFT
  * blocks that differ, port states.  SMPs go out 16 at a time, each tried
- * 4 times 250 ms apart.
+ * 4 times 250 ms apart.  A switch's trap 128 (a link came or went) is
+ * repressed and starts a sweep at once.
  *
  * Not yet on a fabric: the SA (PathRecords, ServiceRecords, multicast),
- * M_Keys, standby SMs, traps (the periodic sweep finds every change).
+ * M_Keys, standby SMs.
  */
 #ifndef SIB_FABRIC_SM_FABRIC_H
 #define SIB_FABRIC_SM_FABRIC_H

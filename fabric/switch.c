@@ -113,6 +113,8 @@ void sib_switch_link(struct sib_switch *sw, unsigned p, bool up)
 			sp->pc.LinkDownedCounter++;
 	}
 	sw->si.PortStateChange = 1; /* IBA 14.2.5.4: until the SM clears it */
+	sw->trap_repressed = false;  /* and the SM hears of it (trap 128) */
+	sw->trap_sent_ns = 0;
 }
 
 static void drop(struct sib_switch *sw, unsigned in_port, enum sib_switch_drop why,
@@ -255,6 +257,54 @@ void sib_switch_route(struct sib_switch *sw, unsigned in_port, const struct ib_p
 		return;
 	}
 	route_lid(sw, in_port, dlid, vl15, out);
+}
+
+bool sib_switch_trap(struct sib_switch *sw, uint64_t now_ns, uint8_t *buf,
+		     struct sib_switch_out *out)
+{
+	const struct ib_port_info *pi = &sw->port[0].pi;
+	struct ib_notice n;
+	struct ib_smp smp;
+	struct sib_mad_addr a;
+	struct ib_packet p;
+	uint8_t mad[IB_MAD_BYTES], copy[IB_MAX_PACKET];
+	size_t len;
+
+	memset(out, 0, offsetof(struct sib_switch_out, port));
+	if (!sw->si.PortStateChange || sw->trap_repressed || !pi->LID || !pi->MasterSMLID ||
+	    (sw->trap_sent_ns && now_ns - sw->trap_sent_ns < 1000000000ull))
+		return false;
+	memset(&n, 0, sizeof(n));
+	n.IsGeneric = 1;
+	n.Type = IB_NOTICE_TYPE_URGENT;
+	n.ProducerType = 2; /* a switch */
+	n.TrapNumber = IB_TRAP_LINK_STATE_CHANGE;
+	n.IssuerLID = pi->LID;
+	sw->notice_count = (uint16_t)((sw->notice_count + 1) & 0x7fff);
+	n.NoticeCount = sw->notice_count;
+	ib_bits_put(n.DataDetails, 16, 16, pi->LID); /* LIDADDR: the switch */
+	memset(&smp, 0, sizeof(smp));
+	smp.hdr.BaseVersion = IB_MAD_BASE_VERSION;
+	smp.hdr.MgmtClass = IB_MGMT_CLASS_SUBN_LID_ROUTED;
+	smp.hdr.ClassVersion = IB_SMP_CLASS_VERSION;
+	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_TRAP);
+	smp.hdr.TransactionID = sw->node->node_guid << 16 | sw->notice_count;
+	smp.hdr.AttributeID = IB_SMP_ATTR_NOTICE;
+	ib_notice_encode(&n, smp.SMPData);
+	ib_smp_encode(&smp, mad);
+	sib_mad_addr_init(&a, SIB_QP0, pi->MasterSMLID, pi->LID);
+	len = sib_mgmt_build(&a, mad, buf, IB_MAX_PACKET);
+	if (!len)
+		return false;
+	memcpy(copy, buf, len);
+	if (ib_packet_decode(copy, len, &p) != IB_PKT_OK)
+		return false;
+	sib_switch_route(sw, 0, &p, len, buf, out);
+	out->len = len;
+	out->rewritten = true; /* the trap is in buf */
+	sw->trap_sent_ns = now_ns;
+	sw->traps_sent++;
+	return out->nports > 0;
 }
 
 void sib_switch_sent(struct sib_switch *sw, unsigned p, size_t len)
@@ -540,6 +590,15 @@ bool sib_switch_mgmt(struct sib_switch *sw, unsigned in_port, const struct ib_pa
 	ib_mad_hdr_decode(&h, mad);
 	if (h.BaseVersion != IB_MAD_BASE_VERSION || (h.Method & IB_MAD_METHOD_RESP))
 		return false;
+	if (h.Method == IB_MAD_METHOD_TRAP_REPRESS) {
+		/* IBA 14.2.5.1: the SM heard our trap; no answer is defined */
+		if ((h.MgmtClass == IB_MGMT_CLASS_SUBN_LID_ROUTED ||
+		     h.MgmtClass == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) &&
+		    h.AttributeID == IB_SMP_ATTR_NOTICE &&
+		    m_key_ok(sw, IB_MAD_METHOD_SET, ib_bits_get(mad, 192, 64), &hide))
+			sw->trap_repressed = true;
+		return false;
+	}
 	smp = h.MgmtClass == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE ||
 	      h.MgmtClass == IB_MGMT_CLASS_SUBN_LID_ROUTED;
 	if (smp) {

@@ -75,6 +75,11 @@ struct sib_switch {
 	uint16_t p_keys[IB_P_KEY_TABLE_BLOCK];	 /* one block, shared by every port */
 	uint64_t drops[SIB_DROP_COUNT];
 	const char *last_drop; /* the rule of the last drop, for the log */
+	/* Trap 128 (a port's link state changed) until the SM represses it */
+	bool trap_repressed;
+	uint16_t notice_count;
+	uint64_t trap_sent_ns;
+	uint64_t traps_sent;
 };
 
 /* A switch as the topology describes it: every port DOWN (no cable up
@@ -114,6 +119,17 @@ void sib_switch_route(struct sib_switch *sw, unsigned in_port, const struct ib_p
  */
 bool sib_switch_mgmt(struct sib_switch *sw, unsigned in_port, const struct ib_packet *pkt,
 		     uint8_t *buf, struct sib_switch_out *out);
+
+/*
+ * Trap 128 (IBA 14.2.5.1: the link state of a port changed), LID-routed
+ * from port 0 to its SM (PortInfo:MasterSMLID of port 0), once the switch
+ * has a LID and knows its SM: when PortStateChange is set, again every
+ * second until the SM sends TrapRepress (or clears PortStateChange).
+ * Built into buf and routed as port 0 sends it (*out); false when none is
+ * due.
+ */
+bool sib_switch_trap(struct sib_switch *sw, uint64_t now_ns, uint8_t *buf,
+		     struct sib_switch_out *out);
 
 /* A packet left by port p: its transmit counters. */
 void sib_switch_sent(struct sib_switch *sw, unsigned p, size_t len);

@@ -319,6 +319,14 @@ void sib_switch_host_rx(void *arg, const uint8_t *pkt, size_t len, const struct 
 
 void sib_switch_host_tick(struct sib_switch_host *h, uint64_t now_ns)
 {
+	for (unsigned i = 0; i < h->nsw; i++) {
+		uint8_t buf[IB_MAX_PACKET];
+		struct sib_switch_out out;
+
+		if (sib_switch_trap(&h->sw[i], now_ns, buf, &out))
+			for (unsigned k = 0; k < out.nports; k++)
+				emit(h, (int)i, out.port[k], buf, out.len, 0);
+	}
 	for (unsigned i = 0; i < h->nslots; i++) {
 		struct sib_switch_slot *s = &h->slot[i];
 

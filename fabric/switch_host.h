@@ -69,7 +69,8 @@ void sib_switch_host_free(struct sib_switch_host *h);
 /* The link's receive function (sib_link_rx_fn): arg is the host. */
 void sib_switch_host_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from);
 
-/* Detach the slots whose ports went silent; call at least once a second. */
+/* Detach the slots whose ports went silent, and send the traps that are
+ * due (sib_switch_trap); call at least once a second. */
 void sib_switch_host_tick(struct sib_switch_host *h, uint64_t now_ns);
 
 /*

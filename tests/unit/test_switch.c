@@ -359,6 +359,56 @@ static void test_bad_directed_routes_are_dropped(void **state)
 	}
 }
 
+/* Trap 128 once the switch knows its LID and its SM: every second until
+ * the SM represses it. */
+static void test_trap_128_until_repressed(void **state)
+{
+	const uint8_t to_s1[] = { 1 };
+	struct ib_port_info pi;
+	struct ib_dr_smp r;
+	struct sib_switch_out out;
+	struct ib_packet p;
+	struct sib_mad_addr a;
+	struct ib_smp smp;
+	struct ib_notice n;
+	uint8_t data[IB_SMP_DATA_BYTES], buf[IB_MAX_PACKET], mad[IB_MAD_BYTES];
+	size_t len;
+
+	(void)state;
+	/* S1 learns its SM is LID 1 (H1) */
+	assert_true(ask(to_s1, 1, IB_MAD_METHOD_GET, IB_SMP_ATTR_PORT_INFO, 0, NULL, 0, &r));
+	ib_port_info_decode(&pi, r.SMPData);
+	pi.MasterSMLID = 1;
+	ib_port_info_encode(&pi, data);
+	assert_true(ask(to_s1, 1, IB_MAD_METHOD_SET, IB_SMP_ATTR_PORT_INFO, 0, data, 0, &r));
+	w.sw[0].si.PortStateChange = 0;
+	assert_false(sib_switch_trap(&w.sw[0], 10000000000ull, buf, &out)); /* nothing changed */
+	sib_switch_link(&w.sw[0], 2, false); /* H2's cable */
+	assert_true(sib_switch_trap(&w.sw[0], 10000000000ull, buf, &out));
+	assert_int_equal(out.nports, 1);
+	assert_int_equal(out.port[0], 1); /* toward H1 */
+	assert_int_equal(ib_packet_decode(buf, out.len, &p), IB_PKT_OK);
+	ib_smp_decode(&smp, sib_mgmt_parse(&p, &a));
+	assert_int_equal(a.DLID, 1);
+	assert_int_equal(a.SLID, w.sw[0].port[0].pi.LID);
+	assert_int_equal(ib_mad_method(&smp.hdr), IB_MAD_METHOD_TRAP);
+	ib_notice_decode(&n, smp.SMPData);
+	assert_int_equal(n.TrapNumber, 128);
+	assert_int_equal(n.IssuerLID, w.sw[0].port[0].pi.LID);
+	/* not again within a second; again after it */
+	assert_false(sib_switch_trap(&w.sw[0], 10500000000ull, buf, &out));
+	assert_true(sib_switch_trap(&w.sw[0], 11100000000ull, buf, &out));
+	/* the SM represses it: no more */
+	ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_TRAP_REPRESS);
+	ib_smp_encode(&smp, mad);
+	sib_mad_addr_init(&a, SIB_QP0, w.sw[0].port[0].pi.LID, 1);
+	len = sib_mgmt_build(&a, mad, buf, sizeof(buf));
+	assert_int_equal(carry(node("H1"), 1, buf, &len), -1); /* no answer to a TrapRepress */
+	assert_false(sib_switch_trap(&w.sw[0], 20000000000ull, buf, &out));
+	assert_int_equal(w.sw[0].traps_sent, 2);
+	sib_switch_link(&w.sw[0], 2, true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -367,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_multicast_by_mft),
 		cmocka_unit_test(test_port0_m_key),
 		cmocka_unit_test(test_bad_directed_routes_are_dropped),
+		cmocka_unit_test(test_trap_128_until_repressed),
 	};
 
 	/* the tests follow one another on one fabric, as an SM's work does */
