@@ -64,6 +64,17 @@
 #include "link/socket.h"
 #include "base/log.h"
 
+/*
+ * liburing 2.1 (Ubuntu 22.04) is enough: requests carry their index in
+ * user_data directly (io_uring_sqe_set_data64 and io_uring_cqe_get_data64
+ * are 2.2's), cancels take a pointer-sized key, and COOP_TASKRUN is the
+ * kernel's value when the header predates it (the kernel refuses what it
+ * does not know, and ur_open retries without).
+ */
+#ifndef IORING_SETUP_COOP_TASKRUN
+#define IORING_SETUP_COOP_TASKRUN (1U << 8)
+#endif
+
 /* Requests per chain: udp.c's largest sendmmsg (SIB_LINK_TX_BUFS) */
 #define RING_ENTRIES SIB_LINK_TX_BUFS
 
@@ -95,7 +106,7 @@ static int chain_run(struct ring *r, unsigned n, int *res)
 
 		io_uring_for_each_cqe(&r->ring, head, cqe)
 		{
-			uint64_t i = io_uring_cqe_get_data64(cqe);
+			uint64_t i = cqe->user_data;
 
 			if (i < n)
 				res[i] = cqe->res;
@@ -124,7 +135,7 @@ static void chain_prep(struct ring *r, bool send, struct mmsghdr *m, unsigned n)
 		else
 			io_uring_prep_recvmsg(sqe, 0, &m[i].msg_hdr, MSG_DONTWAIT);
 		sqe->flags |= IOSQE_FIXED_FILE | (i + 1 < n ? IOSQE_IO_LINK : 0);
-		io_uring_sqe_set_data64(sqe, i);
+		sqe->user_data = i;
 	}
 }
 
@@ -213,15 +224,15 @@ static int nowait_check(struct ring *r)
 
 	io_uring_prep_recvmsg(sqe, 0, &mh, MSG_DONTWAIT);
 	sqe->flags |= IOSQE_FIXED_FILE;
-	io_uring_sqe_set_data64(sqe, 0);
+	sqe->user_data = 0;
 	io_uring_submit(&r->ring);
 	if (io_uring_peek_cqe(&r->ring, &cqe) == 0) {
 		io_uring_cqe_seen(&r->ring, cqe);
 		return 0;
 	}
 	sqe = io_uring_get_sqe(&r->ring);
-	io_uring_prep_cancel64(sqe, 0, 0);
-	io_uring_sqe_set_data64(sqe, 1);
+	io_uring_prep_cancel(sqe, NULL, 0);
+	sqe->user_data = 1;
 	chain_run(r, 2, res); /* the receive's end and the cancel's: iov stays valid */
 	return -EINVAL;
 }

@@ -16,6 +16,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "verbs_abi_layout.h" /* SIB_ABI_LAYOUT: the rdma-core this builds against */
+
 static int failures;
 
 #define CHECK(name, cond)                                                                          \
@@ -305,16 +307,21 @@ int main(void)
 		unlink(path);
 	}
 
-	/* The ibv_qp_ex API: unsupported send ops are EOPNOTSUPP; wr_complete in RESET EINVAL. */
+	/* The ibv_qp_ex API: unsupported send ops are EOPNOTSUPP; wr_complete in RESET EINVAL.
+	 * ATOMIC_WRITE is rdma-core 44's; before it, TSO is the op softib lacks. */
 	struct ibv_qp_init_attr_ex qx = {
 		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .pd = pd,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+#if SIB_ABI_LAYOUT >= 44
 		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_ATOMIC_WRITE,
+#else
+		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO,
+#endif
 	};
 
 	errno = 0;
-	CHECK("qp_ex_atomic_write_unsupported", !ibv_create_qp_ex(ctx, &qx) && errno == EOPNOTSUPP);
+	CHECK("qp_ex_unsupported_op", !ibv_create_qp_ex(ctx, &qx) && errno == EOPNOTSUPP);
 	qx.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE;
 	struct ibv_qp *eqp = ibv_create_qp_ex(ctx, &qx);
 	struct ibv_qp_ex *qpx = eqp ? ibv_qp_to_qp_ex(eqp) : NULL;
