@@ -3,7 +3,8 @@
 #
 # softib on other Debian releases and on a fresh machine (make test-distros):
 #
-#   tests/run-distros.sh [CASE...]     default: trixie sid fresh-bookworm
+#   tests/run-distros.sh [CASE...]     default: trixie sid ubuntu-22.04
+#                                      ubuntu-24.04 package fresh-bookworm
 #
 #   trixie, sid      a debootstrap (minbase) chroot of the release; a copy of
 #                    this tree (its tracked files) is built there and
@@ -15,6 +16,21 @@
 #                    README's first command (it must build softib and print
 #                    softib0 ACTIVE from ibv_devinfo -v) and its second
 #                    (make test), exactly as the README writes them
+#   ubuntu-22.04, ubuntu-24.04
+#                    what those releases give softib, where their archives
+#                    cannot be reached: a bookworm chroot whose liburing and
+#                    rdma-core are the ones they ship (2.1 and 39.0; 2.5 and
+#                    50.0), built from the upstream sources in
+#                    ../shared/vendor and installed into /usr as their
+#                    packages are; then tests/vendor-checks.sh: the README's
+#                    first command, the unit tests and the integration tests
+#                    rdma-core's own programs allow.  Skipped, saying so,
+#                    when ../shared is not beside the tree.
+#   package          dpkg-buildpackage -b -us -uc in a minimal bookworm with
+#                    only the Build-Depends added, lintian (no errors), then
+#                    `apt install ./softib_*.deb` into another minimal
+#                    bookworm: softib0 ACTIVE and `man softib` there (trixie
+#                    and sid build the package in their own cases)
 #
 # Needs root (debootstrap, chroot, mounts in a private mount namespace that
 # vanish with it) and debootstrap (installed when missing).  The chroots and
@@ -29,7 +45,8 @@ cache=${SOFTIB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/softib}
 mirror=${SOFTIB_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 max_days=${SOFTIB_CHROOT_DAYS:-7}
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(trixie sid fresh-bookworm)
+[ ${#cases[@]} -gt 0 ] || cases=(trixie sid ubuntu-22.04 ubuntu-24.04 package fresh-bookworm)
+vendor=${SOFTIB_SHARED_DIR:-$top/../shared}/vendor
 results=() fail=0
 
 if [ "$(id -u)" != 0 ]; then
@@ -207,9 +224,132 @@ run_fresh() # SUITE (bookworm)
 	rm -rf "$work"
 }
 
+# The upstream sources an Ubuntu release's packages are built from.
+ubuntu_sources() # CASE: prints "LIBURING RDMA_CORE" (tarball names)
+{
+	case $1 in
+	ubuntu-22.04) echo "liburing-2.1 rdma-core-39.0" ;;
+	ubuntu-24.04) echo "liburing-2.5 rdma-core-50.0" ;;
+	esac
+}
+
+# A cached chroot DIR: bookworm with a compiler, cmake and what softib's
+# build takes from Debian (not rdma-core or liburing), then liburing and
+# rdma-core built from SOURCES and installed into /usr.  Made again when
+# the base is, or the tarballs change.
+ubuntu_chroot() # DIR LIBURING RDMA_CORE
+{
+	local dir=$1 uring=$2 rdma=$3 base=$cache/chroot/bookworm-build want lock rc
+
+	base_chroot "$base" bookworm "ca-certificates,gcc,libc6-dev,make,cmake,ninja-build,pkg-config,python3,binutils,xz-utils,libnl-3-dev,libnl-route-3-dev,libudev-dev,libcmocka-dev,libisal-dev,zlib1g-dev,iproute2,procps" ||
+		return 1
+	want="$(stat -c %Y "$base/.softib-base") $(cd "$vendor" && sha256sum "$uring.tar.xz" "$rdma.tar.xz" | awk '{ printf "%s ", $1 }')"
+	exec {lock}>"$dir.lock"
+	flock "$lock"
+	if [ "$(cat "$dir/.softib-vendor" 2>/dev/null)" != "$want" ]; then
+		echo "building $uring and $rdma into $dir (cached for the next run)"
+		rm -rf "$dir" && cp -a "$base" "$dir" && mkdir -p "$dir/root/src" &&
+			tar -xJf "$vendor/$uring.tar.xz" -C "$dir/root/src" &&
+			tar -xJf "$vendor/$rdma.tar.xz" -C "$dir/root/src" || { exec {lock}>&-; return 1; }
+		in_chroot "$dir" bookworm "set -e; t=\$(gcc -print-multiarch)
+			cd /root/src/$uring
+			./configure --prefix=/usr --libdir=/usr/lib/\$t --libdevdir=/usr/lib/\$t
+			make -C src -j2 && make -C src install
+			mkdir /root/src/$rdma/build && cd /root/src/$rdma/build
+			cmake -GNinja -DNO_PYVERBS=1 -DNO_MAN_PAGES=1 -DCMAKE_INSTALL_PREFIX=/usr \
+				-DCMAKE_INSTALL_LIBDIR=lib/\$t -DCMAKE_INSTALL_SYSCONFDIR=/etc \
+				-DCMAKE_INSTALL_RUNDIR=/run ..
+			ninja install && ldconfig
+			rm -rf /root/src" >"$dir.build.log" 2>&1
+		rc=$?
+		if [ $rc -ne 0 ]; then
+			tail -20 "$dir.build.log"
+			exec {lock}>&-
+			return 1
+		fi
+		echo "$want" >"$dir/.softib-vendor"
+	fi
+	exec {lock}>&-
+}
+
+run_ubuntu() # CASE
+{
+	local name=$1 dir=$cache/chroot/$1 t0 uring rdma first line
+	t0=$(stamp)
+	read -r uring rdma <<<"$(ubuntu_sources "$name")"
+	echo "=== $name: bookworm with Ubuntu ${name#ubuntu-}'s $uring and $rdma, from source"
+	if [ ! -e "$vendor/$uring.tar.xz" ] || [ ! -e "$vendor/$rdma.tar.xz" ]; then
+		echo "skip: $name: $vendor/$uring.tar.xz or $rdma.tar.xz is absent (../shared is not beside this tree)"
+		results+=("$name: SKIP (no $vendor)"); return
+	fi
+	if ! ubuntu_chroot "$dir" "$uring" "$rdma"; then
+		results+=("$name: FAIL (building $uring and $rdma; $dir.build.log)"); fail=1; return
+	fi
+	mapfile -t cmds < <(readme_commands)
+	first=${cmds[0]:-}
+	copy_tree "$dir/root/softib"
+	in_chroot "$dir" bookworm "cd /root/softib && bash tests/vendor-checks.sh '$name' $(printf %q "$first")" 2>&1 |
+		tee "$dir.run.log" | grep --line-buffered -E '^(vendor|deps|abi-check|rping|skip|unit \(|integration \(|--- test_|FAIL)'
+	line=$(grep '^vendor: .* passed, .* failed$' "$dir.run.log" | tail -1)
+	if grep -q ', 0 failed$' <<<"$line"; then
+		results+=("$name: PASS (${line#vendor: }; $(( $(stamp) - t0 )) s)")
+	else
+		results+=("$name: FAIL (${line:-no summary line}; $dir.run.log; $(( $(stamp) - t0 )) s)"); fail=1
+	fi
+}
+
+# The Debian package as a user meets it: built with dpkg-buildpackage in a
+# minimal bookworm that has only its Build-Depends added, checked by
+# lintian, then installed with apt into another minimal bookworm, where
+# softib0 must be ACTIVE and `man softib` must show the page.
+run_package()
+{
+	local base=$cache/chroot/bookworm-fresh-base work=$cache/chroot/bookworm-package.run t0 deb log=$cache/chroot/bookworm-package
+	t0=$(stamp)
+	echo "=== package: dpkg-buildpackage, lintian, and apt install ./softib_*.deb on a minimal bookworm"
+	if ! base_chroot "$base" bookworm git,ca-certificates; then
+		results+=("package: FAIL (debootstrap; $base.log)"); fail=1; return
+	fi
+	rm -rf "$work" && cp -a "$base" "$work"
+	copy_tree "$work/root/softib"
+	in_chroot "$work" bookworm 'set -e; cd /root/softib
+		apt-get update -q >/dev/null
+		apt-get build-dep -y -q ./ >/dev/null
+		apt-get install -y -q --no-install-recommends lintian >/dev/null
+		dpkg-buildpackage -b -us -uc >../build.log 2>&1 || { tail -30 ../build.log; exit 1; }
+		cd .. && ls softib_*.deb && echo "lintian: $(lintian --version)" &&
+		lintian --fail-on error softib_*.deb; echo "lintian: exit $?"' >"$log.build.log" 2>&1
+	grep -E '^(softib_|lintian|[EWIN]: )' "$log.build.log"
+	deb=$(ls "$work"/root/softib_*.deb 2>/dev/null | head -1)
+	if [ -z "$deb" ] || ! grep -q '^lintian: exit 0$' "$log.build.log"; then
+		tail -30 "$log.build.log"
+		results+=("package: FAIL (no .deb, or lintian found errors; $log.build.log)"); fail=1
+		rm -rf "$work"; return
+	fi
+	rm -rf "$work" && cp -a "$base" "$work" && cp "$deb" "$work/root/"
+	in_chroot "$work" bookworm "set -e; cd /root
+		apt-get update -q >/dev/null
+		apt-get install -y -q ./$(basename "$deb") man-db >/dev/null
+		dpkg -L softib | grep -E 'bin/|\.so\$|man'
+		softib run ibv_devinfo -d softib0
+		MANPAGER=cat MANWIDTH=80 man softib | head -5" >"$log.install.log" 2>&1
+	grep -E 'usr/|hca_id|state:|^SOFTIB|NAME' "$log.install.log"
+	if grep -q 'hca_id:[[:space:]]*softib0' "$log.install.log" &&
+		grep -q 'state:[[:space:]]*PORT_ACTIVE' "$log.install.log" &&
+		grep -q '^SOFTIB(1)' "$log.install.log"; then
+		results+=("package: PASS ($(basename "$deb") built, lintian clean of errors, installed: softib0 ACTIVE, man softib; $(( $(stamp) - t0 )) s)")
+	else
+		tail -30 "$log.install.log"
+		results+=("package: FAIL (installed package: no ACTIVE softib0 or no man page; $log.install.log)"); fail=1
+	fi
+	rm -rf "$work"
+}
+
 for c in "${cases[@]}"; do
 	case $c in
 	fresh-*) run_fresh "$c" ;;
+	package) run_package ;;
+	ubuntu-*) run_ubuntu "$c" ;;
 	*) run_release "$c" ;;
 	esac
 done

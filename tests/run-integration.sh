@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs tests/integration/test_*.sh.  Each test exits 0 (pass), 77 (skip, after
-# printing why) or anything else (fail).  B names the build directory.
+# Runs tests/integration/test_*.sh, or only the tests named (test_pingpong
+# test_rdma_cm ...).  Each test exits 0 (pass), 77 (skip, after printing
+# why) or anything else (fail).  B names the build directory.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 export B=${B:-build}
@@ -33,8 +34,10 @@ outs=$(mktemp -d "${TMPDIR:-/tmp}/softib-integration.XXXXXX")
 remove_outs() { rm -rf "$outs"; }
 at_exit+=(remove_outs)
 pass=0 fail=0 skip=0 failed=()
-for t in "$top"/tests/integration/test_*.sh; do
-  [ -e "$t" ] || continue
+tests=("$top"/tests/integration/test_*.sh)
+[ $# -eq 0 ] || tests=("${@/#/$top/tests/integration/}") tests=("${tests[@]/%/.sh}")
+for t in "${tests[@]}"; do
+  [ -e "$t" ] || { echo "no such test: $t"; exit 2; }
   name=$(basename "$t" .sh)
   echo "=== $name"
   # To a file, not through a pipe: a daemon a test starts keeps its output

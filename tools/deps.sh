@@ -11,7 +11,8 @@
 #
 # With apt (Debian, Ubuntu): what dpkg says is missing is installed with
 # apt-get, as root or through passwordless sudo; otherwise it stops with the
-# line to run.  Elsewhere only apt is automated: for the build it checks
+# line to run.  rdma-core's and liburing's headers and commands installed
+# without their packages (built from source) count as present.  Elsewhere only apt is automated: for the build it checks
 # the headers and commands themselves and, when one is missing, names the
 # dnf or pacman packages to install by hand; for `make test` it lists what
 # to install and carries on (tests skip what is missing).
@@ -89,6 +90,23 @@ if command -v dpkg-query >/dev/null && command -v apt-get >/dev/null; then
 		awk '$2 == "ii" { ok[$1] = 1 } END { for (p in ok) print p }' |
 		sort | comm -13 - <(printf '%s\n' "${debs[@]}" | sort -u) | tr '\n' ' ')
 	missing=${missing% }
+	# rdma-core and liburing built from source and installed (make
+	# test-distros' Ubuntu-like chroots, a user's newer rdma-core): the
+	# header or command is there without its package, and installing the
+	# package would put Debian's over it.
+	kept=()
+	for p in $missing; do
+		case $p in
+		libibverbs-dev) have_header infiniband/verbs.h && what=infiniband/verbs.h ;;
+		librdmacm-dev) have_header rdma/rdma_cma.h && what=rdma/rdma_cma.h ;;
+		liburing-dev) have_header liburing.h && what=liburing.h ;;
+		ibverbs-utils) command -v ibv_devinfo >/dev/null && what=ibv_devinfo ;;
+		rdmacm-utils) command -v rping >/dev/null && what=rping ;;
+		*) false ;;
+		esac && { echo "deps: $p is not installed, but $what is (built from source?): using it"; continue; }
+		kept+=("$p")
+	done
+	missing=${kept[*]}
 	if [ -z "$missing" ]; then
 		[ "$mode" = all ] && echo "deps: all ${#debs[@]} packages present"
 		exit 0

@@ -17,11 +17,27 @@
 # ECONNREFUSED for a sync id), a peer that is gone before it answers the
 # REQ (UNREACHABLE once the CM's retries run out), a peer killed by SIGTERM
 # while connected (its DREQ: DISCONNECTED).
+#
+# RDMA_CM_ONLY_RDMA_CORE=1 runs only the cases of rdma-core's own programs
+# (make test-distros' Ubuntu-like stages, where qperf and perftest would
+# bring Debian's libibverbs) and says which it left out.
+#
+# A known bug of the rping in use is reported as such, not hidden: rping
+# before rdma-core v40 (and v39.13) posts a receive with -q while its QP is
+# still in RESET; softib refuses that as a real HCA does, so for those
+# releases the rping -q case checks the refusal and says it skipped the
+# rest, with the reason.
 . "$(dirname "$0")/lib.sh"
 
 sib_init rdma_cm
-sib_need rping ucmatose udaddy rdma_server rdma_client rstream riostream qperf ib_send_bw \
-	ib_write_lat ib_read_bw ss timeout
+only_rdma_core=${RDMA_CM_ONLY_RDMA_CORE:-0}
+if [ "$only_rdma_core" = 1 ]; then
+	sib_need rping ucmatose udaddy rdma_server rdma_client rstream riostream ss timeout
+	echo "skip: qperf and perftest cases (RDMA_CM_ONLY_RDMA_CORE=1: rdma-core's own programs only)"
+else
+	sib_need rping ucmatose udaddy rdma_server rdma_client rstream riostream qperf ib_send_bw \
+		ib_write_lat ib_read_bw ss timeout
+fi
 sib_need_sm
 "$SOFTIB" run -- test -c /dev/infiniband/rdma_cm ||
 	sib_fail "softib run shows no /dev/infiniband/rdma_cm"
@@ -87,12 +103,55 @@ verdict()
 	fi
 }
 
+# The rdma-core release of the librdmacm rping runs with (its file name,
+# librdmacm.so.1.3.MAJOR.MINOR), as "MAJOR.MINOR".
+rping_release()
+{
+	local lib
+
+	lib=$(ldd "$(command -v rping)" 2>/dev/null | awk '$1 ~ /^librdmacm\.so/ { print $3 }')
+	[ -n "$lib" ] && readlink -f "$lib" | sed -nE 's/.*librdmacm\.so\.1\.[0-9]+\.([0-9]+\.[0-9]+)$/\1/p'
+}
+
+# rping -q of rdma-core 39.0 (fixed in v40 and v39.13): the client posts
+# its receive in RESET.  What must happen then is softib's refusal, named.
+rping_q_known_bug()
+{
+	local rel=$1 port
+
+	port=$(sib_free_port tcp) || return 1
+	sib_start rping_q.server "$LIMIT" "${SIB_LINEBUF[@]}" "$SOFTIB" run -- \
+		rping -s -a 127.0.0.1 -p "$port" -C 10 -v -q
+	sib_wait_listen rping_q.server "$port" || { sib_show rping_q.server; return 1; }
+	sib_run rping_q.client "$LIMIT" "${SIB_LINEBUF[@]}" "$SOFTIB" run -- \
+		rping -c -a 127.0.0.1 -p "$port" -C 10 -v -q
+	kill "${SIB_PID[rping_q.server]}" 2>/dev/null
+	{ sib_wait rping_q.server; } 2>/dev/null
+	if [ "${SIB_RC[rping_q.client]}" -ne 0 ] &&
+		sib_expect "$(sib_out rping_q.client)" 'post_recv on QP 0x[0-9a-f]+: QP is in RESET' \
+			"softib's refusal of a receive posted in RESET"; then
+		echo "skip: rping_q: rping of rdma-core $rel posts a receive before its QP leaves RESET" \
+			"(an rping bug fixed upstream in v40 and v39.13); softib refused it as a real HCA does"
+		return 0
+	fi
+	echo "FAIL: rping_q: rping of rdma-core $rel has the RESET receive bug, and softib did not refuse it"
+	return 1
+}
+
 # ---- rping
+rel=$(rping_release)
+echo "rping: rdma-core ${rel:-(release not found)}"
 for mode in plain q; do
 	port=$(sib_free_port tcp) || exit 1
 	extra=()
 	[ $mode = q ] && extra=(-q)
 	v=fail
+	if [ $mode = q ] && [ -n "$rel" ] &&
+		{ [ "${rel%%.*}" -lt 39 ] || { [ "${rel%%.*}" -eq 39 ] && [ "${rel#*.}" -lt 13 ]; }; }; then
+		rping_q_known_bug "$rel" && v=ok
+		verdict "rping_$mode" $v
+		continue
+	fi
 	if cm_pair "rping_$mode" "$port" rping -s -a 127.0.0.1 -p "$port" -C 100 -v "${extra[@]}" -- \
 		rping -c -a 127.0.0.1 -p "$port" -C 100 -v "${extra[@]}"; then
 		n_s=$(count_lines "$(sib_out "rping_$mode.server")" '^server ping data: rdma-ping-')
@@ -153,47 +212,49 @@ for prog in rstream riostream; do
 	verdict "$prog" $v
 done
 
-# ---- qperf -cm1: the server forks per test and keeps listening; only the
-# client ends.  (Debian's qperf 0.4.11 server child segfaults in
-# rdma_destroy_qp after each test, a bug fixed upstream in 2017; softib
-# then sends its DREP for it, as the kernel would.  Under ASan that needs
-# handle_segv=0: softib's crash goodbye is only for signals a program, or
-# a sanitizer, left at their default.)
-port=$(sib_free_port tcp) || exit 1
-v=fail
-sib_start qperf.server "$LIMIT" env ASAN_OPTIONS=detect_leaks=0:handle_segv=0 \
-	"$SOFTIB" run -- qperf -lp "$port"
-if sib_wait_listen qperf.server "$port" &&
-	sib_run qperf.client "$LIMIT" "${SIB_LINEBUF[@]}" "$SOFTIB" run -- qperf -lp "$port" 127.0.0.1 -cm1 -t 1 rc_bw rc_lat &&
-	sib_expect "$(sib_out qperf.client)" '^ +bw += +[0-9.]+ [KMG]?B/sec$' "rc_bw" &&
-	sib_expect "$(sib_out qperf.client)" '^ +latency += +[0-9.]+ [mun]?s(ec)?$' "rc_lat"; then
-	v=ok
-fi
-kill "${SIB_PID[qperf.server]}" 2>/dev/null
-sib_wait qperf.server
-verdict qperf $v
-
-# ---- perftest with -R
-for t in "ib_send_bw:^ 65536 +100 +[0-9.]+ +[0-9.]+" "ib_read_bw:^ 65536 +100 +[0-9.]+ +[0-9.]+" \
-	"ib_write_lat:^ 2 +100 +[0-9.]+ +[0-9.]+"; do
-	prog=${t%%:*} row=${t#*:}
+if [ "$only_rdma_core" != 1 ]; then
+	# ---- qperf -cm1: the server forks per test and keeps listening; only the
+	# client ends.  (Debian's qperf 0.4.11 server child segfaults in
+	# rdma_destroy_qp after each test, a bug fixed upstream in 2017; softib
+	# then sends its DREP for it, as the kernel would.  Under ASan that needs
+	# handle_segv=0: softib's crash goodbye is only for signals a program, or
+	# a sanitizer, left at their default.)
 	port=$(sib_free_port tcp) || exit 1
 	v=fail
-	cm_pair "${prog}_R" "$port" $prog -R -d softib0 -p "$port" -n 100 -- \
-		$prog -R -d softib0 -p "$port" -n 100 127.0.0.1 &&
-		expect_both "${prog}_R" '^ Data ex. method : rdma_cm' "rdma_cm exchange" &&
-		expect_both "${prog}_R" "$row" "the table row" && v=ok
-	verdict "${prog}_R" $v
-done
-# UD: perftest's rdma_cm exchange for UD QPs goes through SIDR.
-port=$(sib_free_port tcp) || exit 1
-v=fail
-cm_pair ib_send_bw_R_UD "$port" ib_send_bw -R -c UD -d softib0 -p "$port" -n 100 -- \
-	ib_send_bw -R -c UD -d softib0 -p "$port" -n 100 127.0.0.1 &&
-	expect_both ib_send_bw_R_UD '^ Data ex. method : rdma_cm' "rdma_cm exchange" &&
-	sib_expect "$(sib_out ib_send_bw_R_UD.client)" '^ 4096 +100 +[0-9.]+ +[0-9.]+' "the table row" &&
-	v=ok
-verdict ib_send_bw_R_UD $v
+	sib_start qperf.server "$LIMIT" env ASAN_OPTIONS=detect_leaks=0:handle_segv=0 \
+		"$SOFTIB" run -- qperf -lp "$port"
+	if sib_wait_listen qperf.server "$port" &&
+		sib_run qperf.client "$LIMIT" "${SIB_LINEBUF[@]}" "$SOFTIB" run -- qperf -lp "$port" 127.0.0.1 -cm1 -t 1 rc_bw rc_lat &&
+		sib_expect "$(sib_out qperf.client)" '^ +bw += +[0-9.]+ [KMG]?B/sec$' "rc_bw" &&
+		sib_expect "$(sib_out qperf.client)" '^ +latency += +[0-9.]+ [mun]?s(ec)?$' "rc_lat"; then
+		v=ok
+	fi
+	kill "${SIB_PID[qperf.server]}" 2>/dev/null
+	sib_wait qperf.server
+	verdict qperf $v
+
+	# ---- perftest with -R
+	for t in "ib_send_bw:^ 65536 +100 +[0-9.]+ +[0-9.]+" "ib_read_bw:^ 65536 +100 +[0-9.]+ +[0-9.]+" \
+		"ib_write_lat:^ 2 +100 +[0-9.]+ +[0-9.]+"; do
+		prog=${t%%:*} row=${t#*:}
+		port=$(sib_free_port tcp) || exit 1
+		v=fail
+		cm_pair "${prog}_R" "$port" $prog -R -d softib0 -p "$port" -n 100 -- \
+			$prog -R -d softib0 -p "$port" -n 100 127.0.0.1 &&
+			expect_both "${prog}_R" '^ Data ex. method : rdma_cm' "rdma_cm exchange" &&
+			expect_both "${prog}_R" "$row" "the table row" && v=ok
+		verdict "${prog}_R" $v
+	done
+	# UD: perftest's rdma_cm exchange for UD QPs goes through SIDR.
+	port=$(sib_free_port tcp) || exit 1
+	v=fail
+	cm_pair ib_send_bw_R_UD "$port" ib_send_bw -R -c UD -d softib0 -p "$port" -n 100 -- \
+		ib_send_bw -R -c UD -d softib0 -p "$port" -n 100 127.0.0.1 &&
+		expect_both ib_send_bw_R_UD '^ Data ex. method : rdma_cm' "rdma_cm exchange" &&
+		sib_expect "$(sib_out ib_send_bw_R_UD.client)" '^ 4096 +100 +[0-9.]+ +[0-9.]+' "the table row" &&
+		v=ok
+	verdict ib_send_bw_R_UD $v
+fi
 
 # ---- error: nobody listens on the port
 port=$(sib_free_port tcp) || exit 1
