@@ -10,6 +10,9 @@
 #   make test-distros  softib built and run in debootstrap chroots (trixie,
 #                sid) and the README's first two commands on a fresh bookworm
 #   make RDMA_CORE=DIR  build against an rdma-core unpacked under DIR
+#   make install  the programs, the provider and the manual pages into PREFIX
+#                (/usr/local); dpkg-buildpackage -b builds the Debian package
+#                (debian/)
 #   make bench   throughput and latency figures (never asserted)
 #   make soak    the fault-injection stress tests, longer (tests/integration/test_stress.sh)
 #   make fuzz    libFuzzer on the packet decoder (FUZZ_TIME seconds)
@@ -108,7 +111,7 @@ endif
 # Keep objects of programs linked from one object (examples, tests) between runs.
 .SECONDARY:
 
-.PHONY: all deps deps-build test check layers soak unit integration san fuzz fuzz-short bench experiments \
+.PHONY: all programs deps deps-build test check layers soak unit integration san fuzz fuzz-short bench experiments \
         clean install abi-check test-rdma-core test-distros FORCE
 all: $(TARGETS) $(if $(TOOLS_SRC),tools/softib)
 
@@ -150,10 +153,11 @@ $(PROV_LIB): $(call obj,$(filter-out $(PROV_LIBC_SRC),$(PROV_SRC)))
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-# Before anything compiles: the build's packages, then the provider ABI
+# Before anything compiles: the build's packages (not with NO_DEPS=1: a
+# package build has them from Build-Depends), then the provider ABI
 # (rewritten only when it changes, so this runs every time and rebuilds
 # nothing needlessly).
-$(ABI_H): FORCE | deps-build
+$(ABI_H): FORCE | $(if $(NO_DEPS),,deps-build)
 	@CC="$(CC)" RDMA_CORE="$(RDMA_CORE)" tools/abi-check.sh $(ABI_DIR)
 $(ABI_DIR)/softib.map: $(ABI_H)
 abi-check: $(ABI_H)
@@ -283,7 +287,12 @@ experiments: deps $(TARGETS)
 	@tests/experiments/run-experiments.sh $(B)
 
 # ---------------------------------------------------------------- install
-install: all
+# What make install installs, and nothing else (the Debian package builds this).
+PROGRAMS   := $(if $(TOOLS_SRC),$(SOFTIB_CMD)) $(if $(PROV_SRC),$(SOFTIB_SO)) \
+              $(if $(FABRIC_SRC),$(SM_CMD) $(SWITCH_CMD))
+programs: $(PROGRAMS)
+
+install: programs
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/softib $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/man/man7 $(DESTDIR)$(PREFIX)/share/man/man8
 	install -m 755 $(SOFTIB_CMD) $(DESTDIR)$(PREFIX)/bin/softib

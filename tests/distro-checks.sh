@@ -12,6 +12,7 @@
 #   pyverbs                      test_device, test_pd, test_mr, test_cq and
 #                                test_qp of that release's own suite, 0
 #                                failures and 0 errors
+#   dpkg-buildpackage -b -us -uc the Debian package (debian/) builds
 # The last line is "distro: RELEASE rdma-core VERSION: N passed, N failed".
 # Exit 0 iff every check passed.
 set -u
@@ -69,6 +70,18 @@ grep -E '^(test_[a-z]+: |pyverbs: )' <<<"$out"
 [ $rc -eq 0 ] && ok=1
 [ $ok -eq 1 ] || tail -40 <<<"$out"
 result "pyverbs device, PD, MR, CQ, QP" $ok "$(grep '^pyverbs: ' <<<"$out" | tail -1)"
+
+# Last, since its clean step removes build/: the Debian package builds here
+# (run-distros.sh's package case installs and lints bookworm's).
+ok=0
+rm -f ../softib_*.deb
+if apt-get build-dep -y -q ./ >pkg.log 2>&1 && dpkg-buildpackage -b -us -uc >>pkg.log 2>&1 &&
+	ls ../softib_*.deb >/dev/null 2>&1; then
+	ok=1
+else
+	tail -20 pkg.log
+fi
+result "dpkg-buildpackage -b -us -uc" $ok "$(cd .. && ls softib_*.deb 2>/dev/null)"
 
 echo "distro: $release rdma-core $version: $pass passed, $fail failed"
 [ $fail -eq 0 ]
