@@ -128,7 +128,8 @@ DEB_PKGS := $(DEB_BUILD_PKGS) clang libclang-rt-dev \
             liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev \
             zlib1g-dev tshark iproute2 procps ucx-utils infiniband-diags \
             rdmacm-utils qperf \
-            openmpi-bin libopenmpi-dev libfabric-bin
+            openmpi-bin libopenmpi-dev libfabric-bin \
+            groff-base man-db
 
 deps:
 	@tools/deps.sh all $(DEB_PKGS)

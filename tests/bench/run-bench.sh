@@ -346,7 +346,7 @@ bench_ucx() {
 	[ -n "${R[ucx_bw]:-}" ] && [ -n "${R[ucx_lat]:-}" ]
 }
 
-# The two UDP link backends (SOFTIB_LINK, man softib(7)) side by side
+# The two UDP link backends (SOFTIB_LINK, man softib-performance(7)) side by side
 # (issue 21 item 3): BENCH_REPEAT rounds, each measuring the socket link
 # and then the io_uring link, the first to go taking turns; the ratios are
 # the medians of the rounds' ratios.  The io_uring link is the default

@@ -11,8 +11,8 @@
 # pinging through the flood, and the server counts what it dropped.
 # The rate is fixed (RATE=0: as fast as the socket takes them) because a
 # socket that sends faster than the port can read costs the port its data
-# packets in the kernel, whatever the CM does (softib(7), "The source
-# check"): under AddressSanitizer in a fresh chroot an unpaced flood stopped
+# packets in the kernel, whatever the CM does (softib-subnet(7), "The
+# source check"): under AddressSanitizer in a fresh chroot an unpaced flood stopped
 # the pair for the whole flood.  The CM before the source check answered
 # these REQs, and this test fails there.
 . "$(dirname "$0")/lib.sh"

@@ -6,7 +6,7 @@
 # number, a plain UDP socket sent the server REQs "from" the client: the
 # server's CM took the one naming the client's connected QP as stale
 # (IBA 12.4.1), rejected it and ended the real connection.  Now a REQ
-# counts only from where its SLID lives (mgmt/cm.h, softib(7)): every
+# counts only from where its SLID lives (mgmt/cm.h, softib-subnet(7)): every
 # forged REQ is dropped and counted, none is answered, and the rping pair
 # keeps pinging.
 . "$(dirname "$0")/lib.sh"

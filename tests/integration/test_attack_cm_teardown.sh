@@ -5,7 +5,7 @@
 # REQ and REP (here: the client's own capture) knows both comm IDs, and a
 # DREQ or a REJ with them, sent from any UDP socket "from" the client's
 # LID, ended the connection.  Now every CM message but a REQ counts only
-# from its connection's peer (mgmt/cm.h, softib(7)): the forged DREQs and
+# from its connection's peer (mgmt/cm.h, softib-subnet(7)): the forged DREQs and
 # REJs are dropped and counted, none is answered, and the pair keeps
 # pinging.
 . "$(dirname "$0")/lib.sh"

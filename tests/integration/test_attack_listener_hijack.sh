@@ -8,8 +8,8 @@
 # both under that key: a client connecting to the real server was sent to
 # the attacker's port instead.  Now the SA tells a key to its owner only,
 # keeps an address to one host, and a client takes a listener on another
-# host only from a port that holds the address's record (softib(7), RDMA
-# CM; softib-sm(8)): the claim is refused and logged, and the client
+# host only from a port that holds the address's record (softib-rdma-cm(7),
+# Addresses; softib-sm(8)): the claim is refused and logged, and the client
 # reaches the real server.
 #
 # Two "hosts": network namespaces joined by a veth pair, as in

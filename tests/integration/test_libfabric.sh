@@ -5,8 +5,8 @@
 #  - fi_info -p verbs lists softib0 (MSG, DGRAM, and verbs;ofi_rxd RDM) and
 #    prints nothing from softib at the default log level, although the
 #    verbs provider probes max_inline_data by creating QPs it expects to be
-#    refused: those refusals show at SOFTIB_LOG=info only (man softib.7,
-#    Errors);
+#    refused: those refusals show at SOFTIB_LOG=info only (man
+#    softib-device.7, Errors);
 #  - fi_pingpong between two processes over verbs;ofi_rxd (-e rdm), with
 #    MSG and tagged transfers, its default sizes (64 B to 1 MiB) and
 #    fi_pingpong's data checks (-c): both exit 0, and the client's table

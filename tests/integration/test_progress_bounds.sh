@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 #
-# What the speed-ups of the progress engine must not break (man/softib.7,
-# PERFORMANCE):
+# What the speed-ups of the progress engine must not break
+# (man/softib-performance.7):
 #   - back-to-back posts from a polling thread are left queued and go out
 #     together; a program that then waits on memory without calling verbs
 #     still sees them land (post_tail: the progress thread sends the tail);

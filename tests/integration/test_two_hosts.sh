@@ -8,8 +8,9 @@
 # address with SOFTIB_ADDR.  ibv_rc_pingpong and ib_write_bw then run with
 # the server in one namespace and the client in the other, and so do the
 # rdma_cm programs rping and ib_send_bw -R: the client finds the server's
-# port by its IP address through the SA (man softib, RDMA CM).  The veth MTU of
-# 1500 gives an active MTU of 1024 (man softib-link).
+# port by its IP address through the SA (man softib-rdma-cm, Addresses).
+# The veth MTU of 1500 gives an active MTU of 1024 (man softib-subnet,
+# SOFTIB_NETDEV).
 #
 # Needs root (namespaces) and ip(8); skips otherwise.  The namespaces, and
 # everything still running in them, go away on exit.

@@ -3,7 +3,7 @@
 #
 # UCX over softib0 (UCX 1.13 in Debian 12), two processes on loopback:
 #  - ucx_info -d lists softib0:1 with rc_verbs and ud_verbs, and rc_verbs
-#    with 64-bit device atomics (atomic_cap IBV_ATOMIC_HCA, man softib.7);
+#    with 64-bit device atomics (atomic_cap IBV_ATOMIC_HCA, man softib-device.7, Atomics);
 #  - ucx_perftest runs ucp_put_bw, ucp_get (bandwidth), tag_lat, tag_bw
 #    and ucp_am_lat over the default transport selection (only the device
 #    chosen: UCX_NET_DEVICES=softib0:1, shared memory stays in the mix) and
