@@ -2,7 +2,8 @@
 /*
  * SOFTIB_CAPTURE=FILE: a link that records every packet sent and received
  * through it as pcap (wire/capture.h: ERF type 21 records, which Wireshark
- * decodes as InfiniBand; ERF port A = sent, port B = received).
+ * decodes as InfiniBand; ERF port A = sent, port B = received, port C =
+ * dropped by SOFTIB_FAULTS above it, which tells it through the dropped op).
  *
  * Writes go through stdio with a large buffer under one mutex, so several
  * threads may send and poll at once; the buffer is flushed at least once a
@@ -98,6 +99,12 @@ static void capture_tx_commit(struct sib_link *l, uint8_t *buf, size_t len,
 	sib_link_tx_commit(l->inner, buf, len, dst);
 }
 
+static void capture_dropped(struct sib_link *l, const uint8_t *pkt, size_t len)
+{
+	if (len <= SIB_LINK_MAX_DGRAM)
+		record(to_capture(l), pkt, len, IB_PCAP_PORT_DROPPED);
+}
+
 static void capture_file_flush(struct sib_link *l)
 {
 	struct capture_link *c = to_capture(l);
@@ -182,6 +189,7 @@ static const struct sib_link_ops capture_ops = {
 	.wait_fd = capture_wait_fd,
 	.wait_arm = capture_wait_arm,
 	.next_deadline_ns = capture_next_deadline,
+	.dropped = capture_dropped,
 	.close = capture_close,
 };
 

@@ -12,7 +12,10 @@
  * go out from a later commit, flush or poll: no threads.
  *
  * Per packet, in this order, with the rates of struct sib_fault_cfg:
- *   drop     the packet never leaves;
+ *   drop     the packet never leaves (nor does the drop_nth'th packet to a
+ *            QP other than 0 and 1: one chosen loss a test can rely on,
+ *            since the MADs before it vary with the subnet manager); the
+ *            link below is told (sib_link_dropped), so a capture shows it;
  *   corrupt  one bit, anywhere in the datagram, is flipped;
  *   delay    held for delay_ns, then sent;
  *   reorder  held until a later packet has gone out (or reorder_ns passed),
@@ -48,6 +51,7 @@ struct faults_link {
 	uint64_t s[4];	      /* xoshiro256** */
 	struct held *hold;    /* FIFO, oldest first */
 	unsigned nheld;
+	uint64_t data_sent;   /* packets to QPs other than 0 and 1, for drop_nth */
 };
 
 static struct faults_link *to_faults(struct sib_link *l)
@@ -145,9 +149,22 @@ static int bad(const char *spec, const char *item, const char *why)
 	return -EINVAL;
 }
 
+/* seed and drop_nth: an unsigned integer, decimal or 0x hex; drop_nth >= 1. */
+static int parse_count(const char *val, uint64_t *out)
+{
+	char *end;
+
+	if (*val == '-')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(val, &end, 0);
+	return errno || end == val || *end ? -EINVAL : 0;
+}
+
 int sib_fault_cfg_parse(const char *spec, struct sib_fault_cfg *cfg)
 {
-	bool seen[SIB_FAULT_COUNT + 1] = { false };
+	enum { SEEN_SEED = SIB_FAULT_COUNT, SEEN_NTH, SEEN_COUNT };
+	bool seen[SEEN_COUNT] = { false };
 	char copy[512], *save = NULL, *item;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -167,15 +184,19 @@ int sib_fault_cfg_parse(const char *spec, struct sib_fault_cfg *cfg)
 		*eq = 0;
 		val = eq + 1;
 		if (!strcmp(item, "seed")) {
-			char *end;
-
-			if (seen[SIB_FAULT_COUNT])
+			if (seen[SEEN_SEED])
 				return bad(spec, item, "given twice");
-			seen[SIB_FAULT_COUNT] = true;
-			errno = 0;
-			cfg->seed = strtoull(val, &end, 0);
-			if (errno || end == val || *end || *val == '-')
+			seen[SEEN_SEED] = true;
+			if (parse_count(val, &cfg->seed))
 				return bad(spec, val, "seed is not an unsigned integer");
+			continue;
+		}
+		if (!strcmp(item, "drop_nth")) {
+			if (seen[SEEN_NTH])
+				return bad(spec, item, "given twice");
+			seen[SEEN_NTH] = true;
+			if (parse_count(val, &cfg->drop_nth) || !cfg->drop_nth)
+				return bad(spec, val, "drop_nth is not a packet number from 1");
 			continue;
 		}
 		for (k = 0; k < SIB_FAULT_COUNT; k++)
@@ -183,7 +204,8 @@ int sib_fault_cfg_parse(const char *spec, struct sib_fault_cfg *cfg)
 				break;
 		if (k == SIB_FAULT_COUNT)
 			return bad(spec, item,
-				   "unknown key (known: drop, dup, reorder, corrupt, delay, seed)");
+				   "unknown key (known: drop, drop_nth, dup, reorder, corrupt, "
+				   "delay, seed)");
 		if (seen[k])
 			return bad(spec, item, "given twice");
 		seen[k] = true;
@@ -247,21 +269,45 @@ static bool hold(struct faults_link *f, const uint8_t *buf, size_t len,
 	return true;
 }
 
+/* A packet to a QP other than QP0 and QP1: what drop_nth counts. */
+static bool to_data_qp(const uint8_t *buf, size_t len)
+{
+	struct ib_lrh lrh;
+	struct ib_bth bth;
+	size_t off = IB_LRH_BYTES;
+
+	if (len < IB_LRH_BYTES)
+		return false;
+	ib_lrh_decode(&lrh, buf);
+	if (lrh.LNH == IB_LNH_IBA_GLOBAL)
+		off += IB_GRH_BYTES;
+	else if (lrh.LNH != IB_LNH_IBA_LOCAL)
+		return false; /* raw: a fabric's cable packet */
+	if (len < off + IB_BTH_BYTES)
+		return false;
+	ib_bth_decode(&bth, buf + off);
+	return bth.DestQP > 1;
+}
+
 static void faults_tx_commit(struct sib_link *l, uint8_t *buf, size_t len,
 			     const struct sib_endpoint *dst)
 {
 	struct faults_link *f = to_faults(l);
 	struct sib_link *in = l->inner;
 	double r[SIB_FAULT_COUNT];
+	bool nth = false;
 	uint64_t bit;
 
 	pthread_mutex_lock(&f->lock);
 	for (unsigned k = 0; k < SIB_FAULT_COUNT; k++)
 		r[k] = next_unit(f);
 	bit = next_u64(f);
+	if (f->cfg.drop_nth && f->data_sent < f->cfg.drop_nth && to_data_qp(buf, len))
+		nth = ++f->data_sent == f->cfg.drop_nth;
 
-	if (r[SIB_FAULT_DROP] < f->cfg.rate[SIB_FAULT_DROP]) {
+	if (nth || r[SIB_FAULT_DROP] < f->cfg.rate[SIB_FAULT_DROP]) {
 		sib_link_count(&l->counters.fault[SIB_FAULT_DROP], 1);
+		sib_link_dropped(in, buf, len);
 		sib_link_tx_abort(in, buf);
 		goto out;
 	}
@@ -408,10 +454,11 @@ int sib_link_faults_wrap(struct sib_link *inner, const struct sib_fault_cfg *cfg
 	for (unsigned i = 0; i < 4; i++)
 		f->s[i] = splitmix64(&x);
 	sib_info("link: SOFTIB_FAULTS drop=%g dup=%g reorder=%g corrupt=%g delay=%g seed=%llu "
-		 "stream=%llu",
+		 "stream=%llu drop_nth=%llu",
 		 cfg->rate[SIB_FAULT_DROP], cfg->rate[SIB_FAULT_DUP], cfg->rate[SIB_FAULT_REORDER],
 		 cfg->rate[SIB_FAULT_CORRUPT], cfg->rate[SIB_FAULT_DELAY],
-		 (unsigned long long)cfg->seed, (unsigned long long)cfg->stream);
+		 (unsigned long long)cfg->seed, (unsigned long long)cfg->stream,
+		 (unsigned long long)cfg->drop_nth);
 	*out = &f->link;
 	return 0;
 }

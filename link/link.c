@@ -218,6 +218,13 @@ void sib_link_abandoned_by(struct sib_link *l, pthread_t thread)
 			l->ops->abandoned_by(l, thread);
 }
 
+void sib_link_dropped(struct sib_link *l, const uint8_t *pkt, size_t len)
+{
+	for (; l; l = l->inner)
+		if (l->ops->dropped)
+			l->ops->dropped(l, pkt, len);
+}
+
 int sib_link_send(struct sib_link *l, const void *pkt, size_t len, const struct sib_endpoint *dst)
 {
 	size_t cap;

@@ -17,7 +17,8 @@
  *   socket.c   the socket set-up and MTU both of those share
  *   mem.c      an in-memory hub for unit tests: in order, no threads
  *   faults.c   SOFTIB_FAULTS: drop/dup/reorder/corrupt/delay on send
- *   capture.c  SOFTIB_CAPTURE: every packet sent and received, as pcap
+ *   capture.c  SOFTIB_CAPTURE: every packet sent and received, as pcap,
+ *              and those SOFTIB_FAULTS dropped (the dropped op)
  *   sched.c    the port's transmit scheduler: a packet leaves once due
  *              (SOFTIB_RATE)
  * sib_link_open_env() builds the stack a port uses:
@@ -220,6 +221,9 @@ struct sib_link_ops {
 	uint64_t (*next_deadline_ns)(struct sib_link *l); /* NULL: never */
 	/* NULL: nothing a thread holds outlives it (sib_link_abandoned_by) */
 	void (*abandoned_by)(struct sib_link *l, pthread_t thread);
+	/* NULL: ignored.  A layer above dropped pkt on purpose (SOFTIB_FAULTS):
+	 * told so that a capture can show what never reached the wire. */
+	void (*dropped)(struct sib_link *l, const uint8_t *pkt, size_t len);
 	void (*close)(struct sib_link *l);
 };
 
@@ -283,6 +287,11 @@ static inline void sib_link_tx_abort(struct sib_link *l, uint8_t *buf)
 {
 	l->ops->tx_abort(l, buf);
 }
+
+/* pkt[0..len), which the caller was about to send, is dropped on purpose
+ * (SOFTIB_FAULTS): l and the links it wraps may record it (capture.c
+ * writes it as IB_PCAP_PORT_DROPPED); nothing is sent. */
+void sib_link_dropped(struct sib_link *l, const uint8_t *pkt, size_t len);
 
 /* Submits everything queued and releases held packets that are due; a
  * flush that finds another thread sending leaves its packets to it
@@ -411,8 +420,11 @@ struct sib_fault_cfg {
 	uint64_t reorder_ns;	      /* longest a reordered packet waits for a successor */
 	uint64_t seed;
 	uint64_t stream; /* mixed into the seed: one stream per link */
+	uint64_t drop_nth; /* also drop the Nth packet to a QP other than 0 and 1
+			    * (1 = the first); 0: none */
 };
-/* Parses "drop=0.02,dup=0.01,reorder=0.02,corrupt=0.01,delay=0.01:200us,seed=42".
+/* Parses "drop=0.02,dup=0.01,reorder=0.02,corrupt=0.01,delay=0.01:200us,seed=42"
+ * (and drop_nth=N).
  * Returns 0, or -EINVAL after a log line naming the offending part. */
 int sib_fault_cfg_parse(const char *spec, struct sib_fault_cfg *cfg);
 int sib_link_faults_wrap(struct sib_link *inner, const struct sib_fault_cfg *cfg,

@@ -3,6 +3,7 @@
  * softib decode [-v] FILE: one line per packet of a capture file (the pcap
  * SOFTIB_CAPTURE writes, or any pcap of bare IB packets), with both CRCs
  * checked, and a summary line.  -v adds every field of every header.
+ * --svg hands the file to ladder.c, which draws it with these lines.
  *
  * Exit: 0 every packet decodes, 1 some do not, 2 usage or file errors.
  */
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/decode.h"
 #include "tools/softib.h"
 #include "wire/cable.h"
 #include "wire/capture.h"
@@ -26,20 +28,23 @@
 #define MAX_FILE_BYTES (1ull << 32) /* far beyond any capture we write */
 
 struct tally {
-	unsigned long packets, ok, bad;
+	unsigned long packets, ok, bad, dropped;
 };
 
 static void decode_usage(FILE *out)
 {
-	fprintf(out, "usage: softib decode [-v] FILE\n"
+	fprintf(out, "usage: softib decode [-v | --svg] FILE\n"
 		     "  Prints each InfiniBand packet of a pcap capture (ERF type 21 or\n"
 		     "  link type 247), checks ICRC and VCRC, and ends with a summary line.\n"
-		     "  -v  also print every header field by name, and the payload\n"
-		     "exit status: 0 all packets ok, 1 some bad, 2 usage or file error\n");
+		     "  -v     also print every header field by name, and the payload\n"
+		     "  --svg  instead draw the capture as a ladder diagram (SVG, to stdout):\n"
+		     "         a lifeline per port, an arrow per packet, ACKs, NAKs,\n"
+		     "         retransmissions, drops and bad CRCs marked\n"
+		     "exit status: 0 all packets ok, 1 some bad, 2 usage or file error\n"
+		     "  (--svg: 0 drawn, 2 usage or file error)\n");
 }
 
-/* Reads the whole file; returns NULL with errno set on failure. */
-static uint8_t *read_file(const char *path, size_t *len)
+uint8_t *softib_read_file(const char *path, size_t *len)
 {
 	FILE *fp = fopen(path, "rb");
 	uint8_t *buf = NULL, *nbuf;
@@ -85,20 +90,20 @@ static const char *gid_str(const union ib_gid *gid, char out[INET6_ADDRSTRLEN])
 /* ---------------------------------------------------------------- MADs */
 
 /* "MAD SubnMgt(directed-route) Get(SMInfo)" for a datagram on QP0 or QP1. */
-static void print_mad(const struct ib_packet *p)
+static void print_mad(FILE *o, const struct ib_packet *p)
 {
 	struct ib_mad_hdr h;
 
 	if (!p->payload || p->payload_len < IB_MAD_HDR_BYTES)
 		return;
 	ib_mad_hdr_decode(&h, p->payload);
-	printf("  MAD %s %s(%s)", ib_mad_class_str(h.MgmtClass),
+	fprintf(o, "  MAD %s %s(%s)", ib_mad_class_str(h.MgmtClass),
 	       ib_mad_method_str(ib_mad_method(&h)), ib_mad_attr_str(h.MgmtClass, h.AttributeID));
 }
 
 /* ---------------------------------------------------------------- lines */
 
-static const char *nak_name(uint8_t code)
+const char *softib_nak_name(uint8_t code)
 {
 	switch (code) {
 	case IB_NAK_PSN_SEQ_ERR:
@@ -115,29 +120,29 @@ static const char *nak_name(uint8_t code)
 	return "reserved code";
 }
 
-static void print_aeth(const struct ib_aeth *a)
+static void print_aeth(FILE *o, const struct ib_aeth *a)
 {
 	uint8_t v = ib_aeth_value(a->Syndrome);
 
 	switch (ib_aeth_kind(a->Syndrome)) {
 	case IB_AETH_ACK:
-		printf("  ACK credit %u", v);
+		fprintf(o, "  ACK credit %u", v);
 		break;
 	case IB_AETH_RNR_NAK:
-		printf("  RNR NAK timer %u", v);
+		fprintf(o, "  RNR NAK timer %u", v);
 		break;
 	case IB_AETH_NAK:
-		printf("  NAK %s (%u)", nak_name(v), v);
+		fprintf(o, "  NAK %s (%u)", softib_nak_name(v), v);
 		break;
 	default:
-		printf("  AETH reserved syndrome 0x%02x", a->Syndrome);
+		fprintf(o, "  AETH reserved syndrome 0x%02x", a->Syndrome);
 		break;
 	}
-	printf(" MSN %u", a->MSN);
+	fprintf(o, " MSN %u", a->MSN);
 }
 
 /* The extended transport headers' facts, in the order they are carried. */
-static void print_eths(const struct ib_packet *p)
+static void print_eths(FILE *o, const struct ib_packet *p)
 {
 	bool mad = false;
 
@@ -148,36 +153,36 @@ static void print_eths(const struct ib_packet *p)
 			continue;
 		switch (h) {
 		case IB_HDR_RDETH:
-			printf("  EECnxt 0x%06x", p->rdeth.EECnxt);
+			fprintf(o, "  EECnxt 0x%06x", p->rdeth.EECnxt);
 			break;
 		case IB_HDR_DETH:
-			printf("  Q_Key 0x%08x SrcQP 0x%06x", p->deth.Q_Key, p->deth.SrcQP);
+			fprintf(o, "  Q_Key 0x%08x SrcQP 0x%06x", p->deth.Q_Key, p->deth.SrcQP);
 			mad |= p->deth.SrcQP <= 1;
 			break;
 		case IB_HDR_XRCETH:
-			printf("  XRCSRQ 0x%06x", p->xrceth.XRCSRQ);
+			fprintf(o, "  XRCSRQ 0x%06x", p->xrceth.XRCSRQ);
 			break;
 		case IB_HDR_RETH:
-			printf("  VA 0x%016" PRIx64 " R_Key 0x%08x DMALen %u", p->reth.VA,
+			fprintf(o, "  VA 0x%016" PRIx64 " R_Key 0x%08x DMALen %u", p->reth.VA,
 			       p->reth.R_Key, p->reth.DMALen);
 			break;
 		case IB_HDR_ATOMICETH:
-			printf("  VA 0x%016" PRIx64 " R_Key 0x%08x SwapDt 0x%" PRIx64
+			fprintf(o, "  VA 0x%016" PRIx64 " R_Key 0x%08x SwapDt 0x%" PRIx64
 			       " CmpDt 0x%" PRIx64,
 			       p->atomiceth.VA, p->atomiceth.R_Key, p->atomiceth.SwapDt,
 			       p->atomiceth.CmpDt);
 			break;
 		case IB_HDR_AETH:
-			print_aeth(&p->aeth);
+			print_aeth(o, &p->aeth);
 			break;
 		case IB_HDR_ATOMICACKETH:
-			printf("  OrigRemDt 0x%" PRIx64, p->atomicacketh.OrigRemDt);
+			fprintf(o, "  OrigRemDt 0x%" PRIx64, p->atomicacketh.OrigRemDt);
 			break;
 		case IB_HDR_IMMDT:
-			printf("  ImmDt 0x%08x", p->immdt.ImmDt);
+			fprintf(o, "  ImmDt 0x%08x", p->immdt.ImmDt);
 			break;
 		case IB_HDR_IETH:
-			printf("  IETH R_Key 0x%08x", p->ieth.R_Key);
+			fprintf(o, "  IETH R_Key 0x%08x", p->ieth.R_Key);
 			break;
 		default:
 			break;
@@ -185,54 +190,56 @@ static void print_eths(const struct ib_packet *p)
 	}
 	/* QP0 and QP1 carry MADs (IBA 13.5.1): either end may be one. */
 	if (mad || p->bth.DestQP <= 1)
-		print_mad(p);
+		print_mad(o, p);
 }
 
-static void print_fields(const struct ib_packet *p, size_t len)
+static void print_fields(FILE *o, const struct ib_packet *p, size_t len)
 {
 	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
 
-	printf("  %-24s %5u -> %-5u SL%u VL%u", p->op ? p->op->name : "(unknown opcode)",
+	fprintf(o, "  %-24s %5u -> %-5u SL%u VL%u", p->op ? p->op->name : "(unknown opcode)",
 	       p->lrh.SLID, p->lrh.DLID, p->lrh.SL, p->lrh.VL);
 	if (p->has_grh)
-		printf("  GRH %s -> %s", gid_str(&p->grh.SGID, s), gid_str(&p->grh.DGID, d));
-	printf("  QP 0x%06x PSN %u  len %zu payload %u", p->bth.DestQP, p->bth.PSN, len,
+		fprintf(o, "  GRH %s -> %s", gid_str(&p->grh.SGID, s), gid_str(&p->grh.DGID, d));
+	fprintf(o, "  QP 0x%06x PSN %u  len %zu payload %u", p->bth.DestQP, p->bth.PSN, len,
 	       p->payload_len);
-	print_eths(p);
+	print_eths(o, p);
 }
 
 /* The CRC verdicts, computed here from the bytes whatever the decoder said. */
-static bool print_crcs(const uint8_t *pkt, size_t len)
+static void print_crcs(FILE *o, const uint8_t *pkt, size_t len, bool *icrc_ok, bool *vcrc_ok)
 {
 	uint32_t icrc_have, icrc_want;
 	uint16_t vcrc_have, vcrc_want;
 
+	*icrc_ok = *vcrc_ok = false;
 	if (len < IB_ICRC_BYTES + IB_VCRC_BYTES)
-		return false;
+		return;
 	icrc_have = ib_icrc_get(pkt, len);
 	vcrc_have = ib_vcrc_get(pkt, len);
 	/* Separately: the VCRC covers the ICRC as carried, right or wrong. */
 	icrc_want = ib_icrc(pkt, len);
 	vcrc_want = ib_vcrc(pkt, len);
 	if (icrc_have == icrc_want)
-		printf("  icrc ok");
+		fprintf(o, "  icrc ok");
 	else
-		printf("  ICRC BAD (carried 0x%08x computed 0x%08x)", icrc_have, icrc_want);
+		fprintf(o, "  ICRC BAD (carried 0x%08x computed 0x%08x)", icrc_have, icrc_want);
 	if (vcrc_have == vcrc_want)
-		printf(" vcrc ok");
+		fprintf(o, " vcrc ok");
 	else
-		printf(" VCRC BAD (carried 0x%04x computed 0x%04x)", vcrc_have, vcrc_want);
-	return icrc_have == icrc_want && vcrc_have == vcrc_want;
+		fprintf(o, " VCRC BAD (carried 0x%04x computed 0x%04x)", vcrc_have, vcrc_want);
+	*icrc_ok = icrc_have == icrc_want;
+	*vcrc_ok = vcrc_have == vcrc_want;
 }
 
 /* ---------------------------------------------------------------- -v */
 
 /* One line: desc's name, then each field of the decoded struct st. */
-static void print_desc_fields(const struct ib_header_desc *desc, const void *st)
+static void print_desc_fields(FILE *o, const struct ib_header_desc *desc, const void *st)
 {
 	char gid[INET6_ADDRSTRLEN];
 
-	printf("      %-12s", desc->name);
+	fprintf(o, "      %-12s", desc->name);
 	for (unsigned i = 0; i < desc->nfields; i++) {
 		const struct ib_field_desc *f = &desc->fields[i];
 
@@ -240,7 +247,7 @@ static void print_desc_fields(const struct ib_header_desc *desc, const void *st)
 			union ib_gid g;
 
 			memcpy(g.raw, (const uint8_t *)st + f->offset, sizeof(g.raw));
-			printf(" %s=%s", f->name, gid_str(&g, gid));
+			fprintf(o, " %s=%s", f->name, gid_str(&g, gid));
 		} else if (f->bits > 64) {
 			/* Bytes (private data, ARI): up to the last nonzero one. */
 			const uint8_t *b = (const uint8_t *)st + f->offset;
@@ -248,39 +255,39 @@ static void print_desc_fields(const struct ib_header_desc *desc, const void *st)
 
 			while (n && !b[n - 1])
 				n--;
-			printf(" %s=", f->name);
+			fprintf(o, " %s=", f->name);
 			if (!n)
-				printf("0");
+				fprintf(o, "0");
 			for (unsigned j = 0; j < n && j < 32; j++)
-				printf("%02x", b[j]);
+				fprintf(o, "%02x", b[j]);
 			if (n > 32)
-				printf("...(%u bytes)", n);
+				fprintf(o, "...(%u bytes)", n);
 		} else if (f->bits < 8) {
-			printf(" %s=%" PRIu64, f->name, ib_field_get(st, f));
+			fprintf(o, " %s=%" PRIu64, f->name, ib_field_get(st, f));
 		} else {
 			uint64_t v = ib_field_get(st, f);
 
 			/* Hex as IBA draws it; lengths, LIDs and PSNs also in
 			 * decimal, as tshark shows them. */
-			printf(" %s=0x%0*" PRIx64, f->name, (f->bits + 3) / 4, v);
+			fprintf(o, " %s=0x%0*" PRIx64, f->name, (f->bits + 3) / 4, v);
 			if (f->bits > 8 && f->bits <= 32 && v >= 10)
-				printf("(%" PRIu64 ")", v);
+				fprintf(o, "(%" PRIu64 ")", v);
 		}
 	}
-	printf("\n");
+	fprintf(o, "\n");
 }
 
-static void print_header_fields(const struct ib_packet *p, enum ib_hdr h)
+static void print_header_fields(FILE *o, const struct ib_packet *p, enum ib_hdr h)
 {
 	const struct ib_header_desc *desc = ib_header_desc(h);
 	const uint8_t *st = ib_packet_header(p, h);
 
 	if (desc && st)
-		print_desc_fields(desc, st);
+		print_desc_fields(o, desc, st);
 }
 
 /* A MAD layout decoded from the wire bytes at w, when its struct fits. */
-static void print_mad_layout(enum ib_mad_layout layout, const uint8_t *w, size_t avail)
+static void print_mad_layout(FILE *o, enum ib_mad_layout layout, const uint8_t *w, size_t avail)
 {
 	static _Alignas(16) uint8_t st[8192];
 	const struct ib_header_desc *desc = ib_mad_layout_desc(layout);
@@ -292,13 +299,13 @@ static void print_mad_layout(enum ib_mad_layout layout, const uint8_t *w, size_t
 			return;
 	memset(st, 0, sizeof(st));
 	ib_mad_layout_decode(layout, st, w);
-	print_desc_fields(desc, st);
+	print_desc_fields(o, desc, st);
 }
 
 /* SMP attributes whose layout lives in mgmt/ (they carry endpoints, or
  * trap details): the vendor SoftibMulticastPorts and the Notice of traps
  * 257 and 258.  data: the 64 bytes of SMP Data. */
-static void print_smp_extras(const struct ib_mad_hdr *h, const uint8_t *data)
+static void print_smp_extras(FILE *o, const struct ib_mad_hdr *h, const uint8_t *data)
 {
 	char e[SIB_ENDPOINT_STRLEN];
 
@@ -306,18 +313,18 @@ static void print_smp_extras(const struct ib_mad_hdr *h, const uint8_t *data)
 		struct sib_mcast_ports b;
 
 		sib_mcast_ports_decode(&b, data);
-		printf("      %-12s MLID=0x%04x Block=%u Generation=%u NumPorts=%u Installed=%u",
+		fprintf(o, "      %-12s MLID=0x%04x Block=%u Generation=%u NumPorts=%u Installed=%u",
 		       "SoftibMulticastPorts", h->AttributeModifier & 0xffff,
 		       h->AttributeModifier >> 16, b.Generation, b.NumPorts, b.Installed);
 		for (int i = 0; i < SIB_MCAST_PORTS_PER_BLOCK; i++)
 			if (b.ep[i].family)
-				printf(" Port=%s", sib_endpoint_str(&b.ep[i], e));
-		printf("\n");
+				fprintf(o, " Port=%s", sib_endpoint_str(&b.ep[i], e));
+		fprintf(o, "\n");
 	} else if (h->AttributeID == IB_SMP_ATTR_NOTICE) {
 		struct ib_notice n;
 
 		ib_notice_decode(&n, data);
-		printf("      %-12s IsGeneric=%u Type=%u ProducerType=%u TrapNumber=%u IssuerLID=0x%04x "
+		fprintf(o, "      %-12s IsGeneric=%u Type=%u ProducerType=%u TrapNumber=%u IssuerLID=0x%04x "
 		       "NoticeCount=%u\n",
 		       "Notice", n.IsGeneric, n.Type, n.ProducerType, n.TrapNumber, n.IssuerLID,
 		       n.NoticeCount);
@@ -325,7 +332,7 @@ static void print_smp_extras(const struct ib_mad_hdr *h, const uint8_t *data)
 			struct ib_notice_bad_key d;
 
 			ib_notice_bad_key_decode(&d, n.DataDetails);
-			printf("      %-12s LID1=0x%04x LID2=0x%04x Key=0x%08x SL=%u QP1=0x%06x "
+			fprintf(o, "      %-12s LID1=0x%04x LID2=0x%04x Key=0x%08x SL=%u QP1=0x%06x "
 			       "QP2=0x%06x\n",
 			       n.TrapNumber == IB_TRAP_BAD_P_KEY ? "BadP_Key" : "BadQ_Key", d.LID1,
 			       d.LID2, d.Key, d.SL, d.QP1, d.QP2);
@@ -335,27 +342,27 @@ static void print_smp_extras(const struct ib_mad_hdr *h, const uint8_t *data)
 
 /* A directed-route SMP's route (IBA 14.2.2): direction, HopPointer and
  * HopCount, DrSLID and DrDLID, and the paths' hops 1..HopCount. */
-static void print_dr_path(const uint8_t *mad)
+static void print_dr_path(FILE *o, const uint8_t *mad)
 {
 	struct ib_dr_smp dr;
 	unsigned hops;
 
 	ib_dr_smp_decode(&dr, mad);
 	hops = dr.HopCount <= IB_SMP_MAX_HOPS ? dr.HopCount : IB_SMP_MAX_HOPS;
-	printf("      %-12s D=%u HopPointer=%u HopCount=%u DrSLID=0x%04x DrDLID=0x%04x "
+	fprintf(o, "      %-12s D=%u HopPointer=%u HopCount=%u DrSLID=0x%04x DrDLID=0x%04x "
 	       "InitialPath=",
 	       "DirectedRoute", dr.D, dr.HopPointer, dr.HopCount, dr.DrSLID, dr.DrDLID);
 	for (unsigned i = 1; i <= hops; i++)
-		printf("%s%u", i > 1 ? "," : "", dr.InitialPath[i]);
-	printf("%s ReturnPath=", hops ? "" : "-");
+		fprintf(o, "%s%u", i > 1 ? "," : "", dr.InitialPath[i]);
+	fprintf(o, "%s ReturnPath=", hops ? "" : "-");
 	for (unsigned i = 1; i <= hops; i++)
-		printf("%s%u", i > 1 ? "," : "", dr.ReturnPath[i]);
-	printf("%s\n", hops ? "" : "-");
+		fprintf(o, "%s%u", i > 1 ? "," : "", dr.ReturnPath[i]);
+	fprintf(o, "%s\n", hops ? "" : "-");
 }
 
 /* The MAD header and, for an attribute wire/ knows (CM messages, SA
  * records, SMP attributes), its fields by name. */
-static void print_mad_fields(const struct ib_packet *p)
+static void print_mad_fields(FILE *o, const struct ib_packet *p)
 {
 	enum ib_mad_layout layout;
 	struct ib_mad_hdr h;
@@ -363,37 +370,37 @@ static void print_mad_fields(const struct ib_packet *p)
 
 	if (!p->payload || p->payload_len < IB_MAD_HDR_BYTES)
 		return;
-	print_mad_layout(IB_MAD_LAYOUT_HDR, p->payload, p->payload_len);
+	print_mad_layout(o, IB_MAD_LAYOUT_HDR, p->payload, p->payload_len);
 	ib_mad_hdr_decode(&h, p->payload);
 	if (h.MgmtClass == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE && p->payload_len >= IB_MAD_BYTES)
-		print_dr_path(p->payload);
+		print_dr_path(o, p->payload);
 	if (ib_mad_attr_layout(h.MgmtClass, h.AttributeID, &layout, &off) && off < p->payload_len)
-		print_mad_layout(layout, p->payload + off, p->payload_len - off);
+		print_mad_layout(o, layout, p->payload + off, p->payload_len - off);
 	else if (h.MgmtClass == IB_MGMT_CLASS_SUBN_LID_ROUTED && p->payload_len >= IB_MAD_BYTES)
-		print_smp_extras(&h, p->payload + IB_SMP_DATA_OFFSET);
+		print_smp_extras(o, &h, p->payload + IB_SMP_DATA_OFFSET);
 }
 
-static void print_verbose(const struct ib_packet *p, const struct ib_pcap_record *rec)
+static void print_verbose(FILE *o, const struct ib_packet *p, const struct ib_pcap_record *rec)
 {
-	printf("      %-12s time %" PRIu64 ".%09" PRIu64 " port %u captured %zu of %zu bytes\n",
+	fprintf(o, "      %-12s time %" PRIu64 ".%09" PRIu64 " port %u captured %zu of %zu bytes\n",
 	       "record", rec->ts_ns / 1000000000u, rec->ts_ns % 1000000000u, rec->port, rec->len,
 	       rec->orig_len);
-	print_header_fields(p, IB_HDR_LRH);
+	print_header_fields(o, p, IB_HDR_LRH);
 	if (p->has_grh)
-		print_header_fields(p, IB_HDR_GRH);
-	print_header_fields(p, IB_HDR_BTH);
+		print_header_fields(o, p, IB_HDR_GRH);
+	print_header_fields(o, p, IB_HDR_BTH);
 	for (unsigned i = 0; i < ib_eth_order_count; i++)
 		if (p->headers & IB_HDRBIT(ib_eth_order[i]))
-			print_header_fields(p, ib_eth_order[i]);
+			print_header_fields(o, p, ib_eth_order[i]);
 	if (p->bth.DestQP <= 1 || ((p->headers & IB_HDRBIT(IB_HDR_DETH)) && p->deth.SrcQP <= 1))
-		print_mad_fields(p);
+		print_mad_fields(o, p);
 	for (uint32_t off = 0; p->payload && off < p->payload_len; off += 16) {
-		printf("      %-12s %04x:", off ? "" : "payload", off);
+		fprintf(o, "      %-12s %04x:", off ? "" : "payload", off);
 		for (uint32_t i = off; i < off + 16 && i < p->payload_len; i++)
-			printf(" %02x", p->payload[i]);
-		printf("\n");
+			fprintf(o, " %02x", p->payload[i]);
+		fprintf(o, "\n");
 	}
-	printf("      %-12s ICRC=0x%08x VCRC=0x%04x\n", "CRCs", p->ICRC, p->VCRC & 0xffff);
+	fprintf(o, "      %-12s ICRC=0x%08x VCRC=0x%04x\n", "CRCs", p->ICRC, p->VCRC & 0xffff);
 }
 
 /* ---------------------------------------------------------------- packets */
@@ -419,79 +426,95 @@ static enum ib_pkt_err decode_ignoring_crcs(const uint8_t *pkt, size_t len, uint
 }
 
 /* A raw packet of a softib-switch's cable (wire/cable.h): one line. */
-static void decode_cable(const struct ib_pcap_record *rec, struct tally *t)
+static bool decode_cable(FILE *o, const struct ib_pcap_record *rec)
 {
 	struct sib_cable_msg m;
 
 	if (sib_cable_decode(rec->pkt, rec->len, &m)) {
-		printf("  %-24s len %zu  BAD: a cable packet (raw, EtherType 0x%04x) that does not "
-		       "decode\n", "cable", rec->len, SIB_CABLE_ETHERTYPE);
-		t->bad++;
-		return;
+		fprintf(o, "  %-24s len %zu  BAD: a cable packet (raw, EtherType 0x%04x) that does not "
+		       "decode", "cable", rec->len, SIB_CABLE_ETHERTYPE);
+		return false;
 	}
-	printf("  %-24s raw, EtherType 0x%04x", "cable", SIB_CABLE_ETHERTYPE);
-	printf("  %s", sib_cable_type_name(m.type));
+	fprintf(o, "  %-24s raw, EtherType 0x%04x", "cable", SIB_CABLE_ETHERTYPE);
+	fprintf(o, "  %s", sib_cable_type_name(m.type));
 	if (m.id[0])
-		printf(" \"%s\"", m.id);
+		fprintf(o, " \"%s\"", m.id);
 	if (m.type == SIB_CABLE_ATTACHED)
-		printf(" GUID 0x%016llx port %u, on port %u of switch 0x%016llx, data %s",
+		fprintf(o, " GUID 0x%016llx port %u, on port %u of switch 0x%016llx, data %s",
 		       (unsigned long long)m.node_guid, m.port, m.switch_port,
 		       (unsigned long long)m.switch_guid, m.data_mode ? "switched" : "direct");
 	if (m.type == SIB_CABLE_REFUSED)
-		printf(": %s", sib_cable_reason_str(m.reason));
-	printf("  vcrc ok\n");
-	t->ok++;
+		fprintf(o, ": %s", sib_cable_reason_str(m.reason));
+	fprintf(o, "  vcrc ok");
+	return true;
 }
 
-static void decode_one(const struct ib_pcap_record *rec, bool verbose, struct tally *t)
+void softib_decode_record(FILE *o, const struct ib_pcap_record *rec, struct softib_decoded *d)
 {
 	static uint8_t copy[IB_MAX_PACKET];
-	struct ib_packet p, shown;
-	enum ib_pkt_err err;
-	bool fields;
+	struct ib_packet p;
 
-	t->packets++;
-	printf("%5u", rec->frame);
+	memset(d, 0, sizeof(*d));
+	d->dropped = rec->port == IB_PCAP_PORT_DROPPED;
+	fprintf(o, "%5u", rec->frame);
 	if (rec->skip) {
-		printf("  BAD: %s\n", rec->skip);
-		t->bad++;
+		fprintf(o, "  BAD: %s", rec->skip);
+		d->kind = SOFTIB_REC_SKIPPED;
 		return;
 	}
 	if (sib_cable_is(rec->pkt, rec->len)) {
-		decode_cable(rec, t);
+		d->kind = SOFTIB_REC_CABLE;
+		d->ok = decode_cable(o, rec);
 		return;
 	}
+	d->kind = SOFTIB_REC_IB;
 	memset(&p, 0, sizeof(p));
-	err = ib_packet_decode(rec->pkt, rec->len, &p);
-	shown = p;
-	fields = err == IB_PKT_OK;
-	if (err == IB_PKT_ERR_VCRC || err == IB_PKT_ERR_ICRC) {
-		memset(&shown, 0, sizeof(shown));
-		fields = decode_ignoring_crcs(rec->pkt, rec->len, copy, &shown) == IB_PKT_OK;
+	d->err = ib_packet_decode(rec->pkt, rec->len, &p);
+	d->p = p;
+	d->fields = d->err == IB_PKT_OK;
+	if (d->err == IB_PKT_ERR_VCRC || d->err == IB_PKT_ERR_ICRC) {
+		memset(&d->p, 0, sizeof(d->p));
+		d->fields = decode_ignoring_crcs(rec->pkt, rec->len, copy, &d->p) == IB_PKT_OK;
 	}
-	if (fields) {
-		print_fields(&shown, rec->len);
+	if (d->fields) {
+		d->has_lrh = true;
+		d->lrh = d->p.lrh;
+		print_fields(o, &d->p, rec->len);
 	} else if (rec->len >= IB_LRH_BYTES) {
-		struct ib_lrh lrh;
-
-		ib_lrh_decode(&lrh, rec->pkt);
-		printf("  %-24s %5u -> %-5u SL%u VL%u LNH %u PktLen %u  len %zu", "?", lrh.SLID,
-		       lrh.DLID, lrh.SL, lrh.VL, lrh.LNH, lrh.PktLen, rec->len);
+		d->has_lrh = true;
+		ib_lrh_decode(&d->lrh, rec->pkt);
+		fprintf(o, "  %-24s %5u -> %-5u SL%u VL%u LNH %u PktLen %u  len %zu", "?",
+			d->lrh.SLID, d->lrh.DLID, d->lrh.SL, d->lrh.VL, d->lrh.LNH, d->lrh.PktLen,
+			rec->len);
 	} else {
-		printf("  len %zu", rec->len);
+		fprintf(o, "  len %zu", rec->len);
 	}
 	if (rec->len < rec->orig_len)
-		printf("  (captured %zu of %zu bytes)", rec->len, rec->orig_len);
-	print_crcs(rec->pkt, rec->len);
-	if (err == IB_PKT_OK) {
+		fprintf(o, "  (captured %zu of %zu bytes)", rec->len, rec->orig_len);
+	print_crcs(o, rec->pkt, rec->len, &d->icrc_ok, &d->vcrc_ok);
+	d->ok = d->err == IB_PKT_OK;
+	if (!d->ok)
+		fprintf(o, "  BAD: %s", ib_pkt_err_str(d->err));
+	/* What the faults layer dropped is a packet as good as any, never sent. */
+	if (d->dropped)
+		fprintf(o, "  DROPPED by SOFTIB_FAULTS (never sent)");
+}
+
+static void decode_one(FILE *o, const struct ib_pcap_record *rec, bool verbose, struct tally *t)
+{
+	struct softib_decoded d;
+
+	t->packets++;
+	softib_decode_record(o, rec, &d);
+	fprintf(o, "\n");
+	if (d.ok)
 		t->ok++;
-	} else {
-		printf("  BAD: %s", ib_pkt_err_str(err));
+	else
 		t->bad++;
-	}
-	printf("\n");
-	if (verbose && fields)
-		print_verbose(&shown, rec);
+	if (d.dropped)
+		t->dropped++;
+	if (verbose && d.fields)
+		print_verbose(o, &d.p, rec);
 }
 
 int softib_cmd_decode(int argc, char **argv)
@@ -500,7 +523,7 @@ int softib_cmd_decode(int argc, char **argv)
 	struct ib_pcap_record rec;
 	struct tally t = { 0 };
 	const char *path = NULL;
-	bool verbose = false, opts = true;
+	bool verbose = false, svg = false, opts = true;
 	uint8_t *buf;
 	size_t len;
 	int rc;
@@ -508,6 +531,8 @@ int softib_cmd_decode(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (opts && !strcmp(argv[i], "-v")) {
 			verbose = true;
+		} else if (opts && !strcmp(argv[i], "--svg")) {
+			svg = true;
 		} else if (opts && (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))) {
 			decode_usage(stdout);
 			return SIB_EXIT_OK;
@@ -528,8 +553,13 @@ int softib_cmd_decode(int argc, char **argv)
 		decode_usage(stderr);
 		return SIB_EXIT_USAGE;
 	}
+	if (svg && verbose) {
+		fprintf(stderr, "softib decode: -v and --svg do not go together (the drawing's "
+				"tooltips hold each packet's line)\n");
+		return SIB_EXIT_USAGE;
+	}
 
-	buf = read_file(path, &len);
+	buf = softib_read_file(path, &len);
 	if (!buf) {
 		fprintf(stderr, "softib decode: %s: %s\n", path, strerror(errno));
 		return SIB_EXIT_USAGE;
@@ -539,9 +569,20 @@ int softib_cmd_decode(int argc, char **argv)
 		free(buf);
 		return SIB_EXIT_USAGE;
 	}
+	if (svg) {
+		rc = softib_ladder_svg(stdout, path, buf, len);
+		free(buf);
+		return rc;
+	}
 	while ((rc = ib_pcap_next(&r, &rec)) == 1)
-		decode_one(&rec, verbose, &t);
-	printf("packets: %lu ok: %lu bad: %lu\n", t.packets, t.ok, t.bad);
+		decode_one(stdout, &rec, verbose, &t);
+	/* Dropped packets are counted ok or bad as any other; the count of
+	 * them is added only when there are some, so older readers of the
+	 * line keep working. */
+	printf("packets: %lu ok: %lu bad: %lu", t.packets, t.ok, t.bad);
+	if (t.dropped)
+		printf(" dropped: %lu", t.dropped);
+	printf("\n");
 	free(buf);
 	if (rc < 0) {
 		fprintf(stderr, "softib decode: %s: record %u: %s\n", path, r.frame + 1, r.err);

@@ -54,8 +54,9 @@ size_t ib_pcap_record_header(uint8_t out[IB_PCAP_RECORD_HDR_BYTES], uint64_t ts_
 size_t ib_pcap_record_header_port(uint8_t out[IB_PCAP_RECORD_HDR_BYTES], uint64_t ts_ns,
 				  size_t pkt_len, unsigned port);
 
-/* ERF capture interface numbers softib writes. */
-enum { IB_PCAP_PORT_SENT = 0, IB_PCAP_PORT_RECEIVED = 1 };
+/* ERF capture interface numbers softib writes.  DROPPED: dropped by
+ * SOFTIB_FAULTS before it left (send) or after it arrived (receive). */
+enum { IB_PCAP_PORT_SENT = 0, IB_PCAP_PORT_RECEIVED = 1, IB_PCAP_PORT_DROPPED = 2 };
 
 /* One record as the reader found it. */
 struct ib_pcap_record {

@@ -7,12 +7,14 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "link/link.h"
 #include "base/log.h"
+#include "wire/capture.h"
 
 #define LEN 200
 #define MAX_GOT 40000
@@ -279,6 +281,111 @@ static void held_packet_sets_a_deadline(void **state)
 	rig_close(&r); /* closing with a held packet leaks nothing (ASan checks) */
 }
 
+/* A bare LRH + BTH (no CRCs: only the faults layer reads it) to dest_qp,
+ * with a GRH when global; byte 60 carries tag. */
+static size_t ib_like(uint8_t *buf, uint32_t dest_qp, bool global, uint8_t tag)
+{
+	struct ib_lrh lrh = { .LNH = global ? IB_LNH_IBA_GLOBAL : IB_LNH_IBA_LOCAL,
+			      .DLID = 2, .SLID = 3 };
+	struct ib_bth bth = { .OpCode = 0x04, .DestQP = dest_qp, .PSN = tag };
+	size_t off = IB_LRH_BYTES + (global ? IB_GRH_BYTES : 0);
+
+	memset(buf, 0, 128);
+	ib_lrh_encode(&lrh, buf);
+	ib_bth_encode(&bth, buf + off);
+	buf[100] = tag;
+	return 128;
+}
+
+static void tag_of(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
+{
+	struct got *g = arg;
+
+	(void)from;
+	assert_int_equal(len, 128);
+	g->seq[g->n++] = pkt[100];
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *fp = fopen(path, "rb");
+	uint8_t *buf = malloc(1 << 16);
+
+	assert_non_null(fp);
+	assert_non_null(buf);
+	*len = fread(buf, 1, 1 << 16, fp);
+	fclose(fp);
+	return buf;
+}
+
+/* drop_nth=3 drops the third packet to a QP other than 0 and 1, and only
+ * it: MADs (QP0, QP1) and raw packets are not counted.  A capture below
+ * records it as dropped (ERF port 2), and every other packet as sent. */
+static void drop_nth_drops_one_data_packet_and_capture_shows_it(void **state)
+{
+	/* tag: 1 MAD, 2 data, 3 MAD on QP1, 4 data (GRH), 5 raw, 6 data: dropped, 7 data */
+	static const struct {
+		uint32_t qp;
+		bool global, raw;
+	} pkts[] = { { 0, false, false }, { 2, false, false }, { 1, false, false },
+		     { 5, true, false },  { 9, false, true },   { 2, false, false },
+		     { 2, false, false } };
+	char path[] = "/tmp/softib-faults-test-XXXXXX";
+	struct sib_mem_hub *hub = sib_mem_hub_new();
+	struct sib_link *a, *b, *cap, *f;
+	struct sib_fault_cfg cfg;
+	struct sib_link_counters c;
+	struct ib_pcap_reader rd;
+	struct ib_pcap_record rec;
+	struct got *g = calloc(1, sizeof(*g));
+	uint8_t buf[128], *file;
+	size_t len;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	assert_non_null(g);
+	assert_int_equal(sib_fault_cfg_parse("drop_nth=3", &cfg), 0);
+	assert_int_equal(cfg.drop_nth, 3);
+	assert_int_equal(sib_link_mem_open(hub, 4096, &a), 0);
+	assert_int_equal(sib_link_mem_open(hub, 4096, &b), 0);
+	assert_int_equal(sib_link_capture_wrap(a, path, &cap), 0);
+	assert_int_equal(sib_link_faults_wrap(cap, &cfg, &f), 0);
+	for (unsigned i = 0; i < sizeof(pkts) / sizeof(pkts[0]); i++) {
+		len = ib_like(buf, pkts[i].qp, pkts[i].global, (uint8_t)(i + 1));
+		if (pkts[i].raw)
+			buf[1] &= (uint8_t)~3; /* LNH 0: raw */
+		assert_int_equal(sib_link_send(f, buf, len, &b->local), 0);
+	}
+	sib_link_flush(f);
+	while (sib_link_poll(b, 64, tag_of, g) > 0)
+		;
+	assert_int_equal(g->n, 6);
+	for (unsigned i = 0, want = 1; i < g->n; i++, want++) {
+		if (want == 6)
+			want++;
+		assert_int_equal(g->seq[i], want);
+	}
+	sib_link_counters_get(f, &c);
+	assert_int_equal(c.fault[SIB_FAULT_DROP], 1);
+	sib_link_close(f); /* closes the capture and a, and flushes the file */
+	sib_link_close(b);
+	sib_mem_hub_free(hub);
+
+	file = slurp(path, &len);
+	assert_int_equal(ib_pcap_reader_init(&rd, file, len), 0);
+	for (unsigned i = 0; i < 7; i++) {
+		assert_int_equal(ib_pcap_next(&rd, &rec), 1);
+		assert_int_equal(rec.pkt[100], i + 1);
+		assert_int_equal(rec.port, i == 5 ? IB_PCAP_PORT_DROPPED : IB_PCAP_PORT_SENT);
+	}
+	assert_int_equal(ib_pcap_next(&rd, &rec), 0);
+	free(file);
+	free(g);
+	unlink(path);
+}
+
 static void spec_parses_rates_times_and_seed(void **state)
 {
 	struct sib_fault_cfg cfg;
@@ -307,6 +414,8 @@ static void bad_spec_is_rejected_with_a_line(void **state)
 		"fly=0.1",	    "drop=0.1,drop=0.2", "drop=0.1x",	    "delay=0.1:5parsecs",
 		"delay=0.1:",	    "corrupt=0.1:1ms",	  "seed=abc",	    "seed=-1",
 		"drop=nan",	    "delay=0.1:61s",	  "seed=1,seed=2",  "drop=0.1;dup=0.1",
+		"drop_nth=0",	    "drop_nth=-1",	  "drop_nth=x",	    "drop_nth=2,drop_nth=3",
+		"drop_nth=",	    "drop_nth=1.5",
 	};
 	struct sib_fault_cfg cfg;
 	char line[512];
@@ -334,6 +443,7 @@ int main(void)
 		cmocka_unit_test(dup_1_delivers_everything_twice),
 		cmocka_unit_test(reorder_and_delay_eventually_deliver_everything),
 		cmocka_unit_test(held_packet_sets_a_deadline),
+		cmocka_unit_test(drop_nth_drops_one_data_packet_and_capture_shows_it),
 		cmocka_unit_test(spec_parses_rates_times_and_seed),
 		cmocka_unit_test(bad_spec_is_rejected_with_a_line),
 	};
