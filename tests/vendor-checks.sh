@@ -67,7 +67,7 @@ out=$(make unit 2>&1)
 rc=$?
 grep -E '^unit \(' <<<"$out"
 [ $rc -eq 0 ] || grep -E 'FAIL|failed' <<<"$out" | head -20
-result "make unit" $((rc == 0)) "$(grep -m1 -oE '[0-9]+ passed, [0-9]+ failed' <<<"$out")"
+result "make unit" $((rc == 0)) "$(grep -m1 -oE '[0-9]+ programs passed, [0-9]+ failed' <<<"$out")"
 
 out=$(RDMA_CM_ONLY_RDMA_CORE=1 B=build tests/run-integration.sh test_pingpong test_rdma_cm \
 	test_qp_rules test_device_rules test_verbs_mr_rules test_rc_errors test_ucma_signals \
