@@ -326,7 +326,8 @@ run_package()
 		results+=("package: FAIL (no .deb, or lintian found errors; $log.build.log)"); fail=1
 		rm -rf "$work"; return
 	fi
-	rm -rf "$work" && cp -a "$base" "$work" && cp "$deb" "$work/root/"
+	cp "$deb" "$cache/chroot/" && deb=$cache/chroot/$(basename "$deb")
+	rm -rf "$work" && cp -a "$base" "$work" && mv "$deb" "$work/root/"
 	in_chroot "$work" bookworm "set -e; cd /root
 		apt-get update -q >/dev/null
 		apt-get install -y -q ./$(basename "$deb") man-db >/dev/null
