@@ -8,7 +8,10 @@
 #                again under AddressSanitizer/UBSan, then a short fuzz run, then
 #                a compile against each Debian release's rdma-core
 #   make test-distros  softib built and run in debootstrap chroots (trixie,
-#                sid) and the README's first two commands on a fresh bookworm
+#                sid; Ubuntu 22.04's and 24.04's rdma-core and liburing built
+#                from ../shared/vendor), the Debian package built, linted and
+#                installed, and the README's first two commands on a fresh
+#                bookworm
 #   make RDMA_CORE=DIR  build against an rdma-core unpacked under DIR
 #   make install  the programs, the provider and the manual pages into PREFIX
 #                (/usr/local); dpkg-buildpackage -b builds the Debian package
@@ -258,8 +261,9 @@ test:
 test-rdma-core:
 	@tests/run-rdma-core.sh
 
-# softib in debootstrap chroots of trixie and sid, and the README's first
-# two commands on a fresh bookworm (root; cached in $${SOFTIB_CACHE:-~/.cache/softib}).
+# softib in debootstrap chroots of trixie and sid and of Ubuntu-like
+# bookworms, the Debian package, and the README's first two commands on a
+# fresh bookworm (root; cached in $${SOFTIB_CACHE:-~/.cache/softib}).
 test-distros:
 	@tests/run-distros.sh
 
