@@ -9,7 +9,7 @@ sib_init examples
 sib_need timeout
 sib_need_sm
 EX=$B/examples
-for e in rc_send_recv rdma_write_read ud_send; do
+for e in rc_send_recv rdma_write_read atomics ud_send; do
 	[ -x "$EX/$e" ] || sib_fail "$EX/$e is not built (make builds examples/*.c)"
 done
 
@@ -44,6 +44,10 @@ run_example rc_send_recv \
 run_example rdma_write_read \
 	'^rdma_write_read: RDMA WRITE placed 65536 bytes in B.s memory' \
 	'^rdma_write_read: RDMA READ brought back 65536 bytes starting "changed by B"$'
+run_example atomics \
+	'^atomics: FETCH_AND_ADD 5: old value 100, B.s word now 105$' \
+	'^atomics: COMPARE_AND_SWAP 105 -> 7: old value 105 \(equal: swapped\), B.s word now 7$' \
+	'^atomics: COMPARE_AND_SWAP 105 -> 1: old value 7 \(not equal: unchanged\), B.s word now 7$'
 run_example ud_send \
 	'^ud_send: B received 296 bytes \(40 of GRH area \+ 256 of payload\) from QP 0x[0-9a-f]{6} at LID 0x[0-9a-f]{4}, GRH absent: "datagram addressed by LID"$' \
 	'^ud_send: B received 296 bytes \(40 of GRH area \+ 256 of payload\) from QP 0x[0-9a-f]{6} at LID 0x[0-9a-f]{4}, GRH present: "datagram addressed by GID"$'
