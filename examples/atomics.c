@@ -174,7 +174,7 @@ int main(void)
 	struct ibv_mr *a_mr, *b_mr;
 	struct ibv_qp *a, *b;
 	/* aligned_alloc: the remote word must sit on an 8-byte boundary
-	 * (IBV_WC_REM_INV_REQ_ERR otherwise); A's result word too. */
+	 * (IBA 9.4.5; softib fails a misaligned one before sending it). */
 	uint64_t *a_word = aligned_alloc(8, 8), *b_word = aligned_alloc(8, 8);
 	uint64_t old;
 	int ret;
