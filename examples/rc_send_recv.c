@@ -18,8 +18,13 @@
  * (ibv_rc_pingpong does exactly that).
  *
  * Run:  softib run build/examples/rc_send_recv
+ *
+ * --stop-at-rtr makes a common mistake on purpose: QP A is left in RTR
+ * (it can receive but not send), so ibv_post_send refuses the SEND with
+ * EINVAL and softib logs the rule.  The program exits 0 when that happens.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +82,7 @@ static struct ibv_qp *create_rc_qp(struct ibv_pd *pd, struct ibv_cq *cq)
  * sends first, which is the peer's RTS sq_psn.  Both sides use 0 here.
  */
 static void connect_qp(struct ibv_qp *qp, uint16_t dlid, uint32_t dest_qpn,
-		       enum ibv_mtu mtu)
+		       enum ibv_mtu mtu, bool stop_at_rtr)
 {
 	struct ibv_qp_attr init = {
 		.qp_state = IBV_QPS_INIT,
@@ -113,6 +118,8 @@ static void connect_qp(struct ibv_qp *qp, uint16_t dlid, uint32_t dest_qpn,
 			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 	if (ret)
 		die("ibv_modify_qp to RTR", ret);
+	if (stop_at_rtr)
+		return;
 	ret = ibv_modify_qp(qp, &rts, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 			    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			    IBV_QP_MAX_QP_RD_ATOMIC);
@@ -146,9 +153,10 @@ static struct ibv_wc wait_one(struct ibv_cq *cq)
 	die("waiting for a completion", ETIMEDOUT);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	struct ibv_context *ctx = open_device();
+	bool stop_at_rtr = argc == 2 && !strcmp(argv[1], "--stop-at-rtr");
+	struct ibv_context *ctx;
 	struct ibv_port_attr port;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -161,8 +169,13 @@ int main(void)
 	char *send_buf = calloc(1, BUF_SIZE), *recv_buf = calloc(1, BUF_SIZE);
 	int ret;
 
+	if (argc > 1 && !stop_at_rtr) {
+		fprintf(stderr, "usage: rc_send_recv [--stop-at-rtr]\n");
+		return 2;
+	}
 	if (!send_buf || !recv_buf)
 		die("calloc", ENOMEM);
+	ctx = open_device();
 	/* The subnet manager gives the port its LID and makes it ACTIVE. */
 	ret = ibv_query_port(ctx, PORT, &port);
 	if (ret)
@@ -188,8 +201,8 @@ int main(void)
 	b = create_rc_qp(pd, cq);
 
 	/* Same port, so the peer's LID is our own. */
-	connect_qp(a, port.lid, b->qp_num, port.active_mtu);
-	connect_qp(b, port.lid, a->qp_num, port.active_mtu);
+	connect_qp(a, port.lid, b->qp_num, port.active_mtu, stop_at_rtr);
+	connect_qp(b, port.lid, a->qp_num, port.active_mtu, false);
 	printf("rc_send_recv: QP A 0x%06x <-> QP B 0x%06x on LID 0x%04x\n",
 	       a->qp_num, b->qp_num, port.lid);
 
@@ -211,6 +224,17 @@ int main(void)
 	swr.opcode = IBV_WR_SEND;
 	swr.send_flags = IBV_SEND_SIGNALED;	/* we want a completion */
 	ret = ibv_post_send(a, &swr, &bad_swr);
+	if (stop_at_rtr) {
+		/* RESET, INIT and RTR refuse send requests outright: the
+		 * send queue starts working in RTS. */
+		printf("rc_send_recv: ibv_post_send on QP A (left in RTR) returned %d: %s\n",
+		       ret, strerror(ret));
+		if (ret != EINVAL) {
+			fprintf(stderr, "rc_send_recv: expected EINVAL\n");
+			return 1;
+		}
+		goto out;
+	}
 	if (ret)
 		die("ibv_post_send", ret);
 
@@ -230,6 +254,7 @@ int main(void)
 	}
 
 	/* Tear down in reverse order of creation. */
+out:
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
 	ibv_destroy_cq(cq);
@@ -239,6 +264,9 @@ int main(void)
 	ibv_close_device(ctx);
 	free(send_buf);
 	free(recv_buf);
-	printf("rc_send_recv: OK\n");
+	if (stop_at_rtr)
+		printf("rc_send_recv: --stop-at-rtr: the SEND was refused, as it must be\n");
+	else
+		printf("rc_send_recv: OK\n");
 	return 0;
 }

@@ -18,8 +18,14 @@
  * Both QPs live in this one process, connected to each other on softib0.
  *
  * Run:  softib run build/examples/rdma_write_read
+ *
+ * --bad-rkey makes a mistake on purpose: the WRITE carries an rkey B never
+ * handed out.  B's QP refuses it (a NAK: remote access error) and goes to
+ * the error state; A's completion says IBV_WC_REM_ACCESS_ERR and A's QP
+ * goes to the error state too.  The program exits 0 when that happens.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,8 +123,9 @@ static void connect_qp(struct ibv_qp *qp, uint16_t dlid, uint32_t dest_qpn,
 		die("ibv_modify_qp to RTS", ret);
 }
 
-/* Posts one signalled RDMA WRITE or READ and waits (5 s at most) for it. */
-static void rdma(struct ibv_qp *qp, struct ibv_cq *cq, enum ibv_wr_opcode op,
+/* Posts one signalled RDMA WRITE or READ and waits (5 s at most) for its
+ * completion; returns the completion's status. */
+static enum ibv_wc_status rdma(struct ibv_qp *qp, struct ibv_cq *cq, enum ibv_wr_opcode op,
 		 void *local, struct ibv_mr *mr, uint64_t remote_addr, uint32_t rkey)
 {
 	struct ibv_sge sge = { (uintptr_t)local, SIZE, mr->lkey };
@@ -141,20 +148,61 @@ static void rdma(struct ibv_qp *qp, struct ibv_cq *cq, enum ibv_wr_opcode op,
 		n = ibv_poll_cq(cq, 1, &wc);
 		if (n < 0)
 			die("ibv_poll_cq", EIO);
-		if (n == 1 && wc.status != IBV_WC_SUCCESS) {
-			fprintf(stderr, "rdma_write_read: %s\n", ibv_wc_status_str(wc.status));
-			exit(1);
-		}
 		if (n == 1)
-			return;
+			return wc.status;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while (now.tv_sec - start.tv_sec < 5);
 	die("waiting for a completion", ETIMEDOUT);
 }
 
-int main(void)
+/* A completion that should have succeeded. */
+static void check(enum ibv_wc_status st)
 {
-	struct ibv_context *ctx = open_device();
+	if (st != IBV_WC_SUCCESS) {
+		fprintf(stderr, "rdma_write_read: %s\n", ibv_wc_status_str(st));
+		exit(1);
+	}
+}
+
+/*
+ * --bad-rkey: A writes with an rkey that names B's region but with the
+ * wrong key portion (the low 8 bits), as a program would after B
+ * re-registered its buffer and got a new rkey.  B checks the rkey on the
+ * first packet, refuses, and both QPs end up in the error state.
+ */
+static int write_with_bad_rkey(struct ibv_qp *a, struct ibv_cq *cq, unsigned char *a_buf,
+			       struct ibv_mr *a_mr, unsigned char *b_buf, struct ibv_mr *b_mr)
+{
+	uint32_t wrong = b_mr->rkey ^ 0xff;
+	struct ibv_qp_attr attr;
+	struct ibv_qp_init_attr init;
+	enum ibv_wc_status st;
+	int i;
+
+	memset(a_buf, 0x5a, SIZE);
+	st = rdma(a, cq, IBV_WR_RDMA_WRITE, a_buf, a_mr, (uintptr_t)b_buf, wrong);
+	printf("rdma_write_read: RDMA WRITE with rkey 0x%x (B's is 0x%x): %s\n", wrong,
+	       b_mr->rkey, ibv_wc_status_str(st));
+	for (i = 0; i < SIZE && !b_buf[i]; i++)
+		;
+	/* An error completion moves an RC QP to ERR: it must be reset and
+	 * connected again before it can send anything else. */
+	if (ibv_query_qp(a, &attr, IBV_QP_STATE, &init))
+		die("ibv_query_qp", errno);
+	printf("rdma_write_read: B's buffer %s; QP A is now in %s\n",
+	       i == SIZE ? "is untouched" : "was written to", attr.qp_state == IBV_QPS_ERR ? "ERR" : "another state");
+	if (st != IBV_WC_REM_ACCESS_ERR || i != SIZE || attr.qp_state != IBV_QPS_ERR) {
+		fprintf(stderr, "rdma_write_read: expected a remote access error, nothing written, A in ERR\n");
+		return 1;
+	}
+	printf("rdma_write_read: --bad-rkey: the WRITE was refused, as it must be\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	bool bad_rkey = argc == 2 && !strcmp(argv[1], "--bad-rkey");
+	struct ibv_context *ctx;
 	struct ibv_port_attr port;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -165,8 +213,13 @@ int main(void)
 	unsigned char *a_buf = malloc(SIZE), *b_buf = calloc(1, SIZE);
 	int ret;
 
+	if (argc > 1 && !bad_rkey) {
+		fprintf(stderr, "usage: rdma_write_read [--bad-rkey]\n");
+		return 2;
+	}
 	if (!a_buf || !b_buf)
 		die("malloc", ENOMEM);
+	ctx = open_device();
 	ret = ibv_query_port(ctx, PORT, &port);
 	if (ret)
 		die("ibv_query_port", ret);
@@ -187,12 +240,16 @@ int main(void)
 	b = create_qp_init(pd, cq, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	connect_qp(a, port.lid, b->qp_num, port.active_mtu);
 	connect_qp(b, port.lid, a->qp_num, port.active_mtu);
+	if (bad_rkey) {
+		ret = write_with_bad_rkey(a, cq, a_buf, a_mr, b_buf, b_mr);
+		goto out;
+	}
 
 	/* 1. WRITE A's pattern into B's buffer.  B learns nothing; A's
 	 * completion means B's memory holds the data. */
 	for (int i = 0; i < SIZE; i++)
 		a_buf[i] = (unsigned char)(i * 7 + 1);
-	rdma(a, cq, IBV_WR_RDMA_WRITE, a_buf, a_mr, (uintptr_t)b_buf, b_mr->rkey);
+	check(rdma(a, cq, IBV_WR_RDMA_WRITE, a_buf, a_mr, (uintptr_t)b_buf, b_mr->rkey));
 	if (memcmp(a_buf, b_buf, SIZE)) {
 		fprintf(stderr, "rdma_write_read: B's buffer does not hold what A wrote\n");
 		return 1;
@@ -203,7 +260,7 @@ int main(void)
 	/* 2. Change B's copy locally, then READ it back into A's buffer. */
 	memcpy(b_buf, "changed by B", 12);
 	memset(a_buf, 0, SIZE);
-	rdma(a, cq, IBV_WR_RDMA_READ, a_buf, a_mr, (uintptr_t)b_buf, b_mr->rkey);
+	check(rdma(a, cq, IBV_WR_RDMA_READ, a_buf, a_mr, (uintptr_t)b_buf, b_mr->rkey));
 	if (memcmp(a_buf, b_buf, SIZE)) {
 		fprintf(stderr, "rdma_write_read: A read back something else\n");
 		return 1;
@@ -211,6 +268,7 @@ int main(void)
 	printf("rdma_write_read: RDMA READ brought back %d bytes starting \"%.12s\"\n",
 	       SIZE, (char *)a_buf);
 
+out:
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
 	ibv_destroy_cq(cq);
@@ -220,6 +278,8 @@ int main(void)
 	ibv_close_device(ctx);
 	free(a_buf);
 	free(b_buf);
+	if (bad_rkey)
+		return ret;
 	printf("rdma_write_read: OK\n");
 	return 0;
 }
