@@ -10,6 +10,7 @@
 
 #include "transport/engine.h"
 
+#include "provider/handles.h"
 #include "provider/queues.h"
 #include "provider/softib.h"
 #include "transport/caps.h"
@@ -87,7 +88,7 @@ static struct ibv_ah *softib_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *at
 		errno = ENOMEM;
 		return NULL;
 	}
-	sah = calloc(1, sizeof(*sah));
+	sah = sib_obj_new(SIB_OBJ_AH, sizeof(*sah));
 	if (!sah) {
 		atomic_fetch_sub(&live_ahs, 1);
 		errno = ENOMEM;
@@ -156,10 +157,13 @@ struct sib_endpoint softib_ah_dest(struct softib_ah *sah)
 static int softib_destroy_ah(struct ibv_ah *ah)
 {
 	struct softib_ah *sah = to_sah(ah);
+	int err = sib_obj_claim(sah, "destroy_ah");
 
+	if (err)
+		return err;
 	pthread_mutex_destroy(&sah->dest_lock);
 	softib_pd_put(sah->ibv_ah.pd);
-	free(sah);
+	sib_obj_destroyed(sah);
 	atomic_fetch_sub(&live_ahs, 1);
 	return 0;
 }

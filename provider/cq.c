@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "provider/handles.h"
 #include "provider/queues.h"
 #include "transport/caps.h"
 #include "base/log.h"
@@ -59,7 +60,7 @@ static int check_create(struct ibv_context *ctx, unsigned cqe, struct ibv_comp_c
 static struct softib_cq *cq_alloc(struct ibv_context *ctx, unsigned cqe, bool timestamps)
 {
 	struct softib_context *sctx = to_sctx(ctx);
-	struct softib_cq *scq = calloc(1, sizeof(*scq));
+	struct softib_cq *scq = sib_obj_new(SIB_OBJ_CQ, sizeof(*scq));
 	int err;
 
 	if (!scq) {
@@ -78,7 +79,7 @@ static struct softib_cq *cq_alloc(struct ibv_context *ctx, unsigned cqe, bool ti
 	if (err) {
 		if (err == ENOMEM)
 			sib_warn("create_cq: out of memory, or max_cq (%u) CQs exist", SIB_MAX_CQ);
-		free(scq);
+		sib_obj_discard(scq);
 		errno = err;
 		return NULL;
 	}
@@ -202,15 +203,19 @@ static int softib_resize_cq(struct ibv_cq *cq, int cqe)
 static int softib_destroy_cq(struct ibv_cq *cq)
 {
 	struct softib_cq *scq = to_scq(cq);
-	int err = sib_cq_destroy(scq->cq);
+	int err = sib_obj_claim(scq, "destroy_cq");
 
+	if (err)
+		return err;
+	err = sib_cq_destroy(scq->cq);
 	if (err) {
 		sib_warn("destroy_cq: the CQ is still used by a QP or SRQ");
+		sib_obj_keep(scq);
 		return err;
 	}
 	if (scq->parent_domain)
 		softib_pd_put(scq->parent_domain);
-	free(scq);
+	sib_obj_destroyed(scq);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "memreg/memreg.h"
+#include "provider/handles.h"
 #include "provider/softib.h"
 #include "transport/caps.h"
 #include "base/log.h"
@@ -92,7 +93,7 @@ static struct ibv_mr *softib_reg_mr(struct ibv_pd *pd, void *addr, size_t length
 	}
 	if (a.access & MEMREG_ACCESS_ZERO_BASED)
 		a.iova = 0; /* ibv_reg_mr(3): addressed by offset from the start */
-	vmr = calloc(1, sizeof(*vmr));
+	vmr = sib_obj_new(SIB_OBJ_MR, sizeof(*vmr));
 	if (!vmr) {
 		errno = ENOMEM;
 		return NULL;
@@ -104,7 +105,7 @@ static struct ibv_mr *softib_reg_mr(struct ibv_pd *pd, void *addr, size_t length
 		else
 			sib_warn("%s: addr %p length %zu iova 0x%llx is not a valid range", verb, addr,
 				 length, (unsigned long long)hca_va);
-		free(vmr);
+		sib_obj_discard(vmr);
 		errno = err;
 		return NULL;
 	}
@@ -211,22 +212,26 @@ static int softib_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, v
 static int softib_dereg_mr(struct verbs_mr *vmr)
 {
 	struct ibv_mr *mr = &vmr->ibv_mr;
-	int err;
+	int err = sib_obj_claim(vmr, "dereg_mr");
 
+	if (err)
+		return err;
 	/* as in rereg: what waits to be sent from this MR holds it */
 	sib_progress_flush(to_sctx(mr->context)->hca);
 	err = memreg_mr_deregister(softib_memreg(mr->context), mr->lkey);
 
 	if (err == EBUSY) {
 		sib_warn("dereg_mr on MR 0x%06x: memory windows are still bound to it", mr->lkey);
+		sib_obj_keep(vmr);
 		return EBUSY;
 	}
 	if (err) {
 		sib_warn("dereg_mr on MR 0x%06x: not a registered MR", mr->lkey);
+		sib_obj_keep(vmr);
 		return err;
 	}
 	softib_pd_put(mr->pd);
-	free(vmr);
+	sib_obj_destroyed(vmr);
 	return 0;
 }
 

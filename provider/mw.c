@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "provider/handles.h"
 #include "provider/mw.h"
 #include "provider/softib.h"
 #include "base/log.h"
@@ -32,7 +33,7 @@ static struct ibv_mw *softib_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 		errno = EINVAL;
 		return NULL;
 	}
-	mw = calloc(1, sizeof(*mw));
+	mw = sib_obj_new(SIB_OBJ_MW, sizeof(*mw));
 	if (!mw) {
 		errno = ENOMEM;
 		return NULL;
@@ -41,7 +42,7 @@ static struct ibv_mw *softib_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 	if (err) {
 		sib_warn("alloc_mw on PD 0x%06x: no room for another memory window (max_mw %u)",
 			 to_spd(pd)->pdn, (unsigned)SIB_MAX_MW);
-		free(mw);
+		sib_obj_discard(mw);
 		errno = err;
 		return NULL;
 	}
@@ -56,15 +57,20 @@ static struct ibv_mw *softib_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 
 static int softib_dealloc_mw(struct ibv_mw *mw)
 {
+	int err = sib_obj_claim(mw, "dealloc_mw");
+
+	if (err)
+		return err;
 	/* The handle keeps the index; a type 2 bind may have changed key8. */
 	if (memreg_mw_dealloc(softib_memreg(mw->context), mw->handle)) {
 		/* As the kernel answers a handle it does not know. */
 		sib_warn("dealloc_mw on MW 0x%06x: not an allocated memory window", mw->rkey);
+		sib_obj_keep(mw);
 		errno = ENOENT;
 		return ENOENT;
 	}
 	softib_pd_put(mw->pd);
-	free(mw);
+	sib_obj_destroyed(mw);
 	return 0;
 }
 

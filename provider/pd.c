@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "provider/handles.h"
 #include "provider/softib.h"
 #include "base/log.h"
 
@@ -40,7 +41,7 @@ static struct ibv_pd *softib_alloc_pd(struct ibv_context *ctx)
 		errno = ENOMEM;
 		return NULL;
 	}
-	spd = calloc(1, sizeof(*spd));
+	spd = sib_obj_new(SIB_OBJ_PD, sizeof(*spd));
 	if (!spd) {
 		atomic_fetch_sub(&live_pds, 1);
 		errno = ENOMEM;
@@ -90,7 +91,7 @@ static struct ibv_pd *softib_alloc_parent_domain(struct ibv_context *ctx,
 		errno = EINVAL;
 		return NULL;
 	}
-	spd = calloc(1, sizeof(*spd));
+	spd = sib_obj_new(SIB_OBJ_PD, sizeof(*spd));
 	if (!spd) {
 		errno = ENOMEM;
 		return NULL;
@@ -107,14 +108,18 @@ static struct ibv_pd *softib_alloc_parent_domain(struct ibv_context *ctx,
 static int softib_dealloc_pd(struct ibv_pd *pd)
 {
 	struct softib_pd *spd = to_spd(pd);
-	int users = atomic_load(&spd->users);
+	int users, err = sib_obj_claim(spd, "dealloc_pd");
 
+	if (err)
+		return err;
+	users = atomic_load(&spd->users);
 	if (users) {
 		sib_warn("dealloc_pd on %sPD 0x%06x: %d object(s) (MR, MW, QP, SRQ, AH%s) still use it",
 			 spd->protection_domain ? "the parent domain of " : "", spd->pdn, users,
 			 spd->protection_domain ? ", CQ" : ", parent domain");
 		/* The return value is the error (ibv_dealloc_pd(3)); hardware
 		 * providers leave errno set too, and programs read either. */
+		sib_obj_keep(spd);
 		errno = EBUSY;
 		return EBUSY;
 	}
@@ -122,7 +127,7 @@ static int softib_dealloc_pd(struct ibv_pd *pd)
 		softib_pd_put(spd->protection_domain);
 	else
 		atomic_fetch_sub(&live_pds, 1);
-	free(spd);
+	sib_obj_destroyed(spd);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "provider/handles.h"
 #include "provider/queues.h"
 #include "transport/caps.h"
 #include "transport/mcast.h"
@@ -138,7 +139,7 @@ static struct ibv_qp *create_common(struct ibv_context *ctx, struct ibv_qp_init_
 		errno = EINVAL;
 		return NULL;
 	}
-	sqp = calloc(1, sizeof(*sqp));
+	sqp = sib_obj_new(SIB_OBJ_QP, sizeof(*sqp));
 	if (!sqp) {
 		errno = ENOMEM;
 		return NULL;
@@ -175,7 +176,7 @@ static struct ibv_qp *create_common(struct ibv_context *ctx, struct ibv_qp_init_
 	err = sib_qp_create(&in, &sqp->qp, why, sizeof(why));
 	if (err) {
 		softib_refused(in.beyond_device, "create_qp: %s", why);
-		free(sqp);
+		sib_obj_discard(sqp);
 		errno = err;
 		return NULL;
 	}
@@ -435,13 +436,18 @@ static int softib_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr
 static int softib_destroy_qp(struct ibv_qp *qp)
 {
 	struct softib_qp *sqp = to_sqp(qp);
-	unsigned groups = sib_qp_mcast_groups(sqp->qp);
+	unsigned groups;
+	int err = sib_obj_claim(sqp, "destroy_qp");
 
+	if (err)
+		return err;
 	/* As the kernel's uverbs: a QP leaves its groups before it goes. */
+	groups = sib_qp_mcast_groups(sqp->qp);
 	if (groups) {
 		sib_warn("destroy_qp on QP 0x%06x: still attached to %u multicast group(s), "
 			 "ibv_detach_mcast first",
 			 qp->qp_num, groups);
+		sib_obj_keep(sqp);
 		return EBUSY;
 	}
 	if (sqp->send_ops_flags)
@@ -450,7 +456,7 @@ static int softib_destroy_qp(struct ibv_qp *qp)
 	if (qp->pd)
 		softib_pd_put(qp->pd);
 	pthread_mutex_destroy(&sqp->wr_lock);
-	free(sqp);
+	sib_obj_destroyed(sqp);
 	return 0;
 }
 

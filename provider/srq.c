@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "provider/handles.h"
 #include "provider/queues.h"
 #include "transport/caps.h"
 #include "hca/hca.h"
@@ -39,7 +40,7 @@ static struct ibv_srq *create_common(struct ibv_context *ctx, struct ibv_pd *pd,
 			return NULL;
 		}
 	}
-	ssrq = calloc(1, sizeof(*ssrq));
+	ssrq = sib_obj_new(SIB_OBJ_SRQ, sizeof(*ssrq));
 	if (!ssrq) {
 		errno = ENOMEM;
 		return NULL;
@@ -61,7 +62,7 @@ static struct ibv_srq *create_common(struct ibv_context *ctx, struct ibv_pd *pd,
 	err = sib_srq_create(&in, &ssrq->srq, why, sizeof(why));
 	if (err) {
 		softib_refused(in.beyond_device, "create_srq: %s", why);
-		free(ssrq);
+		sib_obj_discard(ssrq);
 		errno = err;
 		return NULL;
 	}
@@ -159,14 +160,18 @@ static int softib_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num)
 static int softib_destroy_srq(struct ibv_srq *srq)
 {
 	struct softib_srq *ssrq = to_ssrq(srq);
-	int err = sib_srq_destroy(ssrq->srq);
+	int err = sib_obj_claim(ssrq, "destroy_srq");
 
+	if (err)
+		return err;
+	err = sib_srq_destroy(ssrq->srq);
 	if (err) {
 		sib_warn("destroy_srq: QPs still receive from this SRQ");
+		sib_obj_keep(ssrq);
 		return err;
 	}
 	softib_pd_put(srq->pd);
-	free(ssrq);
+	sib_obj_destroyed(ssrq);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "provider/handles.h"
 #include "provider/queues.h"
 #include "base/log.h"
 
@@ -36,7 +37,7 @@ static struct ibv_xrcd *softib_open_xrcd(struct ibv_context *ctx,
 		errno = EBADF;
 		return NULL;
 	}
-	sx = calloc(1, sizeof(*sx));
+	sx = sib_obj_new(SIB_OBJ_XRCD, sizeof(*sx));
 	if (!sx) {
 		errno = ENOMEM;
 		return NULL;
@@ -50,7 +51,7 @@ static struct ibv_xrcd *softib_open_xrcd(struct ibv_context *ctx,
 		else
 			sib_warn("open_xrcd: oflags 0x%x are not valid (O_CREAT, O_EXCL)",
 				 attr->oflags);
-		free(sx);
+		sib_obj_discard(sx);
 		errno = err;
 		return NULL;
 	}
@@ -63,13 +64,17 @@ static struct ibv_xrcd *softib_open_xrcd(struct ibv_context *ctx,
 static int softib_close_xrcd(struct ibv_xrcd *xrcd)
 {
 	struct softib_xrcd *sx = to_sxrcd(xrcd);
-	int err = sib_xrcd_close(sx->x);
+	int err = sib_obj_claim(sx, "close_xrcd");
 
+	if (err)
+		return err;
+	err = sib_xrcd_close(sx->x);
 	if (err) {
 		sib_warn("close_xrcd: XRC SRQs or XRC_RECV QPs still use the domain");
+		sib_obj_keep(sx);
 		return err;
 	}
-	free(sx);
+	sib_obj_destroyed(sx);
 	return 0;
 }
 

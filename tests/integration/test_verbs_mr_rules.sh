@@ -50,7 +50,7 @@ else
 fi
 rm -f "$log.info"
 want "need one or more of CHANGE_TRANSLATION, CHANGE_PD, CHANGE_ACCESS"
-want "dereg_mr on MR 0x"
-want "not a registered MR"
+want "dereg_mr: 0x"
+want "is not a live object of this process"
 want "alloc_mw on PD 0x000001: type 3 is not a memory window type (1 or 2)"
 exit $fail
