@@ -174,7 +174,8 @@ int main(void)
 	struct ibv_mr *a_mr, *b_mr;
 	struct ibv_qp *a, *b;
 	/* aligned_alloc: the remote word must sit on an 8-byte boundary
-	 * (IBA 9.4.5; softib fails a misaligned one before sending it). */
+	 * (IBA 9.4.5: the responder refuses a misaligned one, and both QPs
+	 * end in the error state). */
 	uint64_t *a_word = aligned_alloc(8, 8), *b_word = aligned_alloc(8, 8);
 	uint64_t old;
 	int ret;

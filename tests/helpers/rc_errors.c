@@ -17,8 +17,10 @@
  *   recv_bad_lkey	requester REM_OP_ERR, responder LOC_PROT_ERR (9.7.5.2.5)
  *   no_rd_resources	READ to a responder with max_dest_rd_atomic 0:
  *			requester REM_INV_REQ_ERR, responder QP in ERR
- *   misaligned_atomic	requester LOC_QP_OP_ERR before anything is sent
- *			(IBA 9.4.5); the responder sees nothing and stays RTS
+ *   misaligned_atomic	sent, as hardware sends it; the responder refuses it
+ *			(NAK Invalid Request, IBA 9.4.5): requester
+ *			REM_INV_REQ_ERR, the responder's QP in ERR, the target
+ *			untouched
  *   peer_gone		the responder process is killed: RETRY_EXC_ERR no
  *			earlier than (retry_cnt+1) x 4.096 us x 2^timeout
  *   rnr		no receive posted, rnr_retry 2: RNR_RETRY_EXC_ERR no
@@ -102,8 +104,8 @@ static const struct err_case err_cases[] = {
 		   IBV_WC_LOC_PROT_ERR, .recv_bad_lkey = true),
 	REMOTE_ERR("no_rd_resources", IBV_WR_RDMA_READ, K_ALL, 0, MSG, IBV_WC_REM_INV_REQ_ERR,
 		   IBV_WC_WR_FLUSH_ERR, .no_rd_res = true),
-	{ .name = "misaligned_atomic", .op = IBV_WR_ATOMIC_CMP_AND_SWP, .key = K_ALL, .off = 4,
-	  .len = 8, .req_status = IBV_WC_LOC_QP_OP_ERR },
+	REMOTE_ERR("misaligned_atomic", IBV_WR_ATOMIC_CMP_AND_SWP, K_ALL, 4, 8,
+		   IBV_WC_REM_INV_REQ_ERR, IBV_WC_WR_FLUSH_ERR),
 };
 
 static struct ibv_context *ctx;

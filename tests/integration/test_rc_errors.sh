@@ -52,7 +52,7 @@ run_case no_remote_atomic "incoming atomic on QP 0x[0-9a-f]+: $key: needs access
 run_case send_too_long "invalid request \(IBA 9\.7\.5\.2\.2\)"
 run_case recv_bad_lkey "incoming SEND on QP 0x[0-9a-f]+: lkey 0x[0-9a-f]{6}"
 run_case no_rd_resources "max_dest_rd_atomic 0; NAK and QP to error"
-run_case misaligned_atomic "atomic remote_addr 0x[0-9a-f]+ is not 8-byte aligned"
+run_case misaligned_atomic "atomic VA not 8-byte aligned \(IBA 9\.4\.5\)"
 run_case peer_gone "no response after retry_cnt retries"
 run_case rnr "no receive WQE after rnr_retry retries"
 run_case solicited

@@ -329,7 +329,7 @@ static void rc_atomics_return_the_old_value_and_update_memory(void **state)
 	world_free(w);
 }
 
-static void rc_misaligned_atomic_is_an_error_completion(void **state)
+static void rc_misaligned_atomic_is_sent_and_refused_by_the_responder(void **state)
 {
 	struct world *w = rc_world(SIB_MTU_1024);
 	static uint64_t target[2], result;
@@ -342,9 +342,13 @@ static void rc_misaligned_atomic_is_an_error_completion(void **state)
 	s.atomic.rkey = rk;
 	world_post_send(&w->n[0], &s, &result, 8, lk);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 4, SIB_WC_LOC_QP_OP_ERR, 0);
+	/* Sent, and refused by the responder (NAK Invalid Request, IBA
+	 * 9.4.5): REM_INV_REQ_ERR, both QPs in ERR, the target untouched. */
+	expect_cqe(w->n[0].scq, 4, SIB_WC_REM_INV_REQ_ERR, 0);
 	assert_int_equal(target[0], 0);
+	assert_int_equal(target[1], 0);
 	assert_int_equal(sib_qp_state(w->n[0].qp), SIB_QPS_ERR);
+	assert_int_equal(sib_qp_state(w->n[1].qp), SIB_QPS_ERR);
 	world_free(w);
 }
 
@@ -970,7 +974,7 @@ int main(void)
 		cmocka_unit_test(rc_write_places_data_and_write_imm_consumes_a_receive),
 		cmocka_unit_test(rc_read_fetches_multi_packet_data),
 		cmocka_unit_test(rc_atomics_return_the_old_value_and_update_memory),
-		cmocka_unit_test(rc_misaligned_atomic_is_an_error_completion),
+		cmocka_unit_test(rc_misaligned_atomic_is_sent_and_refused_by_the_responder),
 		cmocka_unit_test(rc_rnr_nak_then_retry_succeeds_once_a_receive_is_posted),
 		cmocka_unit_test(rc_rnr_retry_exhausted_is_rnr_retry_exc_err),
 		cmocka_unit_test(rc_lost_packet_is_recovered_by_go_back_n),
