@@ -16,7 +16,8 @@
  * The SM tracks SIB_SM_SOURCES endpoints (a fixed table: a stranger makes
  * it allocate nothing); a new source takes the slot of the longest idle
  * one nearby.  Many sockets are many sources: what one process with
- * thousands of sockets can do is not bounded here (softib(7)).
+ * thousands of sockets can do is not bounded here (softib-subnet(7), What softib's
+ * security does not cover).
  */
 #ifndef SIB_FABRIC_SM_ADMIT_H
 #define SIB_FABRIC_SM_ADMIT_H

@@ -662,7 +662,7 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
-/* SOFTIB_SPIN_US (man/softib.7): 0..1000000, default SIB_PROGRESS_SPIN_NS. */
+/* SOFTIB_SPIN_US (man/softib-performance.7): 0..1000000, default SIB_PROGRESS_SPIN_NS. */
 static uint64_t spin_from_env(void)
 {
 	const char *v = getenv("SOFTIB_SPIN_US");

@@ -291,7 +291,7 @@ static const char *env(const char *name)
 /* The UDP link backend when SOFTIB_LINK is unset: the socket one.  The
  * io_uring link moves as much data, but one io_uring request costs about
  * twice the system call it replaces, so its ping-pong latency is 1.1 to
- * 1.2 times the socket link's (make bench: uring_cost; man/softib.7). */
+ * 1.2 times the socket link's (make bench: uring_cost; man/softib-performance.7). */
 #define DEFAULT_LINK_URING false
 
 /* SOFTIB_LINK=socket|uring: the UDP link's backend.  When io_uring cannot

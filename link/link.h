@@ -451,8 +451,8 @@ int sib_link_rate_parse(const char *s, uint64_t *rate_bps);
 
 /*
  * The stack a port uses, from the environment: SOFTIB_LINK, SOFTIB_ADDR,
- * SOFTIB_NETDEV, SOFTIB_CAPTURE, SOFTIB_FAULTS, SOFTIB_RATE (see
- * man/softib.7).  On failure nothing is left open.
+ * SOFTIB_NETDEV, SOFTIB_CAPTURE, SOFTIB_FAULTS, SOFTIB_RATE (see their
+ * pages through softib(7)'s ENVIRONMENT).  On failure nothing is left open.
  */
 int sib_link_open_env(struct sib_link **out);
 

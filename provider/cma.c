@@ -93,7 +93,7 @@ static unsigned knob(const char *name, unsigned dflt, unsigned max)
 	return (unsigned)x;
 }
 
-/* SOFTIB_CM_RESPONSE_TIMEOUT, SOFTIB_CM_MAX_RETRIES (man/softib.7): the
+/* SOFTIB_CM_RESPONSE_TIMEOUT, SOFTIB_CM_MAX_RETRIES (man/softib-rdma-cm.7): the
  * REQ's CM response timeouts and MaxCMRetries, Linux's values by default. */
 static struct sib_cm_timing timing(void)
 {

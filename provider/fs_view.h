@@ -6,7 +6,7 @@
  * /sys/class/infiniband/softib0/..., /sys/class/infiniband_verbs/abi_version,
  * /sys/class/misc/rdma_cm/abi_version -- live, without root and without
  * creating anything on disk; every other path and descriptor goes to libc
- * untouched.  man/softib.7 (HOW PROGRAMS FIND SOFTIB0) lists the calls.
+ * untouched.  man/softib-device.7 (How programs find softib0) lists the calls.
  *
  *   fs_tree.c   the tree: which paths exist, path resolution, stat, listings,
  *               the character devices registered below

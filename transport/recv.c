@@ -74,7 +74,7 @@ static uint16_t qp_pkey(struct sib_qp *qp)
  * subnet a packet with the peer's SLID can only arrive over the peer's
  * path; here anyone can send a datagram, so the sender's endpoint must be
  * the one the SA placed the source at.  (Spoofed UDP source addresses are
- * out of reach of this check: softib(7).)
+ * out of reach of this check: softib-subnet(7).)
  */
 #define SIB_SRC_MEMO_NS 1000000000ull
 
