@@ -136,8 +136,9 @@ static int softib_query_device_ex(struct ibv_context *ctx,
 	}
 	memset(&a, 0, sizeof(a));
 	fill_device_attr(sctx, &a.orig_attr);
-	/* No ODP, TSO, RSS, tag matching, packet pacing, device memory or CQ
-	 * moderation: all zero.  Completion timestamps count nanoseconds. */
+	/* No ODP, TSO, RSS, tag matching, packet pacing or CQ moderation: all
+	 * zero.  Device memory: dm.c.  Completion timestamps count nanoseconds. */
+	a.max_dm_size = SIB_MAX_DM_SIZE;
 	a.completion_timestamp_mask = UINT64_MAX;
 	a.hca_core_clock = SIB_HCA_CORE_CLOCK_KHZ;
 	a.device_cap_flags_ex = a.orig_attr.device_cap_flags;

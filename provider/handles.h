@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * The memory of the objects a program holds pointers to (PD, MR, MW, CQ,
- * SRQ, QP, AH, XRCD), so that a pointer used after its object was destroyed
+ * SRQ, QP, AH, XRCD, DM), so that a pointer used after its object was destroyed
  * gets an error, never a crash.
  *
  * libibverbs reads obj->context (and an MR's pd, addr, length) from the
@@ -32,6 +32,7 @@ enum sib_obj_kind {
 	SIB_OBJ_QP,
 	SIB_OBJ_AH,
 	SIB_OBJ_XRCD,
+	SIB_OBJ_DM,
 	SIB_OBJ_KINDS
 };
 

@@ -64,8 +64,8 @@ static int softib_mr_check_length(const char *verb, size_t length, bool creating
 	return 0;
 }
 
-static struct ibv_mr *softib_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
-				    uint64_t hca_va, int access)
+struct ibv_mr *softib_mr_register(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
+				  int access, const char *verb_name, enum ibv_mr_type type)
 {
 	struct memreg_mr_attr a = {
 		.host = addr,
@@ -74,12 +74,13 @@ static struct ibv_mr *softib_reg_mr(struct ibv_pd *pd, void *addr, size_t length
 		.access = softib_mr_access(access),
 		.pd = to_spd(pd)->pdn,
 	};
+	struct softib_mr *smr;
 	struct verbs_mr *vmr;
 	uint32_t key;
 	char verb[40];
 	int err;
 
-	snprintf(verb, sizeof(verb), "reg_mr on PD 0x%06x", a.pd);
+	snprintf(verb, sizeof(verb), "%s on PD 0x%06x", verb_name, a.pd);
 	err = softib_mr_check_access(verb, a.access, true);
 	if (!err)
 		err = softib_mr_check_length(verb, length, true);
@@ -93,7 +94,8 @@ static struct ibv_mr *softib_reg_mr(struct ibv_pd *pd, void *addr, size_t length
 	}
 	if (a.access & MEMREG_ACCESS_ZERO_BASED)
 		a.iova = 0; /* ibv_reg_mr(3): addressed by offset from the start */
-	vmr = sib_obj_new(SIB_OBJ_MR, sizeof(*vmr));
+	smr = sib_obj_new(SIB_OBJ_MR, sizeof(*smr));
+	vmr = smr ? &smr->vmr : NULL;
 	if (!vmr) {
 		errno = ENOMEM;
 		return NULL;
@@ -105,11 +107,11 @@ static struct ibv_mr *softib_reg_mr(struct ibv_pd *pd, void *addr, size_t length
 		else
 			sib_warn("%s: addr %p length %zu iova 0x%llx is not a valid range", verb, addr,
 				 length, (unsigned long long)hca_va);
-		sib_obj_discard(vmr);
+		sib_obj_discard(smr);
 		errno = err;
 		return NULL;
 	}
-	vmr->mr_type = IBV_MR_TYPE_MR;
+	vmr->mr_type = type;
 	vmr->access = access;
 	vmr->ibv_mr.context = pd->context;
 	vmr->ibv_mr.pd = pd;
@@ -120,6 +122,12 @@ static struct ibv_mr *softib_reg_mr(struct ibv_pd *pd, void *addr, size_t length
 	vmr->ibv_mr.rkey = key;
 	softib_pd_get(pd);
 	return &vmr->ibv_mr;
+}
+
+static struct ibv_mr *softib_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+				    uint64_t hca_va, int access)
+{
+	return softib_mr_register(pd, addr, length, hca_va, access, "reg_mr", IBV_MR_TYPE_MR);
 }
 
 static int softib_rereg_input_error(int err)
@@ -212,7 +220,8 @@ static int softib_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, v
 static int softib_dereg_mr(struct verbs_mr *vmr)
 {
 	struct ibv_mr *mr = &vmr->ibv_mr;
-	int err = sib_obj_claim(vmr, "dereg_mr");
+	struct softib_mr *smr = softib_container_of(vmr, struct softib_mr, vmr);
+	int err = sib_obj_claim(smr, "dereg_mr");
 
 	if (err)
 		return err;
@@ -222,16 +231,18 @@ static int softib_dereg_mr(struct verbs_mr *vmr)
 
 	if (err == EBUSY) {
 		sib_warn("dereg_mr on MR 0x%06x: memory windows are still bound to it", mr->lkey);
-		sib_obj_keep(vmr);
+		sib_obj_keep(smr);
 		return EBUSY;
 	}
 	if (err) {
 		sib_warn("dereg_mr on MR 0x%06x: not a registered MR", mr->lkey);
-		sib_obj_keep(vmr);
+		sib_obj_keep(smr);
 		return err;
 	}
 	softib_pd_put(mr->pd);
-	sib_obj_destroyed(vmr);
+	if (smr->dm)
+		softib_dm_put(smr->dm);
+	sib_obj_destroyed(smr);
 	return 0;
 }
 

@@ -84,7 +84,7 @@ static inline bool softib_context_is_ours(const struct ibv_context *ctx)
 }
 
 /* One op table per provider source file (see the comment at the top). */
-#define SIB_OPS_AREAS(X) X(device) X(pd) X(ah) X(mr) X(mw) X(cq) X(qp) X(srq) X(xrcd) X(post) X(mcast)
+#define SIB_OPS_AREAS(X) X(device) X(pd) X(ah) X(mr) X(dm) X(mw) X(cq) X(qp) X(srq) X(xrcd) X(post) X(mcast)
 #define SIB_DECLARE_OPS(area)                                                                   \
 	extern const struct verbs_context_ops softib_##area##_ops __attribute__((weak));
 SIB_OPS_AREAS(SIB_DECLARE_OPS)
@@ -144,6 +144,21 @@ static inline struct softib_pd *to_spd(struct ibv_pd *pd)
 
 void softib_pd_get(struct ibv_pd *pd);
 void softib_pd_put(struct ibv_pd *pd);
+
+/* Memory regions (mr.c): every MR is a struct softib_mr; dm is the device
+ * memory an MR of reg_dm_mr lies in (dm.c), NULL for the others. */
+struct softib_dm;
+struct softib_mr {
+	struct verbs_mr vmr;
+	struct softib_dm *dm;
+};
+
+/* Registers [addr, addr + length) for pd as reg_mr does, logging a refusal
+ * as "verb_name on PD ...": the MR, or NULL with errno. */
+struct ibv_mr *softib_mr_register(struct ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
+				  int access, const char *verb_name, enum ibv_mr_type type);
+/* An MR registered on dm was deregistered (dm.c). */
+void softib_dm_put(struct softib_dm *dm);
 
 /* Address handles: the validated address vector, kept for the data path. */
 struct softib_ah {

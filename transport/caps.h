@@ -32,6 +32,11 @@
 #define SIB_MAX_QP_RD_ATOM 16       /* responder resources (max_dest_rd_atomic) */
 #define SIB_MAX_QP_INIT_RD_ATOM 16  /* initiator depth (max_rd_atomic) */
 #define SIB_MAX_XRCD (1 << 16)
+/* Device memory (provider/dm.c): what all of a process's DMs may hold, as a
+ * ConnectX's on-chip memory (MEMIC) bounds its DMs; the alignment a DM may
+ * ask for, as 2^log_align_req bytes (a page). */
+#define SIB_MAX_DM_SIZE (256u << 10)
+#define SIB_MAX_DM_LOG_ALIGN 12
 /* Multicast (transport/mcast.h): groups a port's QPs attach to, QPs per
  * group, attachments in all.  The tables are searched linearly, so they
  * are kept to sizes where that costs nothing next to a packet. */

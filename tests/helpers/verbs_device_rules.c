@@ -433,6 +433,64 @@ static void destroyed_twice_is_enoent(struct ibv_context *ctx)
 	expect_no_log("a PD after the double destroys");
 }
 
+/* Device memory (issue 36): max_dm_size bounds one DM and all of them;
+ * copies move 32-bit words inside the DM; DM MRs are zero based; a DM with
+ * an MR on it stays; what was written is read back, and through the MR. */
+static void device_memory_rules(struct ibv_context *ctx)
+{
+	struct ibv_device_attr_ex ax;
+	struct ibv_alloc_dm_attr big = { 0 }, half = { 0 };
+	struct ibv_dm *dm, *dm2;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	uint32_t out[4], in[4] = { 1, 2, 3, 4 };
+	int rc;
+
+	CHECK(ibv_query_device_ex(ctx, NULL, &ax) == 0 && ax.max_dm_size >= 4096,
+	      "query_device_ex: max_dm_size %llu", (unsigned long long)ax.max_dm_size);
+	big.length = ax.max_dm_size + 1;
+	errno = 0;
+	CHECK(!ibv_alloc_dm(ctx, &big) && errno == EINVAL, "alloc_dm beyond max_dm_size: errno %d",
+	      errno);
+	expect_log("alloc_dm beyond max_dm_size", "is not 1 to max_dm_size");
+	half.length = ax.max_dm_size / 2 + 64;
+	dm = ibv_alloc_dm(ctx, &half);
+	CHECK(dm != NULL, "alloc_dm of half of max_dm_size: errno %d", errno);
+	if (!dm)
+		return;
+	errno = 0;
+	dm2 = ibv_alloc_dm(ctx, &half);
+	CHECK(!dm2 && errno == ENOMEM, "a second half does not fit: errno %d", errno);
+	expect_log("alloc_dm beside another", "do not fit beside");
+	CHECK(ibv_memcpy_to_dm(dm, 64, in, sizeof(in)) == 0, "memcpy_to_dm");
+	CHECK(ibv_memcpy_from_dm(out, dm, 64, sizeof(out)) == 0 && !memcmp(in, out, sizeof(in)),
+	      "memcpy_from_dm reads back what was written");
+	rc = ibv_memcpy_to_dm(dm, 2, in, 4);
+	CHECK(rc == EINVAL, "memcpy_to_dm at offset 2 = %d, want EINVAL", rc);
+	expect_log("memcpy_to_dm at offset 2", "must be multiples of 4");
+	rc = ibv_memcpy_from_dm(out, dm, half.length, 4);
+	CHECK(rc == EFAULT, "memcpy_from_dm past the end = %d, want EFAULT", rc);
+	expect_log("memcpy_from_dm past the end", "is past the");
+	pd = ibv_alloc_pd(ctx);
+	errno = 0;
+	CHECK(pd && !ibv_reg_dm_mr(pd, dm, 0, 64, IBV_ACCESS_LOCAL_WRITE) && errno == EINVAL,
+	      "reg_dm_mr without ZERO_BASED: errno %d", errno);
+	expect_log("reg_dm_mr without ZERO_BASED", "zero based");
+	mr = pd ? ibv_reg_dm_mr(pd, dm, 64, 64, IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE)
+		: NULL;
+	CHECK(mr != NULL && mr->addr == NULL && mr->length == 64, "reg_dm_mr: errno %d", errno);
+	rc = ibv_free_dm(dm);
+	CHECK(rc == EBUSY, "free_dm with an MR on it = %d, want EBUSY", rc);
+	expect_log("free_dm with an MR on it", "MR(s) are registered on this DM");
+	CHECK(!mr || ibv_dereg_mr(mr) == 0, "dereg_mr of the DM MR");
+	CHECK(ibv_free_dm(dm) == 0, "free_dm");
+	CHECK(pd && ibv_dealloc_pd(pd) == 0, "dealloc_pd");
+	/* The room is back. */
+	dm = ibv_alloc_dm(ctx, &half);
+	CHECK(dm != NULL && ibv_free_dm(dm) == 0, "alloc_dm after free_dm: errno %d", errno);
+	expect_no_log("device memory freed and allocated again");
+}
+
 /* issue 36: max_pd and max_ah are what the device holds: one more is
  * ENOMEM with a line naming the limit, and one freed makes room again. */
 static void max_pd_and_max_ah_hold(struct ibv_context *ctx)
@@ -515,6 +573,7 @@ int main(void)
 	srq_resize_and_unknown_mw(ctx);
 	max_pd_and_max_ah_hold(ctx);
 	destroyed_twice_is_enoent(ctx);
+	device_memory_rules(ctx);
 	CHECK(ibv_close_device(ctx) == 0, "close_device");
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;
