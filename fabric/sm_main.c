@@ -50,8 +50,8 @@ static void usage(FILE *f)
 		"                      $SOFTIB_SM, else %s); the others are its peers\n"
 		"  --daemon            detach (own session, standard streams to /dev/null or\n"
 		"                      the log file); exit after --idle-exit with no ports\n"
-		"  --idle-exit SECONDS exit after this long without ports (daemon default 30,\n"
-		"                      foreground default 0 = never)\n"
+		"  --idle-exit SECONDS exit after this long without ports or packets\n"
+		"                      (daemon default 30, foreground default 0 = never)\n"
 		"  --sweep SECONDS     seconds between sweeps (default 2)\n"
 		"  --routing ENGINE    on a fabric (SOFTIB_FABRIC): minhop (default) or updn\n"
 		"  --log FILE          log and join/leave lines to FILE (default $SOFTIB_LOG_FILE)\n"
@@ -421,7 +421,8 @@ int main(int argc, char **argv)
 	char stats_path[SIB_RUN_DIR_MAX + 64];
 	int stats_fd = -1;
 	struct sib_sm sm;
-	uint64_t guid = 0, idle_since, sm_key, m_key, lids_saved = 0;
+	uint64_t guid = 0, idle_since, sm_key, m_key, lids_saved = 0, rx_seen = 0;
+	struct sib_link_counters lc;
 	int c, rc, ready = -1;
 
 	while ((c = getopt_long(argc, argv, "l:di:s:L:k:p:e:P:c:KhT:R:", opts, NULL)) != -1) {
@@ -656,10 +657,16 @@ int main(int argc, char **argv)
 			lid_cache_save(&sm, lid_cache);
 			lids_saved = sm.lid_changes;
 		}
-		if (sib_sm_known_ports(&sm) || sm.state != IB_SM_STATE_MASTER)
+		/* In use while it knows a port, and while anything arrives: a
+		 * port that has only probed or trapped is not known yet, and an
+		 * SM that left under it would leave it without LIDs and paths. */
+		sib_link_counters_get(link, &lc);
+		if (sib_sm_known_ports(&sm) || sm.state != IB_SM_STATE_MASTER ||
+		    lc.rx_packets != rx_seen)
 			idle_since = now;
-		else if (idle_exit > 0 && now - idle_since >= (uint64_t)(idle_exit * 1e9)) {
-			printf("softib-sm: no ports for %g s; exiting\n", idle_exit);
+		rx_seen = lc.rx_packets;
+		if (idle_exit > 0 && now - idle_since >= (uint64_t)(idle_exit * 1e9)) {
+			printf("softib-sm: no ports and no packet for %g s; exiting\n", idle_exit);
 			/* Keys this run made protect nobody now: leave no file. */
 			if (keys_created) {
 				unlink(key_file);
