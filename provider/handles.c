@@ -139,7 +139,8 @@ void *sib_obj_new(enum sib_obj_kind kind, size_t size)
 	return h + 1;
 }
 
-int sib_obj_claim(void *obj, const char *verb)
+/* Takes obj out of the live set: false when it was not in it. */
+static bool live_remove(const void *obj)
 {
 	size_t i;
 
@@ -151,7 +152,12 @@ int sib_obj_claim(void *obj, const char *verb)
 		live.tombs++;
 	}
 	pthread_mutex_unlock(&live.lock);
-	if (i != SIZE_MAX)
+	return i != SIZE_MAX;
+}
+
+int sib_obj_claim(void *obj, const char *verb)
+{
+	if (live_remove(obj))
 		return 0;
 	sib_warn("%s: %p is not a live object of this process (destroyed already, being "
 		 "destroyed by another thread, or never made by this device)",
@@ -163,7 +169,8 @@ int sib_obj_claim(void *obj, const char *verb)
 void sib_obj_keep(void *obj)
 {
 	pthread_mutex_lock(&live.lock);
-	/* It was in the table a moment ago: there is room, or it grows. */
+	/* It was in the table a moment ago; only a rehash that finds no
+	 * memory can fail, and then the object stays, refused (ENOENT). */
 	(void)live_add((uintptr_t)obj);
 	pthread_mutex_unlock(&live.lock);
 }
@@ -184,27 +191,8 @@ void sib_obj_destroyed(void *obj)
 	pthread_mutex_unlock(&p->lock);
 }
 
-bool sib_obj_live(const void *obj)
-{
-	bool found;
-
-	pthread_mutex_lock(&live.lock);
-	found = live_find((uintptr_t)obj) != SIZE_MAX;
-	pthread_mutex_unlock(&live.lock);
-	return found;
-}
-
 void sib_obj_discard(void *obj)
 {
-	size_t i;
-
-	pthread_mutex_lock(&live.lock);
-	i = live_find((uintptr_t)obj);
-	if (i != SIZE_MAX) {
-		live.slot[i] = TOMB;
-		live.used--;
-		live.tombs++;
-	}
-	pthread_mutex_unlock(&live.lock);
+	live_remove(obj);
 	free(hdr_of(obj));
 }

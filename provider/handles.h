@@ -56,9 +56,6 @@ void sib_obj_keep(void *obj);
 /* obj's memory becomes a dead shell; the fields libibverbs reads stay. */
 void sib_obj_destroyed(void *obj);
 
-/* Whether obj is live (for verbs that must refuse a destroyed object). */
-bool sib_obj_live(const void *obj);
-
 /* A new object that was never handed to the program: its memory is free. */
 void sib_obj_discard(void *obj);
 
