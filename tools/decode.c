@@ -459,15 +459,15 @@ void softib_decode_record(FILE *o, const struct ib_pcap_record *rec, struct soft
 	fprintf(o, "%5u", rec->frame);
 	if (rec->skip) {
 		fprintf(o, "  BAD: %s", rec->skip);
-		d->kind = SOFTIB_REC_SKIPPED;
+		d->kind = SIB_REC_SKIPPED;
 		return;
 	}
 	if (sib_cable_is(rec->pkt, rec->len)) {
-		d->kind = SOFTIB_REC_CABLE;
+		d->kind = SIB_REC_CABLE;
 		d->ok = decode_cable(o, rec);
 		return;
 	}
-	d->kind = SOFTIB_REC_IB;
+	d->kind = SIB_REC_IB;
 	memset(&p, 0, sizeof(p));
 	d->err = ib_packet_decode(rec->pkt, rec->len, &p);
 	d->p = p;

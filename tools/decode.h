@@ -17,10 +17,10 @@
 
 /* What softib_decode_record found in one capture record. */
 struct softib_decoded {
-	enum { SOFTIB_REC_SKIPPED, SOFTIB_REC_CABLE, SOFTIB_REC_IB } kind;
+	enum { SIB_REC_SKIPPED, SIB_REC_CABLE, SIB_REC_IB } kind;
 	bool ok;	      /* softib decode counts it ok (else bad) */
 	bool dropped;	      /* ERF port 2: SOFTIB_FAULTS dropped it, it never left */
-	enum ib_pkt_err err;  /* SOFTIB_REC_IB: the first rule broken, or IB_PKT_OK */
+	enum ib_pkt_err err;  /* SIB_REC_IB: the first rule broken, or IB_PKT_OK */
 	bool fields;	      /* p is decoded (only a CRC may be wrong) */
 	bool has_lrh;	      /* lrh is decoded (from p, or alone when !fields) */
 	bool icrc_ok, vcrc_ok;

@@ -379,7 +379,7 @@ static void take(struct ladder *L, const struct ib_pcap_record *rec)
 	fputc(0, m);
 	fclose(m);
 	line[sizeof(line) - 1] = 0;
-	if (d.kind != SOFTIB_REC_IB || !d.has_lrh) {
+	if (d.kind != SIB_REC_IB || !d.has_lrh) {
 		L->not_drawn++;
 		return;
 	}
