@@ -630,9 +630,9 @@ static void *progress_main(void *arg)
 	short_slice();
 	for (;;) {
 		uint64_t now = sib_link_now_ns(), until;
-		enum sib_links_owner owner = links_owner(pg, now, &until);
+		enum sib_links_owner owner = links_owner(pg, now, &until), passed = owner;
 		unsigned placing;
-		int packets, n = thread_pass(hca, owner, &packets, &placing);
+		int packets, n = thread_pass(hca, passed, &packets, &placing);
 		bool stop;
 
 		now = sib_link_now_ns();
@@ -644,6 +644,12 @@ static void *progress_main(void *arg)
 			}
 			continue;
 		}
+		/* It sleeps only after an empty pass made as the owner it sleeps
+		 * as: a pass made for a poller leaves what it queued to the
+		 * poller, and if that lease ended meanwhile, nobody else would
+		 * send it (a loaded machine stalled an ACK so, for good). */
+		if (owner != passed)
+			continue;
 		if (owner == SIB_OWNER_THREAD) {
 			watch_mode(pg, &w, owner, 0, 0, now);
 			if (now - last_rx < pg->spin_ns) {
