@@ -53,6 +53,9 @@ enum {
 	MEMREG_ACCESS_MW_BIND = 1 << 4,
 	MEMREG_ACCESS_ZERO_BASED = 1 << 5,
 	MEMREG_ACCESS_ON_DEMAND = 1 << 6,
+	/* IBA 1.5 FLUSH targets (IBV_ACCESS_FLUSH_GLOBAL / _PERSISTENT, rdma-core 45) */
+	MEMREG_ACCESS_FLUSH_GLOBAL = 1 << 8,
+	MEMREG_ACCESS_FLUSH_PERSISTENT = 1 << 9,
 };
 
 /* What memreg_mr_rereg changes: the same values as IBV_REREG_MR_CHANGE_*. */
@@ -135,7 +138,9 @@ struct memreg_mr_attr {
 
 /*
  * Is `access` acceptable for an MR?  0, EINVAL (REMOTE_WRITE or
- * REMOTE_ATOMIC without LOCAL_WRITE, ibv_reg_mr(3); unknown bits) or
+ * REMOTE_ATOMIC without LOCAL_WRITE, ibv_reg_mr(3); unknown bits;
+ * FLUSH_PERSISTENT: no memory here is persistent, and rxe refuses it for
+ * memory that is not pmem the same way) or
  * EOPNOTSUPP (ON_DEMAND: softib does not advertise ODP).  *rule, if not NULL,
  * names the rule broken.
  */

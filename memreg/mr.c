@@ -7,7 +7,7 @@
 #define MEMREG_MR_KNOWN_ACCESS                                                                     \
 	(MEMREG_ACCESS_LOCAL_WRITE | MEMREG_ACCESS_REMOTE_WRITE | MEMREG_ACCESS_REMOTE_READ |      \
 	 MEMREG_ACCESS_REMOTE_ATOMIC | MEMREG_ACCESS_MW_BIND | MEMREG_ACCESS_ZERO_BASED |          \
-	 MEMREG_ACCESS_ON_DEMAND)
+	 MEMREG_ACCESS_ON_DEMAND | MEMREG_ACCESS_FLUSH_GLOBAL | MEMREG_ACCESS_FLUSH_PERSISTENT)
 
 int memreg_mr_access_valid(uint32_t access, const char **rule)
 {
@@ -23,6 +23,12 @@ int memreg_mr_access_valid(uint32_t access, const char **rule)
 	if ((access & (MEMREG_ACCESS_REMOTE_WRITE | MEMREG_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & MEMREG_ACCESS_LOCAL_WRITE)) {
 		*rule = "REMOTE_WRITE or REMOTE_ATOMIC requires LOCAL_WRITE";
+		return EINVAL;
+	}
+	/* A FLUSH to persistence needs persistent memory, which softib has
+	 * none of: refused at registration, as rxe refuses non-pmem pages. */
+	if (access & MEMREG_ACCESS_FLUSH_PERSISTENT) {
+		*rule = "FLUSH_PERSISTENT needs persistent memory (softib has none)";
 		return EINVAL;
 	}
 	if (access & MEMREG_ACCESS_ON_DEMAND) {

@@ -1676,10 +1676,13 @@ int cma_init_qp_attr(struct ucma_ctx *ctx, uint32_t qp_state, struct ib_uverbs_q
 			m |= IBV_QP_QKEY;
 		} else {
 			/* IBA 12.7: REMOTE_WRITE for any connection; READ and
-			 * atomics when it gives us responder resources. */
+			 * atomics when it gives us responder resources, and FLUSH to
+			 * global visibility as the kernel's CM adds for a device
+			 * that flushes (1 << 8: IBV_ACCESS_FLUSH_GLOBAL, rdma-core 45). */
 			a->qp_access_flags = conn ? IBV_ACCESS_REMOTE_WRITE : 0;
 			if (conn && ctx->responder_resources)
-				a->qp_access_flags |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+				a->qp_access_flags |= IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+						      MEMREG_ACCESS_FLUSH_GLOBAL;
 			m |= IBV_QP_ACCESS_FLAGS;
 		}
 	} else if (is_ud(ctx)) {

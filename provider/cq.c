@@ -17,6 +17,12 @@ _Static_assert((int)SIB_WC_WR_FLUSH_ERR == (int)IBV_WC_WR_FLUSH_ERR, "wc status"
 _Static_assert((int)SIB_WC_GENERAL_ERR == (int)IBV_WC_GENERAL_ERR, "wc status");
 _Static_assert((int)SIB_WC_LOCAL_INV == (int)IBV_WC_LOCAL_INV, "wc opcode");
 _Static_assert((int)SIB_WC_RECV_RDMA_WITH_IMM == (int)IBV_WC_RECV_RDMA_WITH_IMM, "wc opcode");
+#if SIB_ABI_LAYOUT >= 44
+_Static_assert((int)SIB_WC_ATOMIC_WRITE == (int)IBV_WC_ATOMIC_WRITE, "wc opcode");
+#endif
+#if SIB_ABI_LAYOUT >= 45
+_Static_assert((int)SIB_WC_FLUSH == (int)IBV_WC_FLUSH, "wc opcode");
+#endif
 _Static_assert((int)SIB_WC_WITH_INV == (int)IBV_WC_WITH_INV, "wc flags");
 _Static_assert((int)SIB_WC_GRH == (int)IBV_WC_GRH, "wc flags");
 

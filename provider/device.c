@@ -141,7 +141,12 @@ static int softib_query_device_ex(struct ibv_context *ctx,
 	a.max_dm_size = SIB_MAX_DM_SIZE;
 	a.completion_timestamp_mask = UINT64_MAX;
 	a.hca_core_clock = SIB_HCA_CORE_CLOCK_KHZ;
-	a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
+	/* IBA 1.5: the kernel's uverbs bits (ib_user_ioctl_verbs.h), which
+	 * rdma-core passes through and does not name: FLUSH to global
+	 * visibility and ATOMIC WRITE.  Not FLUSH_PERSISTENT: no memory here
+	 * is persistent (reg_mr refuses IBV_ACCESS_FLUSH_PERSISTENT). */
+	a.device_cap_flags_ex = a.orig_attr.device_cap_flags | SIB_DEVICE_FLUSH_GLOBAL |
+				SIB_DEVICE_ATOMIC_WRITE;
 	a.phys_port_cnt_ex = SIB_NUM_PORTS;
 
 	/* Never write past what the caller's build of verbs.h knows. */

@@ -23,6 +23,11 @@ _Static_assert((int)MEMREG_ACCESS_REMOTE_ATOMIC == (int)IBV_ACCESS_REMOTE_ATOMIC
 _Static_assert((int)MEMREG_ACCESS_MW_BIND == (int)IBV_ACCESS_MW_BIND, "access bits");
 _Static_assert((int)MEMREG_ACCESS_ZERO_BASED == (int)IBV_ACCESS_ZERO_BASED, "access bits");
 _Static_assert((int)MEMREG_ACCESS_ON_DEMAND == (int)IBV_ACCESS_ON_DEMAND, "access bits");
+#if SIB_ABI_LAYOUT >= 45
+_Static_assert((int)MEMREG_ACCESS_FLUSH_GLOBAL == (int)IBV_ACCESS_FLUSH_GLOBAL, "access bits");
+_Static_assert((int)MEMREG_ACCESS_FLUSH_PERSISTENT == (int)IBV_ACCESS_FLUSH_PERSISTENT,
+	       "access bits");
+#endif
 _Static_assert((int)MEMREG_REREG_TRANSLATION == (int)IBV_REREG_MR_CHANGE_TRANSLATION, "rereg flags");
 _Static_assert((int)MEMREG_REREG_PD == (int)IBV_REREG_MR_CHANGE_PD, "rereg flags");
 _Static_assert((int)MEMREG_REREG_ACCESS == (int)IBV_REREG_MR_CHANGE_ACCESS, "rereg flags");

@@ -17,6 +17,12 @@
 
 _Static_assert((int)SIB_WR_BIND_MW == (int)IBV_WR_BIND_MW, "wr opcode");
 _Static_assert((int)SIB_WR_SEND_WITH_INV == (int)IBV_WR_SEND_WITH_INV, "wr opcode");
+#if SIB_ABI_LAYOUT >= 44
+_Static_assert((int)SIB_WR_ATOMIC_WRITE == (int)IBV_WR_ATOMIC_WRITE, "wr opcode");
+#endif
+#if SIB_ABI_LAYOUT >= 45
+_Static_assert((int)SIB_WR_FLUSH == (int)IBV_WR_FLUSH, "wr opcode");
+#endif
 _Static_assert((int)SIB_SEND_INLINE == (int)IBV_SEND_INLINE, "send flags");
 _Static_assert((int)SIB_SEND_SOLICITED == (int)IBV_SEND_SOLICITED, "send flags");
 
@@ -56,6 +62,14 @@ int softib_post_one_send(struct softib_qp *sqp, const struct ibv_send_wr *wr, ch
 	}
 	if (wr->num_sge && !wr->sg_list) {
 		snprintf(why, why_len, "sg_list is NULL with num_sge %d", wr->num_sge);
+		return EINVAL;
+	}
+	/* ibv_send_wr has no field for their data: rdma-core posts them with
+	 * ibv_wr_atomic_write / ibv_wr_flush only (ibv_wr_post(3)). */
+	if (wr->opcode == (enum ibv_wr_opcode)SIB_WR_ATOMIC_WRITE ||
+	    wr->opcode == (enum ibv_wr_opcode)SIB_WR_FLUSH) {
+		snprintf(why, why_len, "opcode %d (ATOMIC_WRITE or FLUSH) is posted with "
+			 "ibv_wr_atomic_write / ibv_wr_flush, not ibv_post_send", (int)wr->opcode);
 		return EINVAL;
 	}
 	memset(&w, 0, sizeof(w));

@@ -27,12 +27,24 @@ _Static_assert((int)SIB_QP_RATE_LIMIT == (int)IBV_QP_RATE_LIMIT, "attr mask");
 _Static_assert((int)SIB_MTU_4096 == (int)IBV_MTU_4096, "MTU");
 _Static_assert((int)SIB_MIG_ARMED == (int)IBV_MIG_ARMED, "migration states");
 
-/* The send operations the wr_* API offers (ATOMIC_WRITE, TSO: not supported). */
+/* The send operations the wr_* API offers (TSO: not supported).  IBA 1.5's
+ * ATOMIC WRITE came with rdma-core 44 and FLUSH with 45 (verbs_abi.h). */
+#if SIB_ABI_LAYOUT >= 44
+#define SIB_SEND_OPS_ATOMIC_WRITE IBV_QP_EX_WITH_ATOMIC_WRITE
+#else
+#define SIB_SEND_OPS_ATOMIC_WRITE 0
+#endif
+#if SIB_ABI_LAYOUT >= 45
+#define SIB_SEND_OPS_FLUSH IBV_QP_EX_WITH_FLUSH
+#else
+#define SIB_SEND_OPS_FLUSH 0
+#endif
 #define SIB_SEND_OPS                                                                            \
 	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |    \
 	 IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |                                 \
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |                 \
-	 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND_WITH_INV)
+	 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND_WITH_INV |        \
+	 SIB_SEND_OPS_ATOMIC_WRITE | SIB_SEND_OPS_FLUSH)
 
 void softib_av_from_ibv(struct sib_av *av, const struct ibv_ah_attr *ah)
 {

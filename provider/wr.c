@@ -148,6 +148,56 @@ static void softib_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uin
 	p->wqe.atomic.compare_add = value;
 }
 
+#if SIB_ABI_LAYOUT >= 44
+/* IBA 1.5 ATOMIC WRITE: the 8 bytes are read now, like inline data
+ * (ibv_wr_post(3)); they reach the target as one store. */
+static void softib_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
+				   const void *atomic_wr)
+{
+	struct softib_wr_pending *p;
+
+	if (!atomic_wr) {
+		fail(qpx, EINVAL, "wr_atomic_write: atomic_wr is NULL, the 8 bytes to write");
+		return;
+	}
+	p = add(qpx, SIB_WR_ATOMIC_WRITE);
+	if (!p)
+		return;
+	p->wqe.rdma.rkey = rkey;
+	p->wqe.rdma.remote_addr = addr;
+	memcpy(&p->wqe.rdma.atomic_write, atomic_wr, 8);
+}
+#endif
+
+#if SIB_ABI_LAYOUT >= 45
+/* IBA 1.5 FLUSH: the FETH carries type (placement) and level
+ * (selectivity), the RETH's 32-bit DMALen the length. */
+static void softib_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr, size_t len,
+			    uint8_t type, uint8_t level)
+{
+	struct softib_wr_pending *p;
+
+	if (len > UINT32_MAX) {
+		fail(qpx, EINVAL, "wr_flush: len is more than a RETH's 32-bit DMALen");
+		return;
+	}
+	if (!type || (type & ~(IBV_FLUSH_GLOBAL | IBV_FLUSH_PERSISTENT)) ||
+	    (level != IBV_FLUSH_RANGE && level != IBV_FLUSH_MR)) {
+		fail(qpx, EINVAL, "wr_flush: type must be IBV_FLUSH_GLOBAL and/or "
+				  "IBV_FLUSH_PERSISTENT, level IBV_FLUSH_RANGE or IBV_FLUSH_MR");
+		return;
+	}
+	p = add(qpx, SIB_WR_FLUSH);
+	if (!p)
+		return;
+	p->wqe.rdma.rkey = rkey;
+	p->wqe.rdma.remote_addr = addr;
+	p->wqe.rdma.flush_len = (uint32_t)len;
+	p->wqe.rdma.flush_type = type;
+	p->wqe.rdma.flush_level = level;
+}
+#endif
+
 static void softib_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
 			      const struct ibv_mw_bind_info *info)
 {
@@ -340,6 +390,14 @@ void softib_qp_ex_init(struct softib_qp *sqp)
 		qpx->wr_bind_mw = softib_wr_bind_mw;
 	if (f & IBV_QP_EX_WITH_SEND_WITH_INV)
 		qpx->wr_send_inv = softib_wr_send_inv;
+#if SIB_ABI_LAYOUT >= 44
+	if (f & IBV_QP_EX_WITH_ATOMIC_WRITE)
+		qpx->wr_atomic_write = softib_wr_atomic_write;
+#endif
+#if SIB_ABI_LAYOUT >= 45
+	if (f & IBV_QP_EX_WITH_FLUSH)
+		qpx->wr_flush = softib_wr_flush;
+#endif
 	qpx->wr_set_sge = softib_wr_set_sge;
 	qpx->wr_set_sge_list = softib_wr_set_sge_list;
 	qpx->wr_set_inline_data = softib_wr_set_inline_data;

@@ -141,6 +141,25 @@ static void print_aeth(FILE *o, const struct ib_aeth *a)
 	fprintf(o, " MSN %u", a->MSN);
 }
 
+/* IBA 1.5 FETH: the selectivity level and placement type, by name. */
+static void print_feth(FILE *o, const struct ib_feth *f)
+{
+	fprintf(o, "  SEL %u (%s) PLT 0x%x (", f->SEL,
+		f->SEL == IB_FETH_SEL_RANGE	   ? "range"
+		: f->SEL == IB_FETH_SEL_REGION ? "region"
+					       : "reserved",
+		f->PLT);
+	if (!f->PLT)
+		fprintf(o, "none");
+	if (f->PLT & IB_FETH_PLT_GLOBAL)
+		fprintf(o, "global%s", f->PLT & ~IB_FETH_PLT_GLOBAL ? "," : "");
+	if (f->PLT & IB_FETH_PLT_PERSISTENT)
+		fprintf(o, "persistent%s", f->PLT & ~3u ? "," : "");
+	if (f->PLT & ~3u)
+		fprintf(o, "reserved");
+	fprintf(o, ")");
+}
+
 /* The extended transport headers' facts, in the order they are carried. */
 static void print_eths(FILE *o, const struct ib_packet *p)
 {
@@ -183,6 +202,9 @@ static void print_eths(FILE *o, const struct ib_packet *p)
 			break;
 		case IB_HDR_IETH:
 			fprintf(o, "  IETH R_Key 0x%08x", p->ieth.R_Key);
+			break;
+		case IB_HDR_FETH:
+			print_feth(o, &p->feth);
 			break;
 		default:
 			break;

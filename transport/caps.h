@@ -36,6 +36,10 @@
  * ConnectX's on-chip memory (MEMIC) bounds its DMs; the alignment a DM may
  * ask for, as 2^log_align_req bytes (a page). */
 #define SIB_MAX_DM_SIZE (256u << 10)
+/* device_cap_flags_ex bits of IBA 1.5 (the kernel's IB_UVERBS_DEVICE_*,
+ * which rdma-core does not name): FLUSH to global visibility, ATOMIC WRITE. */
+#define SIB_DEVICE_FLUSH_GLOBAL (1ull << 38)
+#define SIB_DEVICE_ATOMIC_WRITE (1ull << 40)
 #define SIB_MAX_DM_LOG_ALIGN 12
 /* Multicast (transport/mcast.h): groups a port's QPs attach to, QPs per
  * group, attachments in all.  The tables are searched linearly, so they

@@ -52,6 +52,8 @@ enum sib_wc_opcode {
 	SIB_WC_FETCH_ADD,
 	SIB_WC_BIND_MW,
 	SIB_WC_LOCAL_INV,
+	SIB_WC_FLUSH = 8,	 /* IBA 1.5 */
+	SIB_WC_ATOMIC_WRITE = 9, /* IBA 1.5 */
 	SIB_WC_RECV = 1 << 7,
 	SIB_WC_RECV_RDMA_WITH_IMM,
 };

@@ -242,6 +242,8 @@ static const enum sib_wc_opcode wc_of_wr[SIB_WR_NUM] = {
 	[SIB_WR_LOCAL_INV] = SIB_WC_LOCAL_INV,
 	[SIB_WR_BIND_MW] = SIB_WC_BIND_MW,
 	[SIB_WR_SEND_WITH_INV] = SIB_WC_SEND,
+	[SIB_WR_FLUSH] = SIB_WC_FLUSH,
+	[SIB_WR_ATOMIC_WRITE] = SIB_WC_ATOMIC_WRITE,
 };
 
 void sib_qp_complete_send_locked(struct sib_qp *qp, const struct sib_send_wqe *w,
@@ -521,6 +523,8 @@ static bool opcode_allowed(enum sib_qp_type t, enum sib_wr_opcode op)
 	case SIB_WR_ATOMIC_CMP_AND_SWP:
 	case SIB_WR_ATOMIC_FETCH_AND_ADD:
 	case SIB_WR_SEND_WITH_INV:
+	case SIB_WR_FLUSH:
+	case SIB_WR_ATOMIC_WRITE:
 		return t == SIB_QPT_RC || t == SIB_QPT_XRC_SEND;
 	default:
 		return false;
@@ -528,9 +532,18 @@ static bool opcode_allowed(enum sib_qp_type t, enum sib_wr_opcode op)
 }
 
 static const char *const wr_names[SIB_WR_NUM] = {
-	"RDMA_WRITE",		"RDMA_WRITE_WITH_IMM",	"SEND",	    "SEND_WITH_IMM",
-	"RDMA_READ",		"ATOMIC_CMP_AND_SWP",	"ATOMIC_FETCH_AND_ADD",
-	"LOCAL_INV",		"BIND_MW",		"SEND_WITH_INV",
+	[SIB_WR_RDMA_WRITE] = "RDMA_WRITE",
+	[SIB_WR_RDMA_WRITE_WITH_IMM] = "RDMA_WRITE_WITH_IMM",
+	[SIB_WR_SEND] = "SEND",
+	[SIB_WR_SEND_WITH_IMM] = "SEND_WITH_IMM",
+	[SIB_WR_RDMA_READ] = "RDMA_READ",
+	[SIB_WR_ATOMIC_CMP_AND_SWP] = "ATOMIC_CMP_AND_SWP",
+	[SIB_WR_ATOMIC_FETCH_AND_ADD] = "ATOMIC_FETCH_AND_ADD",
+	[SIB_WR_LOCAL_INV] = "LOCAL_INV",
+	[SIB_WR_BIND_MW] = "BIND_MW",
+	[SIB_WR_SEND_WITH_INV] = "SEND_WITH_INV",
+	[SIB_WR_FLUSH] = "FLUSH",
+	[SIB_WR_ATOMIC_WRITE] = "ATOMIC_WRITE",
 };
 
 static bool carries_inline(enum sib_wr_opcode op)
@@ -580,7 +593,7 @@ int sib_qp_post_send(struct sib_qp *qp, const struct sib_send_wqe *wqe, const st
 		snprintf(why, why_len, "QP is in %s, must be RTS", sib_qp_state_name(s));
 		rc = EINVAL;
 	} else if ((unsigned)wqe->opcode >= SIB_WR_NUM || !opcode_allowed(qp->type, wqe->opcode)) {
-		if ((unsigned)wqe->opcode < SIB_WR_NUM)
+		if ((unsigned)wqe->opcode < SIB_WR_NUM && wr_names[wqe->opcode])
 			snprintf(why, why_len, "opcode %s is not supported on %s",
 				 wr_names[wqe->opcode], sib_qp_type_name(qp->type));
 		else

@@ -67,9 +67,16 @@ struct sib_req {
 };
 
 /* One responder resource (IBA 9.7.5.1.4): a READ or atomic kept for replay. */
+/* What a responder resource answers a duplicate with (IBA 9.7.5.1.4). */
+enum sib_res_kind {
+	SIB_RES_READ,	   /* the READ again, from the PSN asked for */
+	SIB_RES_ATOMIC,	   /* the saved Atomic Acknowledge */
+	SIB_RES_EMPTY_RSP, /* FLUSH, ATOMIC WRITE: the empty READ Response again (IBA 1.5) */
+};
+
 struct sib_rd_res {
 	bool valid;
-	bool atomic;
+	enum sib_res_kind kind;
 	uint32_t first_psn, last_psn;
 	uint64_t va;
 	uint32_t rkey;

@@ -145,7 +145,7 @@ static int32_t oldest_rd(struct sib_qp *qp, bool atomic)
 			break;
 		if (!sib_wr_is_rd_atomic(w->opcode) || r->done)
 			continue;
-		if ((w->opcode != SIB_WR_RDMA_READ) == atomic)
+		if (sib_wr_is_atomic(w->opcode) == atomic)
 			return (int32_t)i;
 		return -1; /* answers come in order: a different kind is older */
 	}
@@ -180,7 +180,9 @@ static void read_response(struct sib_qp *qp, const struct ib_packet *pkt)
 	}
 	uint64_t off = (uint64_t)psn_diff(psn, r->first_psn) * mtu;
 	bool last = psn == r->last_psn;
-	uint64_t expect = last ? w->length - off : mtu;
+	/* FLUSH and ATOMIC WRITE are answered with no payload (IBA 1.5). */
+	uint64_t len = w->opcode == SIB_WR_RDMA_READ ? w->length : 0;
+	uint64_t expect = last ? len - off : mtu;
 
 	if (pkt->payload_len != expect) {
 		sib_rc_req_fail_head(qp, SIB_WC_BAD_RESP_ERR,

@@ -95,20 +95,35 @@ static void window_shrink(struct sib_qp *qp, bool timeout)
 	q->cwnd = w < REQ_WINDOW_MIN ? REQ_WINDOW_MIN : w;
 }
 
-bool sib_wr_is_rd_atomic(enum sib_wr_opcode op)
-{
-	return op == SIB_WR_RDMA_READ || op == SIB_WR_ATOMIC_CMP_AND_SWP ||
-	       op == SIB_WR_ATOMIC_FETCH_AND_ADD;
-}
-
-static bool is_atomic(enum sib_wr_opcode op)
+bool sib_wr_is_atomic(enum sib_wr_opcode op)
 {
 	return op == SIB_WR_ATOMIC_CMP_AND_SWP || op == SIB_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+/* IBA 1.5: one request packet, answered by one empty READ Response Only. */
+static bool is_iba15(enum sib_wr_opcode op)
+{
+	return op == SIB_WR_FLUSH || op == SIB_WR_ATOMIC_WRITE;
+}
+
+bool sib_wr_is_read_answered(enum sib_wr_opcode op)
+{
+	return op == SIB_WR_RDMA_READ || is_iba15(op);
+}
+
+bool sib_wr_is_rd_atomic(enum sib_wr_opcode op)
+{
+	return sib_wr_is_read_answered(op) || sib_wr_is_atomic(op);
+}
+
+static bool is_atomic(enum sib_wr_opcode op)
+{
+	return sib_wr_is_atomic(op);
+}
+
 uint32_t sib_req_npkts(const struct sib_send_wqe *w, unsigned mtu)
 {
-	if (is_atomic(w->opcode) || w->length == 0)
+	if (is_atomic(w->opcode) || is_iba15(w->opcode) || w->length == 0)
 		return 1;
 	return (uint32_t)((w->length + mtu - 1) / mtu);
 }
@@ -128,8 +143,8 @@ enum sib_wc_status sib_req_precheck(struct sib_qp *qp, const struct sib_send_wqe
 	}
 	/* A misaligned atomic goes out, as hardware sends it: the responder
 	 * refuses it (NAK Invalid Request, IBA 9.4.5), which ends both QPs. */
-	if ((w->send_flags & SIB_SEND_INLINE) && !access)
-		return SIB_WC_SUCCESS;
+	if (((w->send_flags & SIB_SEND_INLINE) && !access) || is_iba15(w->opcode))
+		return SIB_WC_SUCCESS; /* FLUSH and ATOMIC WRITE touch no local memory */
 	for (uint32_t i = 0; i < w->num_sge; i++) {
 		struct memreg_request req = {
 			.key = w->sge[i].lkey,
@@ -343,6 +358,38 @@ static int send_atomic(struct sib_qp *qp, const struct sib_send_wqe *w, const st
 	return sib_tx_send_hdr(qp, &pkt, sib_req_dest(qp));
 }
 
+/*
+ * IBA 1.5: a FLUSH (FETH, RETH with the range) or an ATOMIC WRITE (RETH
+ * with DMALen 8, then the 8 bytes); one PSN, AckReq set, since its READ
+ * Response acknowledges it.
+ */
+static int send_iba15(struct sib_qp *qp, const struct sib_send_wqe *w, const struct sib_req_wqe *r)
+{
+	bool flush = w->opcode == SIB_WR_FLUSH;
+	uint32_t n = flush ? 0 : 8;
+	struct ib_packet pkt;
+	uint8_t *buf, *payload;
+	size_t hdr_len;
+
+	sib_tx_headers(qp, &qp->attr.ah_attr, &pkt);
+	pkt.bth.OpCode = IB_OPCODE(req_transport(qp), flush ? IB_OP_FLUSH : IB_OP_ATOMIC_WRITE);
+	set_xrceth(qp, w, &pkt);
+	pkt.bth.PSN = r->first_psn;
+	pkt.bth.A = 1;
+	pkt.reth.VA = w->rdma.remote_addr;
+	pkt.reth.R_Key = w->rdma.rkey;
+	pkt.reth.DMALen = flush ? w->rdma.flush_len : 8;
+	pkt.feth.PLT = w->rdma.flush_type & 0xf;
+	pkt.feth.SEL = w->rdma.flush_level & 0x3;
+	buf = sib_tx_alloc(qp, &pkt, n, &payload, &hdr_len);
+	if (!buf)
+		return -1;
+	if (n)
+		memcpy(payload, &w->rdma.atomic_write, n);
+	sib_tx_commit(qp, buf, hdr_len, n, sib_req_dest(qp));
+	return 0;
+}
+
 uint64_t sib_rc_rto_ns(const struct sib_qp *qp)
 {
 	/* IBA 9.7.6.1.3 / 11.2.4.2: 4.096 us * 2^timeout; 0 means infinite. */
@@ -517,8 +564,8 @@ static void req_run(struct sib_qp *qp)
 				continue; /* the next chunk, if the window allows */
 			}
 			q->psn = psn_add(r->last_psn, 1);
-		} else if (is_atomic(w->opcode)) {
-			if (send_atomic(qp, w, r)) {
+		} else if (is_atomic(w->opcode) || is_iba15(w->opcode)) {
+			if (is_atomic(w->opcode) ? send_atomic(qp, w, r) : send_iba15(qp, w, r)) {
 				q->tx_blocked = true;
 				break;
 			}
@@ -628,26 +675,33 @@ uint64_t sib_rnr_timer_ns(uint8_t code)
 	return rnr_timer_ns[code & 31];
 }
 
+static const char *op_name(enum sib_wr_opcode op)
+{
+	switch (op) {
+	case SIB_WR_RDMA_READ:
+		return "RDMA READ";
+	case SIB_WR_RDMA_WRITE:
+	case SIB_WR_RDMA_WRITE_WITH_IMM:
+		return "RDMA WRITE";
+	case SIB_WR_FLUSH:
+		return "FLUSH";
+	case SIB_WR_ATOMIC_WRITE:
+		return "ATOMIC WRITE";
+	default:
+		return is_atomic(op) ? "atomic" : "SEND";
+	}
+}
+
 void sib_rc_req_fail_head(struct sib_qp *qp, enum sib_wc_status st, const char *why)
 {
 	if (qp->sq.count) {
 		struct sib_send_wqe *w = sq_wqe(qp, 0);
+		bool atomic = is_atomic(w->opcode);
 
 		sib_warn("%s on QP 0x%06x (wr_id 0x%llx, remote addr 0x%llx, rkey 0x%06x): %s",
-			 w->opcode == SIB_WR_RDMA_READ	      ? "RDMA READ"
-			 : w->opcode == SIB_WR_RDMA_WRITE ||
-				   w->opcode == SIB_WR_RDMA_WRITE_WITH_IMM
-				 ? "RDMA WRITE"
-			 : sib_wr_is_rd_atomic(w->opcode) ? "atomic"
-							  : "SEND",
-			 qp->qp_num, (unsigned long long)w->wr_id,
-			 (unsigned long long)(sib_wr_is_rd_atomic(w->opcode) && w->opcode != SIB_WR_RDMA_READ
-						      ? w->atomic.remote_addr
-						      : w->rdma.remote_addr),
-			 sib_wr_is_rd_atomic(w->opcode) && w->opcode != SIB_WR_RDMA_READ
-				 ? w->atomic.rkey
-				 : w->rdma.rkey,
-			 why);
+			 op_name(w->opcode), qp->qp_num, (unsigned long long)w->wr_id,
+			 (unsigned long long)(atomic ? w->atomic.remote_addr : w->rdma.remote_addr),
+			 atomic ? w->atomic.rkey : w->rdma.rkey, why);
 		sib_qp_complete_send_locked(qp, w, st);
 		sib_wq_pop(&qp->sq);
 		if (qp->req.cur)

@@ -12,6 +12,8 @@
  * Responder resources (max_dest_rd_atomic of them) remember READs and
  * atomics: a duplicate READ is executed again, a duplicate atomic is
  * answered from the saved result and never executed twice (9.7.5.1.4).
+ * IBA 1.5's FLUSH and ATOMIC WRITE take one each too, as rxe has them, and
+ * a duplicate gets its empty READ Response again, unexecuted.
  */
 #include <string.h>
 
@@ -98,6 +100,20 @@ static void send_atomic_ack(struct sib_qp *qp, uint32_t psn, uint64_t orig)
 	pkt.aeth.Syndrome = ack_syndrome();
 	pkt.aeth.MSN = qp->resp.msn & SIB_PSN_MASK;
 	pkt.atomicacketh.OrigRemDt = orig;
+	sib_tx_send_hdr(qp, &pkt, &qp->dest);
+}
+
+/* IBA 1.5: FLUSH and ATOMIC WRITE are answered by an RDMA READ Response
+ * Only with no payload (rxe: send_read_response_ack). */
+static void send_empty_read_rsp(struct sib_qp *qp, uint32_t psn)
+{
+	struct ib_packet pkt;
+
+	sib_tx_headers(qp, &qp->attr.ah_attr, &pkt);
+	pkt.bth.OpCode = resp_op(qp, IB_OP_READ_RESPONSE_ONLY);
+	pkt.bth.PSN = psn;
+	pkt.aeth.Syndrome = ack_syndrome();
+	pkt.aeth.MSN = qp->resp.msn & SIB_PSN_MASK;
 	sib_tx_send_hdr(qp, &pkt, &qp->dest);
 }
 
@@ -240,13 +256,24 @@ static enum resp_state chk_op_seq(struct resp_ctx *c)
 	return RESP_CHK_OP_VALID;
 }
 
-/* The QP's own remote access flags (IBA 10.2.3 / 9.7.5.2.4). */
+/* The rights a FLUSH's placement type asks of the QP and the region
+ * (IBA 1.5; rxe: check_qp_attr_access, check_rkey). */
+static uint32_t flush_access(const struct ib_feth *f)
+{
+	return ((f->PLT & IB_FETH_PLT_GLOBAL) ? MEMREG_ACCESS_FLUSH_GLOBAL : 0) |
+	       ((f->PLT & IB_FETH_PLT_PERSISTENT) ? MEMREG_ACCESS_FLUSH_PERSISTENT : 0);
+}
+
+/* The QP's own remote access flags (IBA 10.2.3 / 9.7.5.2.4).  An ATOMIC
+ * WRITE needs remote write, as rxe and pyverbs' test have it. */
 static enum resp_state chk_op_valid(struct resp_ctx *c)
 {
 	unsigned acc = c->qp->attr.qp_access_flags;
 	uint32_t f = c->flags;
 
 	if (((f & IB_OPF_WRITE) && (f & IB_OPF_FIRST) && !(acc & MEMREG_ACCESS_REMOTE_WRITE)) ||
+	    ((f & IB_OPF_ATOMIC_WRITE) && !(acc & MEMREG_ACCESS_REMOTE_WRITE)) ||
+	    ((f & IB_OPF_FLUSH) && (acc & flush_access(&c->pkt->feth)) != flush_access(&c->pkt->feth)) ||
 	    ((f & IB_OPF_READ) && !(acc & MEMREG_ACCESS_REMOTE_READ)) ||
 	    ((f & IB_OPF_ATOMIC) && !(acc & MEMREG_ACCESS_REMOTE_ATOMIC))) {
 		c->why = "the QP's access flags do not allow this operation";
@@ -261,6 +288,15 @@ static enum resp_state chk_length(struct resp_ctx *c)
 {
 	uint32_t f = c->flags, n = c->pkt->payload_len;
 
+	if ((f & IB_OPF_ATOMIC_WRITE) && (n != 8 || c->pkt->reth.DMALen != 8)) {
+		c->why = "ATOMIC WRITE carries other than 8 bytes (IBA 1.5)";
+		return RESP_ERR_INVALID;
+	}
+	if ((f & IB_OPF_FLUSH) && (c->pkt->feth.SEL > IB_FETH_SEL_REGION ||
+				   (c->pkt->feth.PLT & ~(IB_FETH_PLT_GLOBAL | IB_FETH_PLT_PERSISTENT)))) {
+		c->why = "FLUSH with a reserved selectivity level or placement type (IBA 1.5)";
+		return RESP_ERR_INVALID;
+	}
 	if (!(f & IB_OPF_PAYLOAD))
 		return RESP_CHK_RESOURCE;
 	if (((f & IB_OPF_FIRST) && !(f & IB_OPF_LAST)) || (f & IB_OPF_MIDDLE)) {
@@ -283,8 +319,8 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 	bool needs_wqe = ((f & IB_OPF_SEND) && (f & IB_OPF_FIRST)) ||
 			 ((f & IB_OPF_WRITE) && (f & IB_OPF_IMM));
 
-	if ((f & (IB_OPF_READ | IB_OPF_ATOMIC)) && !r->res_len) {
-		c->why = "READ or atomic with max_dest_rd_atomic 0";
+	if ((f & (IB_OPF_READ | IB_OPF_ATOMIC | IB_OPF_ATOMIC_WRITE | IB_OPF_FLUSH)) && !r->res_len) {
+		c->why = "READ, atomic, ATOMIC WRITE or FLUSH with max_dest_rd_atomic 0";
 		return RESP_ERR_INVALID;
 	}
 	if (needs_wqe && !r->have_wqe && !sib_recv_take(c->qp))
@@ -295,9 +331,11 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 static enum resp_state rkey_refused(struct resp_ctx *c, const struct memreg_request *req,
 				    enum memreg_verdict v, const struct memreg_grant *g)
 {
-	const char *what = (c->flags & IB_OPF_READ)    ? "incoming RDMA READ"
-			   : (c->flags & IB_OPF_ATOMIC) ? "incoming atomic"
-							: "incoming RDMA WRITE";
+	const char *what = (c->flags & IB_OPF_READ)	      ? "incoming RDMA READ"
+			   : (c->flags & IB_OPF_ATOMIC)       ? "incoming atomic"
+			   : (c->flags & IB_OPF_ATOMIC_WRITE) ? "incoming ATOMIC WRITE"
+			   : (c->flags & IB_OPF_FLUSH)	      ? "incoming FLUSH"
+							      : "incoming RDMA WRITE";
 
 	sib_log_access(c->qp, what, req, v, g);
 	c->why = "R_Key check failed";
@@ -324,6 +362,24 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 		req.va = p->atomiceth.VA;
 		req.len = 8;
 		req.access = MEMREG_ACCESS_REMOTE_ATOMIC;
+	} else if (f & IB_OPF_ATOMIC_WRITE) {
+		/* rxe cites oA19-28: the target is 8-byte aligned. */
+		if (p->reth.VA & 7) {
+			c->why = "ATOMIC WRITE VA not 8-byte aligned (IBA 1.5 oA19-28)";
+			return RESP_ERR_INVALID;
+		}
+		req.key = p->reth.R_Key;
+		req.va = p->reth.VA;
+		req.len = 8;
+		req.access = MEMREG_ACCESS_REMOTE_WRITE;
+	} else if (f & IB_OPF_FLUSH) {
+		/* The key and its flush rights always; the range only for a
+		 * range-level FLUSH (a region-level one covers the whole region,
+		 * whatever VA it names: rxe skips the range check too). */
+		req.key = p->reth.R_Key;
+		req.va = p->reth.VA;
+		req.len = p->feth.SEL == IB_FETH_SEL_RANGE ? p->reth.DMALen : 0;
+		req.access = flush_access(&p->feth);
 	} else if (p->headers & IB_HDRBIT(IB_HDR_RETH)) {
 		/* IBA C9-88: the R_Key of a zero-length RDMA WRITE or READ is
 		 * not validated, nor its VA (rsockets' control messages and
@@ -525,7 +581,7 @@ static enum resp_state execute_atomic(struct resp_ctx *c)
 
 	struct sib_rd_res *res = new_res(r);
 
-	res->atomic = true;
+	res->kind = SIB_RES_ATOMIC;
 	res->pd = c->pd;
 	res->first_psn = res->last_psn = p->bth.PSN;
 	res->orig = orig;
@@ -533,6 +589,67 @@ static enum resp_state execute_atomic(struct resp_ctx *c)
 	r->msn++;
 	send_atomic_ack(qp, p->bth.PSN, orig);
 	return RESP_DONE;
+}
+
+/* A resource for a FLUSH or ATOMIC WRITE, its PSN and MSN taken, and the
+ * empty READ Response that acknowledges it. */
+static enum resp_state answer_iba15(struct resp_ctx *c)
+{
+	struct sib_resp *r = R(c);
+	struct sib_rd_res *res = new_res(r);
+	uint32_t psn = c->pkt->bth.PSN;
+
+	res->kind = SIB_RES_EMPTY_RSP;
+	res->pd = c->pd;
+	res->first_psn = res->last_psn = psn;
+	r->epsn = psn_add(psn, 1);
+	r->msn++;
+	send_empty_read_rsp(c->qp, psn);
+	return RESP_DONE;
+}
+
+/* IBA 1.5 ATOMIC WRITE: the 8 bytes land in one atomic store, ordered after
+ * everything this QP placed before it (rxe: smp_store_release). */
+static enum resp_state execute_atomic_write(struct resp_ctx *c)
+{
+	struct memreg_table *t = sib_engine_memreg(c->qp->eng);
+	const struct ib_packet *p = c->pkt;
+	struct memreg_request req = {
+		.key = p->reth.R_Key,
+		.remote = true,
+		.pd = c->pd,
+		.qpn = c->qp->qp_num,
+		.va = p->reth.VA,
+		.len = 8,
+		.access = MEMREG_ACCESS_REMOTE_WRITE,
+	};
+	struct memreg_grant g;
+	enum memreg_verdict v = memreg_check(t, &req, &g);
+	uint64_t value;
+
+	if (v != MEMREG_OK)
+		return rkey_refused(c, &req, v, &g);
+	if ((uintptr_t)g.host & 7) {
+		memreg_release(t, &g);
+		c->why = "ATOMIC WRITE target not 8-byte aligned in host memory";
+		return RESP_ERR_INVALID;
+	}
+	memcpy(&value, p->payload, 8); /* the bytes as sent, not a number */
+	__atomic_store_n((uint64_t *)(void *)g.host, value, __ATOMIC_RELEASE);
+	memreg_release(t, &g);
+	return answer_iba15(c);
+}
+
+/*
+ * IBA 1.5 FLUSH: what this QP placed before it is visible to every CPU
+ * once the fence below has run (global visibility).  Persistence cannot be
+ * asked for: no region here has FLUSH_PERSISTENT (memreg refuses it at
+ * registration), so chk_rkey has refused such a FLUSH already.
+ */
+static enum resp_state execute_flush(struct resp_ctx *c)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return answer_iba15(c);
 }
 
 static enum resp_state execute(struct resp_ctx *c)
@@ -547,6 +664,10 @@ static enum resp_state execute(struct resp_ctx *c)
 		return execute_read(c);
 	if (f & IB_OPF_ATOMIC)
 		return execute_atomic(c);
+	if (f & IB_OPF_ATOMIC_WRITE)
+		return execute_atomic_write(c);
+	if (f & IB_OPF_FLUSH)
+		return execute_flush(c);
 	c->why = "opcode not served by an RC responder";
 	return RESP_ERR_INVALID;
 }
@@ -603,12 +724,12 @@ static enum resp_state acknowledge(struct resp_ctx *c)
 	return RESP_DONE;
 }
 
-static struct sib_rd_res *find_res(struct sib_resp *r, uint32_t psn, bool atomic)
+static struct sib_rd_res *find_res(struct sib_resp *r, uint32_t psn, enum sib_res_kind kind)
 {
 	for (uint32_t i = 0; i < r->res_len; i++) {
 		struct sib_rd_res *res = &r->res[i];
 
-		if (res->valid && res->atomic == atomic && psn_diff(psn, res->first_psn) >= 0 &&
+		if (res->valid && res->kind == kind && psn_diff(psn, res->first_psn) >= 0 &&
 		    psn_diff(psn, res->last_psn) <= 0)
 			return res;
 	}
@@ -624,7 +745,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 
 	sib_engine_count(qp->eng, &sib_engine_ctrs(qp->eng)->rx_duplicates);
 	if (c->flags & IB_OPF_READ) {
-		struct sib_rd_res *res = find_res(r, p->bth.PSN, false);
+		struct sib_rd_res *res = find_res(r, p->bth.PSN, SIB_RES_READ);
 		struct memreg_request req = {
 			.key = p->reth.R_Key,
 			.remote = true,
@@ -656,7 +777,7 @@ static enum resp_state duplicate(struct resp_ctx *c)
 		return RESP_DONE;
 	}
 	if (c->flags & IB_OPF_ATOMIC) {
-		struct sib_rd_res *res = find_res(r, p->bth.PSN, true);
+		struct sib_rd_res *res = find_res(r, p->bth.PSN, SIB_RES_ATOMIC);
 
 		/*
 		 * Never executed twice (IBA 9.7.5.1.4): answered from the saved
@@ -673,6 +794,14 @@ static enum resp_state duplicate(struct resp_ctx *c)
 			sib_dbg("responder QP 0x%06x: duplicate atomic PSN 0x%06x: result no longer "
 				"saved (more than max_dest_rd_atomic %u outstanding?), dropped",
 				qp->qp_num, p->bth.PSN, r->res_len);
+		return RESP_DONE;
+	}
+	if (c->flags & (IB_OPF_ATOMIC_WRITE | IB_OPF_FLUSH)) {
+		/* Answered again, never executed again: a later store by the
+		 * region's owner must not be overwritten by a stale copy (rxe
+		 * cites oA19-14/15).  Forgotten: dropped, as an atomic. */
+		if (find_res(r, p->bth.PSN, SIB_RES_EMPTY_RSP))
+			send_empty_read_rsp(qp, p->bth.PSN);
 		return RESP_DONE;
 	}
 	/* SEND / WRITE: acknowledge again what we have (IBA 9.7.5.1.4). */

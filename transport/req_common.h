@@ -9,8 +9,16 @@
 
 #include "transport/qp_impl.h"
 
+/* Takes a responder resource (max_rd_atomic): READ, the atomics, and IBA
+ * 1.5's FLUSH and ATOMIC WRITE. */
 bool sib_wr_is_rd_atomic(enum sib_wr_opcode op);
-/* PSNs a WQE uses: packets of a SEND/WRITE, responses of a READ, 1 for an atomic. */
+/* CmpSwap / FetchAdd: answered by an Atomic Acknowledge. */
+bool sib_wr_is_atomic(enum sib_wr_opcode op);
+/* Answered by RDMA READ responses: READ, and FLUSH and ATOMIC WRITE (one
+ * READ Response Only with no payload, IBA 1.5). */
+bool sib_wr_is_read_answered(enum sib_wr_opcode op);
+/* PSNs a WQE uses: packets of a SEND/WRITE, responses of a READ, 1 for an
+ * atomic, a FLUSH or an ATOMIC WRITE. */
 uint32_t sib_req_npkts(const struct sib_send_wqe *w, unsigned mtu);
 /* The local L_Key checks of a WQE, once before its first packet (logs the refusal). */
 enum sib_wc_status sib_req_precheck(struct sib_qp *qp, const struct sib_send_wqe *w);

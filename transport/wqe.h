@@ -28,6 +28,8 @@ enum sib_wr_opcode {
 	SIB_WR_LOCAL_INV,
 	SIB_WR_BIND_MW,
 	SIB_WR_SEND_WITH_INV,
+	SIB_WR_FLUSH = 14,	  /* IBA 1.5 */
+	SIB_WR_ATOMIC_WRITE = 15, /* IBA 1.5 */
 	SIB_WR_NUM
 };
 
@@ -55,7 +57,11 @@ struct sib_send_wqe {
 		struct {
 			uint64_t remote_addr;
 			uint32_t rkey;
-		} rdma;
+			uint32_t flush_len;	/* FLUSH: bytes from remote_addr (RETH DMALen) */
+			uint8_t flush_type;	/* FLUSH: FETH placement type (IBV_FLUSH_GLOBAL ...) */
+			uint8_t flush_level;	/* FLUSH: FETH selectivity level */
+			uint64_t atomic_write;	/* ATOMIC WRITE: the 8 bytes, as the caller laid them */
+		} rdma; /* RDMA WRITE / READ, FLUSH, ATOMIC WRITE: RETH-addressed */
 		struct {
 			uint64_t remote_addr;
 			uint64_t compare_add;

@@ -90,6 +90,12 @@ static const struct ib_field_desc ieth_fields[] = {
 	FIELD(ieth, "R_Key", 0, 32, R_Key),
 };
 
+/* IBA 1.5 FETH: bits 0-25 are reserved. */
+static const struct ib_field_desc feth_fields[] = {
+	FIELD(feth, "SEL", 26, 2, SEL),
+	FIELD(feth, "PLT", 28, 4, PLT),
+};
+
 #define DESC(NAME, BYTES, table)                                                                   \
 	{                                                                                          \
 		.name = NAME, .bytes = BYTES,                                                      \
@@ -109,6 +115,7 @@ static const struct ib_header_desc header_descs[IB_HDR_COUNT] = {
 	[IB_HDR_ATOMICACKETH] = DESC("AtomicAckETH", IB_ATOMICACKETH_BYTES, atomicacketh_fields),
 	[IB_HDR_IMMDT] = DESC("ImmDt", IB_IMMDT_BYTES, immdt_fields),
 	[IB_HDR_IETH] = DESC("IETH", IB_IETH_BYTES, ieth_fields),
+	[IB_HDR_FETH] = DESC("FETH", IB_FETH_BYTES, feth_fields),
 };
 
 const struct ib_header_desc *ib_header_desc(enum ib_hdr hdr)
@@ -251,3 +258,4 @@ HEADER_OPS(aeth, IB_HDR_AETH)
 HEADER_OPS(atomicacketh, IB_HDR_ATOMICACKETH)
 HEADER_OPS(immdt, IB_HDR_IMMDT)
 HEADER_OPS(ieth, IB_HDR_IETH)
+HEADER_OPS(feth, IB_HDR_FETH)

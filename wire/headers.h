@@ -28,6 +28,7 @@ enum {
 	IB_ATOMICACKETH_BYTES = 8,
 	IB_IMMDT_BYTES = 4,
 	IB_IETH_BYTES = 4,
+	IB_FETH_BYTES = 4,
 	IB_ICRC_BYTES = 4,
 	IB_VCRC_BYTES = 2,
 };
@@ -151,6 +152,16 @@ struct ib_ieth {
 	uint32_t R_Key;
 };
 
+/* FLUSH Extended Transport Header (IBA 1.5, 9.3.7): what a FLUSH makes
+ * visible or persistent, and over which part of the region. */
+enum ib_feth_plt { IB_FETH_PLT_GLOBAL = 1 << 0, IB_FETH_PLT_PERSISTENT = 1 << 1 };
+enum ib_feth_sel { IB_FETH_SEL_RANGE = 0, IB_FETH_SEL_REGION = 1 };
+
+struct ib_feth {
+	uint8_t SEL; /* 2 bits: selectivity level, enum ib_feth_sel */
+	uint8_t PLT; /* 4 bits: placement type, enum ib_feth_plt bits */
+};
+
 #define IB_HEADER_OPS(name)                                                                        \
 	void ib_##name##_encode(const struct ib_##name *h, uint8_t *p);                           \
 	void ib_##name##_decode(struct ib_##name *h, const uint8_t *p);
@@ -167,6 +178,7 @@ IB_HEADER_OPS(aeth)
 IB_HEADER_OPS(atomicacketh)
 IB_HEADER_OPS(immdt)
 IB_HEADER_OPS(ieth)
+IB_HEADER_OPS(feth)
 #undef IB_HEADER_OPS
 
 /*
@@ -203,6 +215,7 @@ enum ib_hdr {
 	IB_HDR_ATOMICACKETH,
 	IB_HDR_IMMDT,
 	IB_HDR_IETH,
+	IB_HDR_FETH,
 	IB_HDR_COUNT
 };
 

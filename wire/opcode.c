@@ -48,6 +48,14 @@
 	X(CMP_SWAP, "CmpSwap", H(ATOMICETH), REQ | F(ATOMIC) | F(ONLY))                            \
 	X(FETCH_ADD, "FetchAdd", H(ATOMICETH), REQ | F(ATOMIC) | F(ONLY))
 
+/* IBA 1.5 FLUSH (BTH, FETH, RETH) and ATOMIC WRITE (BTH, RETH, 8 bytes).
+ * Each is answered by an RDMA READ Response Only with no payload and holds
+ * a responder resource like a READ.  RC and XRC; RD has FLUSH too. */
+#define OP_FLUSH(X) X(FLUSH, "FLUSH", H(FETH) | H(RETH), REQ | F(FLUSH) | F(ONLY))
+#define OPS_IBA15(X)                                                                               \
+	OP_FLUSH(X)                                                                                \
+	X(ATOMIC_WRITE, "ATOMIC WRITE", H(RETH), REQ | F(ATOMIC_WRITE) | F(ONLY) | DATA)
+
 /* SEND with Invalidate: RC and XRC only. */
 #define OPS_INV(X)                                                                                 \
 	X(SEND_LAST_INV, "SEND Last with Invalidate", H(IETH),                                     \
@@ -71,12 +79,12 @@
 #define XRC(op, n, h, f) ENTRY(IB_TRANSPORT_XRC, "XRC ", H(XRCETH), 0, op, n, h, f)
 
 static const struct ib_opcode_info opcode_table[256] = {
-	OPS_SEND_WRITE(RC) OPS_READ_ATOMIC(RC) OPS_INV(RC)
+	OPS_SEND_WRITE(RC) OPS_READ_ATOMIC(RC) OPS_INV(RC) OPS_IBA15(RC)
 
 	OPS_SEND_WRITE(UC)
 
 	/* RD is decoded for display only; RESYNC (0x55) carries RDETH+DETH. */
-	OPS_SEND_WRITE(RD) OPS_READ_ATOMIC(RD)
+	OPS_SEND_WRITE(RD) OPS_READ_ATOMIC(RD) OP_FLUSH(RD)
 	[IB_OPCODE(IB_TRANSPORT_RD, 0x15)] = {
 		.name = "RD RESYNC",
 		.opcode = IB_OPCODE(IB_TRANSPORT_RD, 0x15),
@@ -110,7 +118,7 @@ static const struct ib_opcode_info opcode_table[256] = {
 		.flags = F(CNP) | F(ONLY) | DATA,
 	},
 
-	OPS_SEND_WRITE(XRC) OPS_READ_ATOMIC(XRC) OPS_INV(XRC)
+	OPS_SEND_WRITE(XRC) OPS_READ_ATOMIC(XRC) OPS_INV(XRC) OPS_IBA15(XRC)
 };
 
 const struct ib_opcode_info *ib_opcode_info(uint8_t opcode)
@@ -121,8 +129,8 @@ const struct ib_opcode_info *ib_opcode_info(uint8_t opcode)
 }
 
 const enum ib_hdr ib_eth_order[] = {
-	IB_HDR_RDETH,	     IB_HDR_DETH,	  IB_HDR_XRCETH, IB_HDR_RETH, IB_HDR_ATOMICETH,
-	IB_HDR_AETH,	     IB_HDR_ATOMICACKETH, IB_HDR_IMMDT,	 IB_HDR_IETH,
+	IB_HDR_RDETH, IB_HDR_DETH,	   IB_HDR_XRCETH, IB_HDR_FETH, IB_HDR_RETH, IB_HDR_ATOMICETH,
+	IB_HDR_AETH,  IB_HDR_ATOMICACKETH, IB_HDR_IMMDT,  IB_HDR_IETH,
 };
 const unsigned ib_eth_order_count = sizeof(ib_eth_order) / sizeof(ib_eth_order[0]);
 
@@ -139,6 +147,7 @@ static const uint8_t hdr_bytes[IB_HDR_COUNT] = {
 	[IB_HDR_ATOMICACKETH] = IB_ATOMICACKETH_BYTES,
 	[IB_HDR_IMMDT] = IB_IMMDT_BYTES,
 	[IB_HDR_IETH] = IB_IETH_BYTES,
+	[IB_HDR_FETH] = IB_FETH_BYTES,
 };
 
 unsigned ib_opcode_eth_bytes(const struct ib_opcode_info *info)

@@ -42,6 +42,8 @@ enum ib_op_flags {
 	IB_OPF_INV = 1u << 11,
 	IB_OPF_ACK = 1u << 12, /* Acknowledge or Atomic Acknowledge */
 	IB_OPF_CNP = 1u << 13,
+	IB_OPF_ATOMIC_WRITE = 1u << 14, /* IBA 1.5: 8 bytes stored at once, RETH-addressed */
+	IB_OPF_FLUSH = 1u << 15,	/* IBA 1.5: make earlier writes visible / persistent */
 };
 
 /* Operation codes, BTH.OpCode bits 4:0 (the same for every transport). */
@@ -69,6 +71,8 @@ enum ib_op {
 	IB_OP_FETCH_ADD = 0x14,
 	IB_OP_SEND_LAST_INV = 0x16,
 	IB_OP_SEND_ONLY_INV = 0x17,
+	IB_OP_FLUSH = 0x1c,	   /* IBA 1.5 */
+	IB_OP_ATOMIC_WRITE = 0x1d, /* IBA 1.5 */
 };
 
 #define IB_OPCODE(transport, op) ((uint8_t)(((transport) << 5) | (op)))

@@ -82,6 +82,9 @@ static void eth_decode(struct ib_packet *pkt, enum ib_hdr hdr, const uint8_t *p)
 	case IB_HDR_IETH:
 		ib_ieth_decode(&pkt->ieth, p);
 		break;
+	case IB_HDR_FETH:
+		ib_feth_decode(&pkt->feth, p);
+		break;
 	default:
 		break;
 	}
@@ -116,6 +119,9 @@ static void eth_encode(const struct ib_packet *pkt, enum ib_hdr hdr, uint8_t *p)
 		break;
 	case IB_HDR_IETH:
 		ib_ieth_encode(&pkt->ieth, p);
+		break;
+	case IB_HDR_FETH:
+		ib_feth_encode(&pkt->feth, p);
 		break;
 	default:
 		break;
@@ -350,6 +356,8 @@ const void *ib_packet_header(const struct ib_packet *p, enum ib_hdr h)
 		return &p->immdt;
 	case IB_HDR_IETH:
 		return &p->ieth;
+	case IB_HDR_FETH:
+		return &p->feth;
 	default:
 		return NULL;
 	}

@@ -71,6 +71,7 @@ struct ib_packet {
 	struct ib_atomicacketh atomicacketh;
 	struct ib_immdt immdt;
 	struct ib_ieth ieth;
+	struct ib_feth feth;
 
 	uint32_t hdr_len;	/* bytes from the first LRH byte to the payload */
 	const uint8_t *payload; /* into the decoded buffer; NULL when building */

@@ -166,14 +166,19 @@ static uint32_t build(unsigned n, const struct ib_opcode_info *info, struct ib_p
 	pkt->atomicacketh.OrigRemDt = 0x0102030405060708ull * (n + 1);
 	pkt->immdt.ImmDt = 0xdead0000u + n;
 	pkt->ieth.R_Key = 0x0bad0000u + n;
+	pkt->feth.SEL = n & 1;
+	pkt->feth.PLT = 1 + n % 3;
 
 	if (info->transport == IB_TRANSPORT_CNP) {
 		/* The RoCEv2 CNP (Annex A17) carries 16 reserved bytes. */
 		plen = info->opcode == IB_OPCODE_CNP ? 16 : 0;
 		memset(payload, 0, plen);
 	} else if (info->flags & IB_OPF_PAYLOAD) {
-		/* First and middle packets carry whole words (no pad). */
-		if (info->flags & (IB_OPF_LAST))
+		/* First and middle packets carry whole words (no pad); an
+		 * ATOMIC WRITE its 8 bytes. */
+		if (info->flags & IB_OPF_ATOMIC_WRITE)
+			plen = 8;
+		else if (info->flags & (IB_OPF_LAST))
 			plen = 1 + (n * 5) % 23;
 		else
 			plen = 32;
@@ -192,13 +197,15 @@ static char *hex_be(char *d, uint64_t v, int bytes)
 }
 
 /* Everything after the BTH, built from the field values (IBA 9.2: XRCETH,
- * RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH, payload, pad, ICRC,
+ * FETH, RETH, AtomicETH, AETH, AtomicAckETH, ImmDt, IETH, payload, pad, ICRC,
  * VCRC), for the opcodes tshark 4.0 shows as vendor data. */
 static void expect_vendor(const struct ib_packet *pkt, uint32_t h, const uint8_t *payload,
 			  uint32_t plen, const uint8_t *buf, size_t len, char *d)
 {
 	if (h & IB_HDRBIT(IB_HDR_XRCETH))
 		d = hex_be(d, pkt->xrceth.XRCSRQ, 4); /* 8 reserved bits, 24-bit XRCSRQ */
+	if (h & IB_HDRBIT(IB_HDR_FETH))
+		d = hex_be(d, (uint64_t)pkt->feth.SEL << 4 | pkt->feth.PLT, 4);
 	if (h & IB_HDRBIT(IB_HDR_RETH)) {
 		d = hex_be(d, pkt->reth.VA, 8);
 		d = hex_be(d, pkt->reth.R_Key, 4);
@@ -226,10 +233,12 @@ static void expect_vendor(const struct ib_packet *pkt, uint32_t h, const uint8_t
 		d = hex_be(d, buf[k], 1);
 }
 
-/* tshark 4.0.17 dissects the ETHs of RC, UC, RD and UD opcodes only. */
+/* tshark 4.0.17 dissects the ETHs of RC, UC, RD and UD opcodes only, and
+ * not IBA 1.5's FLUSH and ATOMIC WRITE. */
 static bool tshark_knows(const struct ib_opcode_info *info)
 {
-	return info->transport <= IB_TRANSPORT_UD;
+	return info->transport <= IB_TRANSPORT_UD &&
+	       !(info->flags & (IB_OPF_FLUSH | IB_OPF_ATOMIC_WRITE));
 }
 
 static void expect(unsigned frame, const struct ib_packet *pkt, const uint8_t *payload,

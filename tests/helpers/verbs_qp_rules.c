@@ -307,17 +307,13 @@ int main(void)
 		unlink(path);
 	}
 
-	/* The ibv_qp_ex API: unsupported send ops are EOPNOTSUPP; wr_complete in RESET EINVAL.
-	 * ATOMIC_WRITE is rdma-core 44's; before it, TSO is the op softib lacks. */
+	/* The ibv_qp_ex API: unsupported send ops are EOPNOTSUPP (TSO, which
+	 * softib lacks); wr_complete in RESET EINVAL. */
 	struct ibv_qp_init_attr_ex qx = {
 		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .pd = pd,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-#if SIB_ABI_LAYOUT >= 44
-		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_ATOMIC_WRITE,
-#else
 		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO,
-#endif
 	};
 
 	errno = 0;

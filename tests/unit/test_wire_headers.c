@@ -29,6 +29,7 @@ union any_header {
 	struct ib_atomicacketh atomicacketh;
 	struct ib_immdt immdt;
 	struct ib_ieth ieth;
+	struct ib_feth feth;
 };
 
 static const size_t struct_size[IB_HDR_COUNT] = {
@@ -44,6 +45,7 @@ static const size_t struct_size[IB_HDR_COUNT] = {
 	[IB_HDR_ATOMICACKETH] = sizeof(struct ib_atomicacketh),
 	[IB_HDR_IMMDT] = sizeof(struct ib_immdt),
 	[IB_HDR_IETH] = sizeof(struct ib_ieth),
+	[IB_HDR_FETH] = sizeof(struct ib_feth),
 };
 
 /* The sizes IBA gives each header (independent of the enum in headers.h). */
@@ -60,6 +62,7 @@ static const unsigned iba_bytes[IB_HDR_COUNT] = {
 	[IB_HDR_ATOMICACKETH] = 8,
 	[IB_HDR_IMMDT] = 4,
 	[IB_HDR_IETH] = 4,
+	[IB_HDR_FETH] = 4,
 };
 
 static void encode(enum ib_hdr h, const union any_header *s, uint8_t *p)
@@ -100,6 +103,9 @@ static void encode(enum ib_hdr h, const union any_header *s, uint8_t *p)
 		break;
 	case IB_HDR_IETH:
 		ib_ieth_encode(&s->ieth, p);
+		break;
+	case IB_HDR_FETH:
+		ib_feth_encode(&s->feth, p);
 		break;
 	default:
 		fail();
@@ -144,6 +150,9 @@ static void decode(enum ib_hdr h, union any_header *s, const uint8_t *p)
 		break;
 	case IB_HDR_IETH:
 		ib_ieth_decode(&s->ieth, p);
+		break;
+	case IB_HDR_FETH:
+		ib_feth_decode(&s->feth, p);
 		break;
 	default:
 		fail();
@@ -370,6 +379,20 @@ static void test_lrh_and_bth_reserved_bits_are_where_iba_puts_them(void **state)
 	assert_memory_equal(mask, bth_want, 12);
 }
 
+/* IBA 1.5 FETH: one word, SEL in bits 5:4 and PLT in bits 3:0 of its last byte. */
+static void test_feth_puts_sel_and_plt_in_the_low_bits_of_its_word(void **state)
+{
+	struct ib_feth f = { .SEL = IB_FETH_SEL_REGION, .PLT = IB_FETH_PLT_PERSISTENT };
+	static const uint8_t want[4] = { 0, 0, 0, 0x12 };
+	uint8_t p[4], mask[4];
+
+	(void)state;
+	ib_feth_encode(&f, p);
+	assert_memory_equal(p, want, 4);
+	field_mask(ib_header_desc(IB_HDR_FETH), mask);
+	assert_memory_equal(mask, ((uint8_t[4]){ 0, 0, 0, 0x3f }), 4);
+}
+
 static void hex_to_bytes(const char *hex, uint8_t *out, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -482,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_random_bytes_round_trip_decode_then_encode),
 		cmocka_unit_test(test_reserved_bits_are_ignored_and_written_as_zero),
 		cmocka_unit_test(test_lrh_and_bth_reserved_bits_are_where_iba_puts_them),
+		cmocka_unit_test(test_feth_puts_sel_and_plt_in_the_low_bits_of_its_word),
 		cmocka_unit_test(test_hardware_rc_ack_decodes_to_its_field_values),
 		cmocka_unit_test(test_gid_bytes_are_copied_in_wire_order),
 		cmocka_unit_test(test_field_get_reads_struct_values_and_not_gids),

@@ -19,7 +19,7 @@
 
 /* Headers per operation (bits 4:0) for RC, written out from IBA 9.2 here
  * rather than derived from the table under test. */
-static const uint32_t rc_headers[0x18] = {
+static const uint32_t rc_headers[0x1e] = {
 	[0x03] = H(IMMDT),	      [0x05] = H(IMMDT),
 	[0x06] = H(RETH),	      [0x09] = H(IMMDT),
 	[0x0a] = H(RETH),	      [0x0b] = H(RETH) | H(IMMDT),
@@ -28,6 +28,7 @@ static const uint32_t rc_headers[0x18] = {
 	[0x11] = H(AETH),	      [0x12] = H(AETH) | H(ATOMICACKETH),
 	[0x13] = H(ATOMICETH),	      [0x14] = H(ATOMICETH),
 	[0x16] = H(IETH),	      [0x17] = H(IETH),
+	[0x1c] = H(FETH) | H(RETH),   [0x1d] = H(RETH), /* IBA 1.5 FLUSH, ATOMIC WRITE */
 };
 
 static bool rc_op_is_response(unsigned op)
@@ -37,7 +38,7 @@ static bool rc_op_is_response(unsigned op)
 
 static bool rc_op_has_payload(unsigned op)
 {
-	return op <= 0x0b || (op >= 0x0d && op <= 0x10) || op == 0x16 || op == 0x17;
+	return op <= 0x0b || (op >= 0x0d && op <= 0x10) || op == 0x16 || op == 0x17 || op == 0x1d;
 }
 
 /* Which opcodes exist, and the headers each must carry. */
@@ -48,7 +49,7 @@ static bool expected(uint8_t opcode, uint32_t *headers)
 	switch (t) {
 	case IB_TRANSPORT_RC:
 	case IB_TRANSPORT_XRC:
-		if (op > 0x17 || op == 0x15)
+		if ((op > 0x17 && op != 0x1c && op != 0x1d) || op == 0x15)
 			return false;
 		*headers = rc_headers[op];
 		if (t == IB_TRANSPORT_XRC && !rc_op_is_response(op))
@@ -60,7 +61,7 @@ static bool expected(uint8_t opcode, uint32_t *headers)
 		*headers = rc_headers[op];
 		return true;
 	case IB_TRANSPORT_RD:
-		if (op > 0x15)
+		if (op > 0x15 && op != 0x1c) /* RD has FLUSH but not ATOMIC WRITE */
 			return false;
 		if (op == 0x15) { /* RESYNC */
 			*headers = H(RDETH) | H(DETH);
@@ -170,13 +171,15 @@ static void test_reserved_opcodes_have_no_entry(void **state)
 
 static void test_eth_order_is_iba_order(void **state)
 {
+	/* IBA 1.5 puts the FETH after the XRCETH and before the RETH. */
 	static const enum ib_hdr want[] = { IB_HDR_RDETH,	IB_HDR_DETH,	     IB_HDR_XRCETH,
-					    IB_HDR_RETH,	IB_HDR_ATOMICETH,    IB_HDR_AETH,
-					    IB_HDR_ATOMICACKETH, IB_HDR_IMMDT,	     IB_HDR_IETH };
+					    IB_HDR_FETH,	IB_HDR_RETH,	     IB_HDR_ATOMICETH,
+					    IB_HDR_AETH,	IB_HDR_ATOMICACKETH, IB_HDR_IMMDT,
+					    IB_HDR_IETH };
 
 	(void)state;
-	assert_int_equal(ib_eth_order_count, 9);
-	for (unsigned i = 0; i < 9; i++)
+	assert_int_equal(ib_eth_order_count, 10);
+	for (unsigned i = 0; i < 10; i++)
 		assert_int_equal(ib_eth_order[i], want[i]);
 }
 
@@ -256,6 +259,8 @@ static void fill_fields(struct ib_packet *p, uint8_t opcode, bool grh)
 	p->atomicacketh.OrigRemDt = 0xcafef00dcafef00dull;
 	p->immdt.ImmDt = 0xdeadbeef;
 	p->ieth.R_Key = 0x13572468;
+	p->feth.SEL = IB_FETH_SEL_REGION;
+	p->feth.PLT = IB_FETH_PLT_GLOBAL | IB_FETH_PLT_PERSISTENT;
 }
 
 static void assert_header_at(const uint8_t *bth, const struct ib_opcode_info *info, enum ib_hdr h,
@@ -292,6 +297,9 @@ static void assert_header_at(const uint8_t *bth, const struct ib_opcode_info *in
 		break;
 	case IB_HDR_IETH:
 		ib_ieth_encode(&p->ieth, want);
+		break;
+	case IB_HDR_FETH:
+		ib_feth_encode(&p->feth, want);
 		break;
 	default:
 		fail();
@@ -330,6 +338,10 @@ static void assert_eths_equal(const struct ib_packet *a, const struct ib_packet 
 		assert_int_equal(a->immdt.ImmDt, b->immdt.ImmDt);
 	if (hdrs & H(IETH))
 		assert_int_equal(a->ieth.R_Key, b->ieth.R_Key);
+	if (hdrs & H(FETH)) {
+		assert_int_equal(a->feth.SEL, b->feth.SEL);
+		assert_int_equal(a->feth.PLT, b->feth.PLT);
+	}
 }
 
 static void round_trip(uint8_t opcode, bool grh)

@@ -22,7 +22,7 @@
 
 #define ALL_ACCESS                                                                                 \
 	(MEMREG_ACCESS_LOCAL_WRITE | MEMREG_ACCESS_REMOTE_WRITE | MEMREG_ACCESS_REMOTE_READ |     \
-	 MEMREG_ACCESS_REMOTE_ATOMIC)
+	 MEMREG_ACCESS_REMOTE_ATOMIC | MEMREG_ACCESS_FLUSH_GLOBAL)
 
 /* Node 0 initiates (XRC_SEND); node 1 is the target (XRC_RECV, XRCD, SRQ). */
 struct xw {
@@ -311,6 +311,39 @@ static void xrc_write_read_and_atomics_reach_memory_of_the_srq_pd(void **state)
 	xw_free(x);
 }
 
+/* IBA 1.5's operations go as XRC opcodes, answered by XRC READ responses. */
+static void xrc_atomic_write_and_flush_reach_memory_of_the_srq_pd(void **state)
+{
+	struct xw *x = xw_new(SIB_MTU_1024);
+	struct world *w = x->w;
+	static uint64_t word[2];
+	static const uint8_t bytes[8] = { 9, 8, 7, 6, 5, 4, 3, 2 };
+	uint32_t wk = world_reg(&w->n[1], word, sizeof(word), ALL_ACCESS);
+	struct sib_send_wqe s = { .wr_id = 1, .opcode = SIB_WR_ATOMIC_WRITE,
+				  .send_flags = SIB_SEND_SIGNALED };
+
+	(void)state;
+	s.rdma.remote_addr = (uint64_t)(uintptr_t)&word[1];
+	s.rdma.rkey = wk;
+	memcpy(&s.rdma.atomic_write, bytes, 8);
+	xpost(x, &s, NULL, 0, 0, x->srqn);
+	s = (struct sib_send_wqe){ .wr_id = 2, .opcode = SIB_WR_FLUSH,
+				   .send_flags = SIB_SEND_SIGNALED };
+	s.rdma.remote_addr = (uint64_t)(uintptr_t)word;
+	s.rdma.rkey = wk;
+	s.rdma.flush_len = sizeof(word);
+	s.rdma.flush_type = IB_FETH_PLT_GLOBAL;
+	xpost(x, &s, NULL, 0, 0, x->srqn);
+	world_pump(w);
+	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_ATOMIC_WRITE);
+	expect_cqe(w->n[0].scq, 2, SIB_WC_SUCCESS, SIB_WC_FLUSH);
+	assert_memory_equal(&word[1], bytes, 8);
+	assert_int_equal(word[0], 0);
+	assert_int_equal(x->not_xrc, 0);
+	assert_int_equal(x->bad_srqn, 0);
+	xw_free(x);
+}
+
 /* The R_Key is checked against the PD of the SRQ the XRCETH names, so an
  * SRQ of another PD in the same domain turns the same WRITE away. */
 static void xrc_write_through_an_srq_of_another_pd_is_rem_access_err(void **state)
@@ -524,6 +557,7 @@ int main(void)
 		cmocka_unit_test(xrc_send_lands_in_the_named_srq_and_completes_on_its_cq),
 		cmocka_unit_test(xrc_one_target_qp_serves_every_srq_of_its_domain),
 		cmocka_unit_test(xrc_write_read_and_atomics_reach_memory_of_the_srq_pd),
+		cmocka_unit_test(xrc_atomic_write_and_flush_reach_memory_of_the_srq_pd),
 		cmocka_unit_test(xrc_write_through_an_srq_of_another_pd_is_rem_access_err),
 		cmocka_unit_test(xrc_srq_number_unknown_or_of_another_domain_is_rem_inv_req_err),
 		cmocka_unit_test(xrc_empty_srq_is_rnr_then_the_send_completes_once_posted),
