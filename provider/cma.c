@@ -533,6 +533,16 @@ static bool own_listener(uint64_t sid)
 	return false;
 }
 
+/* A UDP id bound at ip and sid's port (cma_bound.c): its port's GID into
+ * gid, left as it is when there is none.  Without the lock. */
+static void bound_id_at(uint64_t sid, const uint8_t key[16], const uint8_t ip[16], uint8_t gid[16])
+{
+	int rc = cma_find_listener(sib_ucma.hca, cma_bound_sid(sid), key, ip, gid);
+
+	sib_dbg("rdma_cm: route: bound id for ServiceID 0x%016llx: %s", (unsigned long long)sid,
+		rc ? strerror(-rc) : "found");
+}
+
 int cma_resolve_route(struct ucma_ctx **ctxp)
 {
 	struct ucma_ctx *ctx = *ctxp;
@@ -544,6 +554,7 @@ int cma_resolve_route(struct ucma_ctx **ctxp)
 	bool af_ib = ctx->dst.ss_family == SIB_AF_IB, mine, to_listener = af_ib;
 	uint64_t sid = sid_of(ctx, &ctx->dst);
 	uint8_t tclass = ctx->tos;
+	bool udp = ctx->ps == RDMA_PS_UDP;
 	int rc;
 
 	if (!cma_transition(ctx, CMA_IN(CMA_ADDR_RESOLVED), CMA_ROUTE_QUERY))
@@ -564,6 +575,8 @@ int cma_resolve_route(struct ucma_ctx **ctxp)
 		rc = cma_find_listener(sib_ucma.hca, sid, key, dip, lgid);
 		sib_dbg("rdma_cm: route: listener for ServiceID 0x%016llx: %s",
 			(unsigned long long)sid, rc ? strerror(-rc) : "found");
+		if (rc == -ENOENT && udp)
+			bound_id_at(sid, key, dip, dgid); /* to_listener stays false */
 		if (!rc)
 			memcpy(dgid, lgid, 16);
 		else if (rc == -ENETDOWN && mine)
@@ -716,19 +729,7 @@ static struct cma_service *service_get(uint64_t sid)
 
 static void withdraw_record(struct cma_service *s)
 {
-	struct ib_service_record r;
-	uint8_t rec[IB_SERVICE_RECORD_BYTES];
-
-	memset(&r, 0, sizeof(r));
-	r.ServiceID = s->sid;
-	own_gid(r.ServiceGID.raw);
-	r.ServiceP_Key = 0xffff;
-	cma_host_key(r.ServiceKey);
-	ib_service_record_encode(&r, rec);
-	sib_sa_send_only(&sib_ucma.hca->node, 1, IB_MAD_METHOD_DELETE, IB_SA_ATTR_SERVICE_RECORD,
-			 IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID | IB_SR_COMP_SERVICE_P_KEY |
-				 IB_SR_COMP_SERVICE_KEY,
-			 rec, sizeof(rec));
+	cma_record_withdraw(sib_ucma.hca, s->sid);
 	s->registered = false;
 }
 
@@ -847,7 +848,8 @@ void cma_services_sync(void)
 	}
 	sib_cm_unlock(sib_ucma.cm);
 	for (unsigned i = 0; i < nw; i++)
-		cma_listener_record(sib_ucma.hca, w[i].sid, w[i].ips, w[i].afonly, w[i].n);
+		cma_listener_record(sib_ucma.hca, w[i].sid, w[i].ips, w[i].afonly, w[i].n,
+				    "listener");
 	free(w);
 	pthread_mutex_unlock(&sync_lock);
 }
@@ -880,6 +882,7 @@ static void *rereg_main(void *arg)
 			cma_mcast_reset();
 			sib_cm_unlock(sib_ucma.cm);
 			cma_services_sync();
+			cma_bound_register_again();
 		}
 		__atomic_store_n(&rereg_running, false, __ATOMIC_RELEASE);
 	} while (__atomic_load_n(&rereg_pending, __ATOMIC_ACQUIRE) &&

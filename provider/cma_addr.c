@@ -245,6 +245,19 @@ static unsigned host_addrs(uint8_t (*out)[16], unsigned cap)
 	return n;
 }
 
+void cma_record_withdraw(struct sib_hca *hca, uint64_t sid)
+{
+	struct ib_service_record r;
+	uint8_t rec[IB_SERVICE_RECORD_BYTES];
+
+	base_record(hca, &r, sid, "");
+	ib_service_record_encode(&r, rec);
+	sib_sa_send_only(&hca->node, 1, IB_MAD_METHOD_DELETE, IB_SA_ATTR_SERVICE_RECORD,
+			 IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID | IB_SR_COMP_SERVICE_P_KEY |
+				 IB_SR_COMP_SERVICE_KEY,
+			 rec, sizeof(rec));
+}
+
 static pthread_mutex_t addrs_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t registered[32][16];
 static unsigned nregistered;
@@ -294,17 +307,8 @@ void cma_addrs_register_again(struct sib_hca *hca)
 void cma_addrs_unregister(struct sib_hca *hca)
 {
 	pthread_mutex_lock(&addrs_lock);
-	for (unsigned i = 0; i < nregistered; i++) {
-		struct ib_service_record r;
-		uint8_t rec[IB_SERVICE_RECORD_BYTES];
-
-		base_record(hca, &r, address_sid(registered[i]), NAME_ADDRESS);
-		ib_service_record_encode(&r, rec);
-		sib_sa_send_only(&hca->node, 1, IB_MAD_METHOD_DELETE, IB_SA_ATTR_SERVICE_RECORD,
-				 IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID |
-					 IB_SR_COMP_SERVICE_P_KEY | IB_SR_COMP_SERVICE_KEY,
-				 rec, sizeof(rec));
-	}
+	for (unsigned i = 0; i < nregistered; i++)
+		cma_record_withdraw(hca, address_sid(registered[i]));
 	nregistered = 0;
 	addrs_done = false;
 	pthread_mutex_unlock(&addrs_lock);
@@ -466,7 +470,7 @@ int cma_find_listener(struct sib_hca *hca, uint64_t sid, const uint8_t key[16],
 }
 
 void cma_listener_record(struct sib_hca *hca, uint64_t sid, const uint8_t (*ips)[16],
-			 const bool *afonly, unsigned n)
+			 const bool *afonly, unsigned n, const char *what)
 {
 	struct ib_service_record r;
 	struct timespec now;
@@ -477,14 +481,14 @@ void cma_listener_record(struct sib_hca *hca, uint64_t sid, const uint8_t (*ips)
 	if (!n) {
 		rc = sib_sa_service_delete(&hca->node, 1, &r);
 		if (rc && rc != -ENOENT && rc != -ENETDOWN)
-			sib_dbg("rdma_cm: withdrawing listener 0x%016llx from the SA failed: %s",
+			sib_dbg("rdma_cm: withdrawing %s 0x%016llx from the SA failed: %s", what,
 				(unsigned long long)sid, strerror(-rc));
 		return;
 	}
 	if (n > LISTENER_IPS) {
-		sib_warn("rdma_cm: port %u has listeners on %u addresses in this process; other "
+		sib_warn("rdma_cm: port %u has %ss on %u addresses in this process; other "
 			 "hosts find the first %u only",
-			 (unsigned)(sid & 0xffff), n, LISTENER_IPS);
+			 (unsigned)(sid & 0xffff), what, n, LISTENER_IPS);
 		n = LISTENER_IPS;
 	}
 	memcpy(r.ServiceData8, ips[0], 16);
@@ -502,10 +506,10 @@ void cma_listener_record(struct sib_hca *hca, uint64_t sid, const uint8_t (*ips)
 	clock_gettime(CLOCK_BOOTTIME, &now);
 	r.ServiceData64[1] = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 	rc = sib_sa_service_set(&hca->node, 1, &r);
-	sib_dbg("rdma_cm: listener record for ServiceID 0x%016llx, %u address(es): %s",
+	sib_dbg("rdma_cm: %s record for ServiceID 0x%016llx, %u address(es): %s", what,
 		(unsigned long long)sid, n, rc ? strerror(-rc) : "registered");
 	if (rc && rc != -ENETDOWN)
-		sib_warn("rdma_cm: the SA did not take the listener on port %u (%s); only this "
-			 "process can connect to it",
-			 (unsigned)(sid & 0xffff), strerror(-rc));
+		sib_warn("rdma_cm: the SA did not take the %s on port %u (%s); only this "
+			 "process can reach it",
+			 what, (unsigned)(sid & 0xffff), strerror(-rc));
 }

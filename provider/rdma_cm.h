@@ -125,6 +125,7 @@ struct ucma_ctx {
 	unsigned backlog, pending; /* LISTEN: CONNECT_REQUESTs not reported yet */
 	struct cma_service *service; /* LISTEN: the shared CM listener */
 	bool sa_listed;		     /* LISTEN: in the SA's listener record */
+	bool sa_bound;		     /* a UDP id the program bound (cma_bound.c) */
 	/* route */
 	uint8_t sgid[16], dgid[16];
 	uint8_t host_key[16];	    /* of the destination's host */
@@ -284,7 +285,23 @@ int cma_find_listener(struct sib_hca *hca, uint64_t sid, const uint8_t key[16],
 /* The listener record for sid listing ips (n of them, afonly flags);
  * n == 0 deletes it.  Without the lock. */
 void cma_listener_record(struct sib_hca *hca, uint64_t sid, const uint8_t (*ips)[16],
-			 const bool *afonly, unsigned n);
+			 const bool *afonly, unsigned n, const char *what);
+
+/* Sends the SA a Delete of this port's record sid, without waiting. */
+void cma_record_withdraw(struct sib_hca *hca, uint64_t sid);
+
+/* ---- cma_bound.c ---- */
+/* The ServiceID of the record of bound ids on Annex A11 ServiceID sid. */
+uint64_t cma_bound_sid(uint64_t sid);
+/* ctx was bound by BIND or BIND_IP: a UDP id is then registered.  Under
+ * the lock. */
+void cma_bound_mark(struct ucma_ctx *ctx);
+/* Brings the SA's records of bound ids up to date; without the lock. */
+void cma_bound_sync(void);
+/* After CLIENT_REREGISTER: every record again.  Without the lock. */
+void cma_bound_register_again(void);
+/* At exit: Deletes every record, without waiting. */
+void cma_bound_withdraw(void);
 
 /* ---- cma_port.c ---- */
 /* Reserves addr's port (0: a free one, written back into addr) as a

@@ -326,12 +326,22 @@ static int cmd_destroy_id(const struct cmd *c)
 	return rc;
 }
 
+static int bound_by_program(struct ucma_ctx *ctx, const struct sockaddr *addr, socklen_t len)
+{
+	int rc = cma_bind(ctx, addr, len);
+
+	if (!rc)
+		cma_bound_mark(ctx);
+	return rc;
+}
+
 static int cmd_bind_ip(const struct cmd *c)
 {
 	struct rdma_ucm_bind_ip cmd;
 
 	cmd_in(c, &cmd, sizeof(cmd));
-	return cma_bind(CTX_OR_EINVAL(c, cmd.id), (struct sockaddr *)&cmd.addr, sizeof(cmd.addr));
+	return bound_by_program(CTX_OR_EINVAL(c, cmd.id), (struct sockaddr *)&cmd.addr,
+				sizeof(cmd.addr));
 }
 
 static int cmd_bind(const struct cmd *c)
@@ -341,7 +351,8 @@ static int cmd_bind(const struct cmd *c)
 	cmd_in(c, &cmd, sizeof(cmd));
 	if (cmd.addr_size > sizeof(cmd.addr))
 		return -EINVAL;
-	return cma_bind(CTX_OR_EINVAL(c, cmd.id), (struct sockaddr *)&cmd.addr, cmd.addr_size);
+	return bound_by_program(CTX_OR_EINVAL(c, cmd.id), (struct sockaddr *)&cmd.addr,
+				cmd.addr_size);
 }
 
 static int cmd_resolve_ip(const struct cmd *c)
@@ -785,6 +796,8 @@ ssize_t sib_ucma_write(int fd, const void *buf, size_t len)
 		cma_services_sync();
 	if (registers_addrs(hdr.cmd) && !rc && sib_ucma.hca)
 		cma_addrs_register(sib_ucma.hca);
+	if ((touches_services(hdr.cmd) || registers_addrs(hdr.cmd)) && sib_ucma.hca)
+		cma_bound_sync();
 	pthread_rwlock_unlock(&life);
 	if (rc) {
 		errno = -rc;
@@ -845,6 +858,7 @@ static void goodbye(const pthread_t *stopped)
 		}
 	}
 	cma_services_withdraw();
+	cma_bound_withdraw();
 	sib_ucma.exiting = true;
 	sib_cm_unlock(sib_ucma.cm);
 	cma_addrs_unregister(hca);
@@ -1071,6 +1085,7 @@ void sib_ucma_close(int fd)
 		return;
 	(void)last;
 	cma_services_sync();
+	cma_bound_sync();
 	free(f);
 	put = hca;
 	sib_hca_put(put);

@@ -124,6 +124,9 @@ enum {
  * to one host (one ServiceKey) at a time (fabric/sa_service.c). */
 #define SIB_SR_ADDRESS_SID_PREFIX 0x5349420000000000ull
 #define SIB_SR_ADDRESS_SID_MASK 0xffffff0000000000ull
+/* softib's records of bound UDP ids (provider/cma_bound.c): "BND" in the
+ * top 24 bits, the Annex A11 ServiceID's port space and port below. */
+#define SIB_SR_BOUND_SID_PREFIX 0x424e440000000000ull
 
 /* Selectors in PathRecord/MCMemberRecord (IBA 15.2.5.16). */
 enum { IB_SA_SELECTOR_GT = 0, IB_SA_SELECTOR_LT = 1, IB_SA_SELECTOR_EQ = 2, IB_SA_SELECTOR_MAX = 3 };

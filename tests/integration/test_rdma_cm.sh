@@ -11,6 +11,8 @@
 #     timeout), udaddy with 3 (UD through SIDR)
 #   rdma_server / rdma_client (rdma_create_ep, rdma_get_request: sync ids)
 #   rstream and riostream (rsockets, which use librdmacm's internals)
+#   udpong (rsockets' datagram sockets: UD QPs found by the address and
+#     port of a bound id, no CM exchange)
 #   qperf -cm1 rc_bw rc_lat
 #   ib_send_bw, ib_write_lat and ib_read_bw with -R, and ib_send_bw -R -c UD
 # and the error paths: a port nobody listens on (REJ 8: REJECTED, and
@@ -32,10 +34,10 @@
 sib_init rdma_cm
 only_rdma_core=${RDMA_CM_ONLY_RDMA_CORE:-0}
 if [ "$only_rdma_core" = 1 ]; then
-	sib_need rping ucmatose udaddy rdma_server rdma_client rstream riostream ss timeout
+	sib_need rping ucmatose udaddy rdma_server rdma_client rstream riostream udpong ss timeout
 	echo "skip: qperf and perftest cases (RDMA_CM_ONLY_RDMA_CORE=1: rdma-core's own programs only)"
 else
-	sib_need rping ucmatose udaddy rdma_server rdma_client rstream riostream qperf ib_send_bw \
+	sib_need rping ucmatose udaddy rdma_server rdma_client rstream riostream udpong qperf ib_send_bw \
 		ib_write_lat ib_read_bw ss timeout
 fi
 sib_need_sm
@@ -211,6 +213,29 @@ for prog in rstream riostream; do
 		expect_both "$prog" '^custom +4k +200 +1 +' "the 4k x 200 result row" && v=ok
 	verdict "$prog" $v
 done
+
+# ---- udpong: rsockets' datagram sockets.  Each side binds a UD id to the
+# address and port of its UDP socket and tells the other its QPN over UDP;
+# the other resolves a route to that address and port.  The server runs
+# until it is killed; it is ready once its UDP port is bound.
+port=$(sib_free_port udp) || exit 1
+v=fail
+sib_start udpong.server "$LIMIT" "${SIB_LINEBUF[@]}" "$SOFTIB" run -- udpong -b 127.0.0.1 -p "$port"
+for ((i = 0; i < 1200; i++)); do
+	[ -n "$(ss -Huln "sport = :$port" 2>/dev/null)" ] && break
+	kill -0 "${SIB_PID[udpong.server]}" 2>/dev/null || break
+	sleep 0.1
+done
+if sib_run udpong.client "$LIMIT" "${SIB_LINEBUF[@]}" "$SOFTIB" run -- \
+	udpong -s 127.0.0.1 -p "$port" -S 1000 -C 200 &&
+	sib_expect "$(sib_out udpong.client)" '^custom +1000 +200 +' "the 1000 x 200 result row"; then
+	v=ok
+else
+	echo "FAIL: udpong: client $(sib_status_text "${SIB_RC[udpong.client]}")"
+fi
+kill "${SIB_PID[udpong.server]}" 2>/dev/null
+{ sib_wait udpong.server; } 2>/dev/null
+verdict udpong $v
 
 if [ "$only_rdma_core" != 1 ]; then
 	# ---- qperf -cm1: the server forks per test and keeps listening; only the
