@@ -536,9 +536,10 @@ int sib_cm_send_req(struct sib_cm_id *id, const struct sib_cm_req_param *p)
 		return refuse(id, "REQ", -EINVAL, "a REQ starts from an IDLE id");
 	if (p->private_data_len > IB_CM_REQ_PRIVATE_DATA_BYTES)
 		return pd_too_long(id, "REQ", p->private_data_len, IB_CM_REQ_PRIVATE_DATA_BYTES);
-	if (p->transport != IB_CM_TRANSPORT_RC && p->transport != IB_CM_TRANSPORT_UC)
-		return refuse(id, "REQ", -EINVAL, "transport %u: the CM connects RC and UC QPs "
-			      "(IBA 12.7.8)", p->transport);
+	if (p->transport != IB_CM_TRANSPORT_RC && p->transport != IB_CM_TRANSPORT_UC &&
+	    p->transport != IB_CM_TRANSPORT_EXT)
+		return refuse(id, "REQ", -EINVAL, "transport %u: the CM connects RC, UC and XRC QPs "
+			      "(IBA 12.7.8, Annex A14)", p->transport);
 	memset(&req, 0, sizeof(req));
 	req.LocalCommID = id->local_comm_id;
 	req.ServiceID = p->service_id;
@@ -548,6 +549,8 @@ int sib_cm_send_req(struct sib_cm_id *id, const struct sib_cm_req_param *p)
 	req.InitiatorDepth = p->initiator_depth;
 	req.RemoteCMResponseTimeout = p->timing.remote_cm_response_timeout;
 	req.TransportServiceType = p->transport;
+	if (p->transport == IB_CM_TRANSPORT_EXT)
+		req.ExtendedTransportType = IB_CM_EXT_TRANSPORT_XRC;
 	req.EndToEndFlowControl = p->flow_control;
 	req.StartingPSN = p->starting_psn & 0xffffff;
 	req.LocalCMResponseTimeout = p->timing.local_cm_response_timeout;
@@ -562,6 +565,7 @@ int sib_cm_send_req(struct sib_cm_id *id, const struct sib_cm_req_param *p)
 
 	id->service_id = p->service_id;
 	id->local_qpn = p->qpn;
+	id->xrc = p->transport == IB_CM_TRANSPORT_EXT;
 	id->path = p->path;
 	id->peer = p->peer;
 	id->local_ack_timeout = p->local_ack_timeout;
@@ -589,7 +593,12 @@ int sib_cm_send_rep(struct sib_cm_id *id, const struct sib_cm_rep_param *p)
 	memset(&rep, 0, sizeof(rep));
 	rep.LocalCommID = id->local_comm_id;
 	rep.RemoteCommID = id->remote_comm_id;
-	rep.LocalQPN = p->qpn;
+	if (id->xrc) { /* the kernel's cm_format_rep for an XRC target */
+		rep.LocalEECN = p->qpn & 0xffffff;
+		rep.SRQ = 1;
+	} else {
+		rep.LocalQPN = p->qpn;
+	}
 	rep.StartingPSN = p->starting_psn & 0xffffff;
 	rep.ResponderResources = p->responder_resources;
 	rep.InitiatorDepth = p->initiator_depth;
@@ -597,7 +606,7 @@ int sib_cm_send_rep(struct sib_cm_id *id, const struct sib_cm_rep_param *p)
 	rep.FailoverAccepted = 0;
 	rep.EndToEndFlowControl = p->flow_control;
 	rep.RNRRetryCount = p->rnr_retry_count > 7 ? 7 : p->rnr_retry_count;
-	rep.SRQ = p->srq;
+	rep.SRQ |= p->srq;
 	rep.LocalCAGUID = id->cm->node->node_guid;
 	copy_pd(rep.PrivateData, sizeof(rep.PrivateData), p->private_data, p->private_data_len);
 	id->local_qpn = p->qpn;
@@ -1095,6 +1104,13 @@ static void dup_req(struct rx *r, struct sib_cm_id *id)
 	}
 }
 
+/* An XRC REQ: Transport Service Type 3, Extended Transport Type 1. */
+static bool req_xrc(const struct ib_cm_req *req)
+{
+	return req->TransportServiceType == IB_CM_TRANSPORT_EXT &&
+	       req->ExtendedTransportType == IB_CM_EXT_TRANSPORT_XRC;
+}
+
 static void rx_req(struct rx *r)
 {
 	struct sib_cm *cm = r->cm;
@@ -1133,7 +1149,7 @@ static void rx_req(struct rx *r)
 	if (!listener)
 		reason = IB_CM_REJ_INVALID_SERVICE_ID;
 	else if (req.TransportServiceType != IB_CM_TRANSPORT_RC &&
-		 req.TransportServiceType != IB_CM_TRANSPORT_UC)
+		 req.TransportServiceType != IB_CM_TRANSPORT_UC && !req_xrc(&req))
 		reason = IB_CM_REJ_INVALID_TRANSPORT_TYPE;
 	else if (req.PathPacketPayloadMTU < IB_MTU_256 || req.PathPacketPayloadMTU > IB_MTU_4096)
 		reason = IB_CM_REJ_INVALID_MTU;
@@ -1159,6 +1175,7 @@ static void rx_req(struct rx *r)
 	id->remote_comm_id = req.LocalCommID;
 	id->remote_ca_guid = req.LocalCAGUID;
 	id->remote_qpn = req.LocalQPN;
+	id->xrc = req_xrc(&req);
 	rekey(id);
 	id->local_ack_timeout = req.Primary.LocalACKTimeout;
 	path_from_req(&req, &id->path);
@@ -1324,6 +1341,10 @@ static void rx_rep(struct rx *r)
 	id = reply_id(r, rep.LocalCommID, rep.RemoteCommID, "REP");
 	if (!id)
 		return;
+	/* The handler finds the peer's QPN in LocalQPN, whatever carried it
+	 * (the kernel's rep_rcvd.remote_qpn). */
+	if (id->xrc)
+		rep.LocalQPN = rep.LocalEECN;
 	switch (id->state) {
 	case SIB_CM_REQ_SENT:
 	case SIB_CM_MRA_REQ_RCVD:

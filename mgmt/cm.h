@@ -148,7 +148,7 @@ struct sib_cm_timing {
 struct sib_cm_req_param {
 	uint64_t service_id;
 	uint32_t qpn;
-	uint8_t transport;	/* IB_CM_TRANSPORT_RC or _UC */
+	uint8_t transport;	/* IB_CM_TRANSPORT_RC, _UC, or _EXT: XRC */
 	uint32_t starting_psn;	/* 24 bits: our receive queue's first PSN */
 	uint8_t responder_resources;
 	uint8_t initiator_depth;
@@ -216,6 +216,7 @@ struct sib_cm_id {
 	uint32_t local_comm_id, remote_comm_id;
 	uint64_t remote_ca_guid;
 	uint32_t local_qpn, remote_qpn;
+	bool xrc; /* an XRC connection: the target's QPN rides in the REP's LocalEECN */
 	struct sib_cm_path path;	    /* primary path, seen from this end */
 	struct sib_endpoint peer;	    /* the peer port's UDP endpoint */
 	uint8_t local_ack_timeout;	    /* the QP's (REQ primary LocalACKTimeout) */

@@ -250,6 +250,20 @@ static bool is_ud(const struct ucma_ctx *ctx)
 	return ctx->qp_type == IBV_QPT_UD;
 }
 
+static bool req_is_xrc(const struct ib_cm_req *req)
+{
+	return req->TransportServiceType == IB_CM_TRANSPORT_EXT;
+}
+
+/* The REQ's Transport Service Type for ctx's QP (IBA 12.6.5; XRC: Annex
+ * A14, the kernel's cm_req_set_qp_type). */
+static uint8_t req_transport(const struct ucma_ctx *ctx)
+{
+	if (ctx->qp_type == IBV_QPT_XRC_SEND)
+		return IB_CM_TRANSPORT_EXT;
+	return ctx->qp_type == IBV_QPT_UC ? IB_CM_TRANSPORT_UC : IB_CM_TRANSPORT_RC;
+}
+
 static void own_gid(uint8_t gid[16])
 {
 	struct sib_node *node = &sib_ucma.hca->node;
@@ -1168,6 +1182,13 @@ static int take_req(struct ucma_ctx *l, const struct ib_cm_ip_hdr *h, struct sib
 
 	if (is_ud(l))
 		return IB_CM_REJ_INVALID_SERVICE_ID;
+	if (req_is_xrc(req) != (l->qp_type == IBV_QPT_XRC_RECV)) {
+		/* The kernel's cma_check_req_qp_type: its handler fails, and
+		 * the CM rejects for the consumer. */
+		sib_dbg("rdma_cm: a%s REQ for listener %u, whose QP type is %u: rejected",
+			req_is_xrc(req) ? "n XRC" : " non-XRC", l->handle, l->qp_type);
+		return IB_CM_REJ_CONSUMER_DEFINED;
+	}
 	if (l->pending >= l->backlog && !replay)
 		return SIB_CM_DROP; /* the requester retries, as with the kernel */
 	c = child_new(l, id, h);
@@ -1496,7 +1517,7 @@ static int send_request(struct ucma_ctx *ctx, const struct rdma_ucm_conn_param *
 		memset(&q, 0, sizeof(q));
 		q.service_id = sid_of(ctx, &ctx->dst);
 		q.qpn = p->qp_num;
-		q.transport = ctx->qp_type == IBV_QPT_UC ? IB_CM_TRANSPORT_UC : IB_CM_TRANSPORT_RC;
+		q.transport = req_transport(ctx);
 		q.starting_psn = ctx->local_psn;
 		q.responder_resources = p->responder_resources;
 		q.initiator_depth = p->initiator_depth;
@@ -1701,7 +1722,7 @@ int cma_init_qp_attr(struct ucma_ctx *ctx, uint32_t qp_state, struct ib_uverbs_q
 		a->dest_qp_num = ctx->remote_qpn;
 		a->rq_psn = ctx->local_psn;
 		m |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-		if (ctx->qp_type == IBV_QPT_RC) {
+		if (ctx->qp_type == IBV_QPT_RC || ctx->qp_type == IBV_QPT_XRC_RECV) {
 			a->max_dest_rd_atomic = ctx->responder_resources;
 			a->min_rnr_timer = 0;
 			m |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
@@ -1711,13 +1732,16 @@ int cma_init_qp_attr(struct ucma_ctx *ctx, uint32_t qp_state, struct ib_uverbs_q
 			return -EINVAL;
 		a->sq_psn = ctx->remote_psn;
 		m |= IBV_QP_SQ_PSN;
-		if (ctx->qp_type == IBV_QPT_RC) {
-			a->timeout = ctx->ack_timeout_set ? ctx->ack_timeout : ctx->local_ack_timeout;
+		if (ctx->qp_type == IBV_QPT_RC || ctx->qp_type == IBV_QPT_XRC_SEND) {
 			a->retry_cnt = ctx->retry_count;
 			a->rnr_retry = ctx->rnr_retry_count;
 			a->max_rd_atomic = ctx->initiator_depth;
-			m |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_MAX_QP_RD_ATOMIC;
+			m |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+		}
+		if (ctx->qp_type == IBV_QPT_RC || ctx->qp_type == IBV_QPT_XRC_SEND ||
+		    ctx->qp_type == IBV_QPT_XRC_RECV) {
+			a->timeout = ctx->ack_timeout_set ? ctx->ack_timeout : ctx->local_ack_timeout;
+			m |= IBV_QP_TIMEOUT;
 		}
 	} else {
 		return -EINVAL;

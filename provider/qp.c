@@ -123,6 +123,9 @@ static struct ibv_qp *create_common(struct ibv_context *ctx, struct ibv_qp_init_
 	}
 	struct ibv_pd *pd = (a->comp_mask & IBV_QP_INIT_ATTR_PD) ? a->pd : NULL;
 	struct ibv_xrcd *xrcd = (a->comp_mask & IBV_QP_INIT_ATTR_XRCD) ? a->xrcd : NULL;
+	/* ibv_qp.pd is what the caller gave, used or not, as libibverbs'
+	 * set_qp reports it: librdmacm takes an XRC_RECV id's PD from it. */
+	struct ibv_pd *shown_pd = pd;
 
 	if (t == SIB_QPT_XRC_RECV) {
 		if (!xrcd || !ours(ctx, xrcd->context)) {
@@ -200,7 +203,7 @@ static struct ibv_qp *create_common(struct ibv_context *ctx, struct ibv_qp_init_
 
 	qp->context = ctx;
 	qp->qp_context = a->qp_context;
-	qp->pd = pd;
+	qp->pd = shown_pd;
 	qp->send_cq = in.send_cq ? a->send_cq : NULL;
 	qp->recv_cq = in.recv_cq ? a->recv_cq : NULL;
 	qp->srq = in.srq ? a->srq : NULL;
@@ -465,7 +468,7 @@ static int softib_destroy_qp(struct ibv_qp *qp)
 	if (sqp->send_ops_flags)
 		softib_qp_ex_fini(sqp);
 	sib_qp_destroy(sqp->qp);
-	if (qp->pd)
+	if (qp->pd && qp->qp_type != IBV_QPT_XRC_RECV) /* an XRC_RECV QP only shows it */
 		softib_pd_put(qp->pd);
 	pthread_mutex_destroy(&sqp->wr_lock);
 	sib_obj_destroyed(sqp);

@@ -112,7 +112,7 @@ struct ucma_ctx {
 	uint64_t uid;
 	struct ucma_file *file;
 	uint16_t ps;
-	uint8_t qp_type; /* IBV_QPT_RC, _UC, _UD */
+	uint8_t qp_type; /* IBV_QPT_RC, _UC, _UD, _XRC_SEND, _XRC_RECV */
 	enum cma_state state;
 	struct sockaddr_storage src, dst; /* src holds the bound port */
 	bool bound_dev;			  /* on softib0 port 1 (QUERY reports it) */

@@ -280,6 +280,15 @@ static struct ucma_ctx *ctx_of(const struct cmd *c, uint32_t handle)
 		ctx_;                                                                              \
 	})
 
+/* XRC ids connect through the IB port space only, as with the kernel
+ * (ucma_get_qp_type takes the program's QP type there alone). */
+static bool id_qp_type_ok(uint16_t ps, uint8_t qp_type)
+{
+	if (qp_type == IBV_QPT_XRC_SEND || qp_type == IBV_QPT_XRC_RECV)
+		return ps == RDMA_PS_IB;
+	return qp_type == IBV_QPT_RC || qp_type == IBV_QPT_UC || qp_type == IBV_QPT_UD;
+}
+
 static int cmd_create_id(const struct cmd *c)
 {
 	struct rdma_ucm_create_id cmd;
@@ -295,8 +304,9 @@ static int cmd_create_id(const struct cmd *c)
 			 cmd.ps == RDMA_PS_IPOIB ? " (IPoIB needs IPoIB, which softib0 has not)" : "");
 		return -EINVAL;
 	}
-	if (cmd.qp_type != IBV_QPT_RC && cmd.qp_type != IBV_QPT_UC && cmd.qp_type != IBV_QPT_UD) {
-		sib_warn("rdma_create_id: QP type %u is not RC, UC or UD", cmd.qp_type);
+	if (!id_qp_type_ok(cmd.ps, cmd.qp_type)) {
+		sib_warn("rdma_create_id: QP type %u is not RC, UC or UD (or, in the IB port "
+			 "space, XRC_SEND or XRC_RECV)", cmd.qp_type);
 		return -EINVAL;
 	}
 	ctx = ucma_ctx_new(c->file, cmd.ps, cmd.qp_type, cmd.uid);

@@ -96,7 +96,13 @@ int sib_qp_create(struct sib_qp_init *in, struct sib_qp **out, char *why, size_t
 
 	if (rc)
 		return rc;
-	/* Grant exactly what was asked; queues the type does not have are 0. */
+	/* Grant what was asked; queues the type does not have are 0.  Inline
+	 * data gets at least the room of the send SGEs it stands in for, as
+	 * rxe and mlx5 grant (IBA 11.2.4.1: the actual capacities may exceed
+	 * the request): rdma_xclient posts 16 inline bytes having asked for
+	 * one SGE and no inline room. */
+	if (in->cap.max_inline_data < in->cap.max_send_sge * sizeof(struct sib_sge))
+		in->cap.max_inline_data = in->cap.max_send_sge * sizeof(struct sib_sge); /* <= 512 */
 	if (!has_sq(in->type)) {
 		in->cap.max_send_wr = in->cap.max_send_sge = in->cap.max_inline_data = 0;
 		in->send_cq = NULL;

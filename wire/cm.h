@@ -44,8 +44,10 @@ enum {
 	IB_CM_ATTR_APR = 0x001a,
 };
 
-/* REQ Transport Service Type (IBA 12.6.5). */
-enum { IB_CM_TRANSPORT_RC = 0, IB_CM_TRANSPORT_UC = 1, IB_CM_TRANSPORT_RD = 2 };
+/* REQ Transport Service Type (IBA 12.6.5); 3 says the Extended Transport
+ * Type field tells (IBA Annex A14, XRC: 1). */
+enum { IB_CM_TRANSPORT_RC = 0, IB_CM_TRANSPORT_UC = 1, IB_CM_TRANSPORT_RD = 2, IB_CM_TRANSPORT_EXT = 3 };
+enum { IB_CM_EXT_TRANSPORT_XRC = 1 };
 
 /* REJ Message Rejected / MRA Message MRAed (IBA 12.6.6, 12.6.7). */
 enum { IB_CM_MSG_REQ = 0, IB_CM_MSG_REP = 1, IB_CM_MSG_OTHER = 2 };

@@ -10,6 +10,9 @@
 #   ucmatose with 4 connections (with -m: migrate_id, -t: TOS, -a: ACK
 #     timeout), udaddy with 3 (UD through SIDR)
 #   rdma_server / rdma_client (rdma_create_ep, rdma_get_request: sync ids)
+#   rdma_xserver / rdma_xclient, RC and XRC (-c x: XRC_SEND and XRC_RECV
+#     ids in the IB port space, a REQ of transport type XRC, the SEND
+#     through the server's XRC SRQ)
 #   rstream and riostream (rsockets, which use librdmacm's internals)
 #   udpong (rsockets' datagram sockets: UD QPs found by the address and
 #     port of a bound id, no CM exchange)
@@ -34,10 +37,10 @@
 sib_init rdma_cm
 only_rdma_core=${RDMA_CM_ONLY_RDMA_CORE:-0}
 if [ "$only_rdma_core" = 1 ]; then
-	sib_need rping ucmatose udaddy rdma_server rdma_client rstream riostream udpong ss timeout
+	sib_need rping ucmatose udaddy rdma_server rdma_client rdma_xserver rdma_xclient rstream riostream udpong ss timeout
 	echo "skip: qperf and perftest cases (RDMA_CM_ONLY_RDMA_CORE=1: rdma-core's own programs only)"
 else
-	sib_need rping ucmatose udaddy rdma_server rdma_client rstream riostream udpong qperf ib_send_bw \
+	sib_need rping ucmatose udaddy rdma_server rdma_client rdma_xserver rdma_xclient rstream riostream udpong qperf ib_send_bw \
 		ib_write_lat ib_read_bw ss timeout
 fi
 sib_need_sm
@@ -203,6 +206,17 @@ cm_pair rdma_server "$port" rdma_server -s 127.0.0.1 -p "$port" -- \
 	sib_expect "$(sib_out rdma_server.server)" '^rdma_server: end 0$' "server end 0" &&
 	sib_expect "$(sib_out rdma_server.client)" '^rdma_client: end 0$' "client end 0" && v=ok
 verdict rdma_server $v
+
+# ---- rdma_xserver / rdma_xclient: RC, then XRC
+for t in r x; do
+	port=$(sib_free_port tcp) || exit 1
+	v=fail
+	cm_pair "rdma_xserver_$t" "$port" rdma_xserver -c $t -p "$port" -- \
+		rdma_xclient -c $t -s 127.0.0.1 -p "$port" &&
+		sib_expect "$(sib_out "rdma_xserver_$t.server")" '^rdma_xserver: end 0$' "server end 0" &&
+		sib_expect "$(sib_out "rdma_xserver_$t.client")" '^rdma_xclient: end 0$' "client end 0" && v=ok
+	verdict "rdma_xserver_$t" $v
+done
 
 # ---- rsockets: rstream and riostream, the data verified
 for prog in rstream riostream; do

@@ -922,7 +922,7 @@ static void every_refused_request_says_why_in_a_debug_line(void **state)
 	expect_refused(sib_cm_send_req(idle, &p), -EINVAL, "REQ", "private data");
 	p.private_data_len = 0;
 	p.transport = 9;
-	expect_refused(sib_cm_send_req(idle, &p), -EINVAL, "REQ", "RC and UC");
+	expect_refused(sib_cm_send_req(idle, &p), -EINVAL, "REQ", "RC, UC and XRC");
 	memset(&sp, 0, sizeof(sp));
 	sp.private_data_len = IB_CM_SIDR_REQ_PRIVATE_DATA_BYTES + 1;
 	expect_refused(sib_cm_send_sidr_req(idle, &sp), -EINVAL, "SIDR_REQ", "private data");
