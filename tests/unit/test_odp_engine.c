@@ -56,15 +56,6 @@ static struct world *connected(enum sib_qp_type t)
 	return w;
 }
 
-static void expect_status(struct sib_cq *cq, uint64_t wr_id, enum sib_wc_status st)
-{
-	struct sib_cqe c;
-
-	assert_int_equal(world_poll(cq, &c), 1);
-	assert_int_equal(c.wr_id, wr_id);
-	assert_int_equal(c.status, st);
-}
-
 /* An RDMA op from node 0 at `addr` of node 1's region rk. */
 static void post_rdma(struct world *w, enum sib_wr_opcode op, uint64_t addr, uint32_t rk,
 		      void *local, uint32_t len, uint32_t lk)
@@ -93,7 +84,7 @@ static void remote_op_on_odp_page(enum sib_wr_opcode op, int page, enum sib_wc_s
 	uint32_t len = op == SIB_WR_ATOMIC_FETCH_AND_ADD ? 8 : sizeof(local);
 
 	post_rdma(w, op, (uint64_t)(uintptr_t)(p.base + (size_t)page * p.page), rk, local, len, lk);
-	expect_status(w->n[0].scq, 1, want);
+	world_expect_status(w->n[0].scq, 1, want);
 	if (want == SIB_WC_SUCCESS && op == SIB_WR_RDMA_WRITE)
 		assert_int_equal(p.base[2], 3);
 	if (want == SIB_WC_SUCCESS && op != SIB_WR_RDMA_WRITE)
@@ -102,27 +93,13 @@ static void remote_op_on_odp_page(enum sib_wr_opcode op, int page, enum sib_wc_s
 	world_free(w);
 }
 
-static void rdma_write_to_an_unmapped_odp_page_is_rem_access_err(void **state)
+/* Page 1 is a hole, page 2 read-only: what a page fault cannot serve. */
+static void remote_write_read_or_atomic_on_an_odp_hole_is_rem_access_err(void **state)
 {
 	(void)state;
 	remote_op_on_odp_page(SIB_WR_RDMA_WRITE, 1, SIB_WC_REM_ACCESS_ERR);
-}
-
-static void rdma_write_to_a_read_only_odp_page_is_rem_access_err(void **state)
-{
-	(void)state;
 	remote_op_on_odp_page(SIB_WR_RDMA_WRITE, 2, SIB_WC_REM_ACCESS_ERR);
-}
-
-static void rdma_read_of_an_unmapped_odp_page_is_rem_access_err(void **state)
-{
-	(void)state;
 	remote_op_on_odp_page(SIB_WR_RDMA_READ, 1, SIB_WC_REM_ACCESS_ERR);
-}
-
-static void atomic_on_unmapped_or_read_only_odp_page_is_rem_access_err(void **state)
-{
-	(void)state;
 	remote_op_on_odp_page(SIB_WR_ATOMIC_FETCH_AND_ADD, 1, SIB_WC_REM_ACCESS_ERR);
 	remote_op_on_odp_page(SIB_WR_ATOMIC_FETCH_AND_ADD, 2, SIB_WC_REM_ACCESS_ERR);
 }
@@ -136,42 +113,47 @@ static void mapped_odp_pages_take_write_read_and_atomic(void **state)
 	remote_op_on_odp_page(SIB_WR_ATOMIC_FETCH_AND_ADD, 0, SIB_WC_SUCCESS);
 }
 
-/* A payload large enough to be sent in place is copied from an ODP page
- * instead, so a hole fails the WR rather than the process or the packet. */
-static void send_from_an_unmapped_odp_page_is_loc_prot_err(void **state)
+/* An RC SEND of len bytes with the ODP hole on one side: that side's WR
+ * fails LOC_PROT_ERR. */
+static void rc_send_with_an_odp_hole(bool hole_at_sender, uint32_t len)
 {
 	struct world *w = connected(SIB_QPT_RC);
 	struct pages p = pages_with_a_hole();
-	static uint8_t dst[8192];
-	uint32_t sk = world_reg(&w->n[0], p.base, 3 * p.page, ODP);
-	uint32_t rk = world_reg(&w->n[1], dst, sizeof(dst), MEMREG_ACCESS_LOCAL_WRITE);
+	static uint8_t plain[8192];
+	int h = hole_at_sender ? 0 : 1;
+	uint32_t hk = world_reg(&w->n[h], p.base, 3 * p.page, ODP);
+	uint32_t pk = world_reg(&w->n[1 - h], plain, sizeof(plain), MEMREG_ACCESS_LOCAL_WRITE);
 	struct sib_send_wqe s = { .wr_id = 4, .opcode = SIB_WR_SEND, .send_flags = SIB_SEND_SIGNALED };
 
-	(void)state;
-	world_post_recv(&w->n[1], 9, dst, sizeof(dst), rk);
-	world_post_send(&w->n[0], &s, p.base + p.page, 2048, sk);
+	if (hole_at_sender) {
+		world_post_recv(&w->n[1], 9, plain, sizeof(plain), pk);
+		world_post_send(&w->n[0], &s, p.base + p.page, len, hk);
+	} else {
+		world_post_recv(&w->n[1], 9, p.base + p.page, len, hk);
+		world_post_send(&w->n[0], &s, plain, len, pk);
+	}
 	world_pump(w);
-	expect_status(w->n[0].scq, 4, SIB_WC_LOC_PROT_ERR);
+	if (hole_at_sender)
+		world_expect_status(w->n[0].scq, 4, SIB_WC_LOC_PROT_ERR);
+	else
+		world_expect_status(w->n[1].rcq, 9, SIB_WC_LOC_PROT_ERR);
 	pages_free(&p);
 	world_free(w);
 }
 
+/* 2048 bytes would be sent in place from a plain MR; from an ODP page they
+ * are copied, so the hole fails the WR rather than the process or the packet. */
+static void send_from_an_unmapped_odp_page_is_loc_prot_err(void **state)
+{
+	(void)state;
+	rc_send_with_an_odp_hole(true, 2048);
+	rc_send_with_an_odp_hole(true, 64);
+}
+
 static void receive_into_an_unmapped_odp_page_is_loc_prot_err(void **state)
 {
-	struct world *w = connected(SIB_QPT_RC);
-	struct pages p = pages_with_a_hole();
-	static uint8_t src[64];
-	uint32_t sk = world_reg(&w->n[0], src, sizeof(src), MEMREG_ACCESS_LOCAL_WRITE);
-	uint32_t rk = world_reg(&w->n[1], p.base, 3 * p.page, ODP);
-	struct sib_send_wqe s = { .wr_id = 5, .opcode = SIB_WR_SEND, .send_flags = SIB_SEND_SIGNALED };
-
 	(void)state;
-	world_post_recv(&w->n[1], 6, p.base + p.page, 64, rk);
-	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
-	world_pump(w);
-	expect_status(w->n[1].rcq, 6, SIB_WC_LOC_PROT_ERR);
-	pages_free(&p);
-	world_free(w);
+	rc_send_with_an_odp_hole(false, 64);
 }
 
 static void ud_send_from_an_unmapped_odp_page_is_loc_prot_err(void **state)
@@ -195,53 +177,50 @@ static void ud_send_from_an_unmapped_odp_page_is_loc_prot_err(void **state)
 	s.ud.remote_qkey = 0x11;
 	world_post_send(&w->n[0], &s, p.base + p.page, 64, sk);
 	world_pump(w);
-	expect_status(w->n[0].scq, 7, SIB_WC_LOC_PROT_ERR);
+	world_expect_status(w->n[0].scq, 7, SIB_WC_LOC_PROT_ERR);
 	pages_free(&p);
 	world_free(w);
 }
 
-/* ibv_reg_mr(pd, NULL, SIZE_MAX, ON_DEMAND): any address is in the region. */
-static void implicit_odp_region_reaches_any_mapped_address(void **state)
+/* An op from node 0 through node 1's implicit ODP region,
+ * ibv_reg_mr(pd, NULL, SIZE_MAX, ON_DEMAND): any address is in it. */
+static void through_an_implicit_region(enum sib_wr_opcode op, uint64_t addr, uint8_t *local,
+				       enum sib_wc_status want)
 {
 	struct world *w = connected(SIB_QPT_RC);
-	static uint8_t local[64] = { 9, 8, 7 }, target[64];
-	uint32_t lk = world_reg(&w->n[0], local, sizeof(local), MEMREG_ACCESS_LOCAL_WRITE);
+	uint32_t lk = world_reg(&w->n[0], local, 64, MEMREG_ACCESS_LOCAL_WRITE);
 	struct memreg_mr_attr a = { .host = NULL, .iova = 0, .length = UINT64_MAX,
 				    .access = ODP_ALL, .pd = w->n[1].pd };
 	uint32_t rk;
 
-	(void)state;
 	assert_int_equal(memreg_mr_register(w->n[1].mr, &a, &rk), 0);
-	post_rdma(w, SIB_WR_RDMA_WRITE, (uint64_t)(uintptr_t)target, rk, local, sizeof(local), lk);
-	expect_status(w->n[0].scq, 1, SIB_WC_SUCCESS);
-	assert_memory_equal(target, local, sizeof(local));
+	post_rdma(w, op, addr, rk, local, 64, lk);
+	world_expect_status(w->n[0].scq, 1, want);
 	world_free(w);
+}
+
+static void implicit_odp_region_reaches_any_mapped_address(void **state)
+{
+	static uint8_t local[64] = { 9, 8, 7 }, target[64];
+
+	(void)state;
+	through_an_implicit_region(SIB_WR_RDMA_WRITE, (uintptr_t)target, local, SIB_WC_SUCCESS);
+	assert_memory_equal(target, local, sizeof(local));
 }
 
 static void implicit_odp_region_refuses_an_unmapped_address(void **state)
 {
-	struct world *w = connected(SIB_QPT_RC);
 	static uint8_t local[64];
-	uint32_t lk = world_reg(&w->n[0], local, sizeof(local), MEMREG_ACCESS_LOCAL_WRITE);
-	struct memreg_mr_attr a = { .host = NULL, .iova = 0, .length = UINT64_MAX,
-				    .access = ODP_ALL, .pd = w->n[1].pd };
-	uint32_t rk;
 
 	(void)state;
-	assert_int_equal(memreg_mr_register(w->n[1].mr, &a, &rk), 0);
-	post_rdma(w, SIB_WR_RDMA_READ, 0x1000 /* page 1: never mapped */, rk, local,
-		  sizeof(local), lk);
-	expect_status(w->n[0].scq, 1, SIB_WC_REM_ACCESS_ERR);
-	world_free(w);
+	/* page 1 is never mapped */
+	through_an_implicit_region(SIB_WR_RDMA_READ, 0x1000, local, SIB_WC_REM_ACCESS_ERR);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(rdma_write_to_an_unmapped_odp_page_is_rem_access_err),
-		cmocka_unit_test(rdma_write_to_a_read_only_odp_page_is_rem_access_err),
-		cmocka_unit_test(rdma_read_of_an_unmapped_odp_page_is_rem_access_err),
-		cmocka_unit_test(atomic_on_unmapped_or_read_only_odp_page_is_rem_access_err),
+		cmocka_unit_test(remote_write_read_or_atomic_on_an_odp_hole_is_rem_access_err),
 		cmocka_unit_test(mapped_odp_pages_take_write_read_and_atomic),
 		cmocka_unit_test(send_from_an_unmapped_odp_page_is_loc_prot_err),
 		cmocka_unit_test(receive_into_an_unmapped_odp_page_is_loc_prot_err),
