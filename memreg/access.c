@@ -19,6 +19,7 @@ static const char *const memreg_verdict_names[MEMREG_VERDICT_COUNT] = {
 	[MEMREG_WRONG_PD] = "region is in another PD than the QP",
 	[MEMREG_OUT_OF_BOUNDS] = "access outside the region",
 	[MEMREG_NO_RIGHT] = "region lacks the access right",
+	[MEMREG_NOT_MAPPED] = "no page is mapped there (on-demand region)",
 	[MEMREG_BIND_NOT_WINDOW] = "key to bind is not a memory window",
 	[MEMREG_BIND_WRONG_VERB] = "type 2 windows are bound by a bind work request only",
 	[MEMREG_BIND_KEY_INDEX] = "new R_Key must keep the window's index",
@@ -60,9 +61,10 @@ enum memreg_verdict memreg_check(struct memreg_table *t, const struct memreg_req
 	enum memreg_verdict v;
 	struct memreg_slot *s, *mr;
 	uint64_t lo, size;
-	uint8_t *base;
+	uintptr_t base;
 
 	grant->host = NULL;
+	grant->on_demand = false;
 	grant->lo = grant->hi = 0;
 	grant->have = 0;
 	grant->held[0] = grant->held[1] = NULL;
@@ -83,16 +85,17 @@ enum memreg_verdict memreg_check(struct memreg_table *t, const struct memreg_req
 		mr = s->mr;
 		lo = (s->access & MEMREG_ACCESS_ZERO_BASED) ? 0 : s->mw_addr;
 		size = s->mw_length;
-		base = mr->host + (s->mw_addr - mr->iova);
+		base = (uintptr_t)mr->host + (uintptr_t)(s->mw_addr - mr->iova);
 	} else {
 		mr = s;
 		lo = s->iova;
 		size = s->length;
-		base = s->host;
+		base = (uintptr_t)s->host; /* NULL for an implicit ODP region */
 	}
 	grant->lo = lo;
 	grant->hi = lo + size;
 	grant->have = s->access;
+	grant->on_demand = (mr->access & MEMREG_ACCESS_ON_DEMAND) != 0;
 	if (s->kind == MEMREG_SLOT_MW && s->mw_type == MEMREG_MW_TYPE_2 && s->qpn != req->qpn) {
 		v = MEMREG_WINDOW_OTHER_QP;
 		goto out;
@@ -109,8 +112,9 @@ enum memreg_verdict memreg_check(struct memreg_table *t, const struct memreg_req
 		v = MEMREG_OUT_OF_BOUNDS;
 		goto out;
 	}
-	/* A zero-length access outside the region gets a harmless address. */
-	grant->host = req->len ? base + (req->va - lo) : base;
+	/* A zero-length access outside the region gets a harmless address.
+	 * Integer sums: an implicit region's base is NULL. */
+	grant->host = (uint8_t *)(req->len ? base + (uintptr_t)(req->va - lo) : base);
 	s->holds++;
 	grant->held[0] = s;
 	if (mr != s) {
@@ -153,6 +157,10 @@ int memreg_explain(const struct memreg_request *req, enum memreg_verdict v,
 				"%s 0x%06" PRIx32 ": va 0x%" PRIx64 " len %" PRIu64
 				" outside [0x%" PRIx64 ", 0x%" PRIx64 ")",
 				kind, req->key, req->va, req->len, grant->lo, grant->hi);
+	case MEMREG_NOT_MAPPED:
+		return snprintf(buf, size,
+				"%s 0x%06" PRIx32 ": va 0x%" PRIx64 " len %" PRIu64 ": %s", kind,
+				req->key, req->va, req->len, memreg_verdict_str(v));
 	case MEMREG_NO_RIGHT:
 		return snprintf(buf, size,
 				"%s 0x%06" PRIx32 ": needs access 0x%" PRIx32 ", region grants 0x%" PRIx32,

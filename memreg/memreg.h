@@ -30,6 +30,14 @@
  * invalidating a window needs no wait: the MR cannot go away under the copy.
  * Never call those while holding a grant on the same region.
  *
+ * On-demand paging (ODP, IBV_ACCESS_ON_DEMAND): nothing is pinned here
+ * anyway, so an on-demand region differs only in that its pages need not
+ * be mapped: at registration, or at all for an implicit region (the whole
+ * address space, memreg_mr_implicit).  Every byte moved through its grant
+ * goes through memreg_grant_read / _write / _fault_in, which report
+ * MEMREG_NOT_MAPPED where hardware's page fault would fail, instead of
+ * SIGSEGV; other regions keep a plain memcpy.
+ *
  * Zero-length accesses: the key, its state, the PD, the QP and the rights are
  * checked, the bounds are not (a zero-length access touches no byte).  The
  * responders do not ask at all for a zero-length RDMA WRITE or READ: IBA
@@ -43,6 +51,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Access rights: the same values as IBV_ACCESS_* (the provider asserts it). */
 enum {
@@ -53,6 +62,7 @@ enum {
 	MEMREG_ACCESS_MW_BIND = 1 << 4,
 	MEMREG_ACCESS_ZERO_BASED = 1 << 5,
 	MEMREG_ACCESS_ON_DEMAND = 1 << 6,
+	MEMREG_ACCESS_HUGETLB = 1 << 7, /* a hint that pages are huge: nothing to do here */
 	/* IBA 1.5 FLUSH targets (IBV_ACCESS_FLUSH_GLOBAL / _PERSISTENT, rdma-core 45) */
 	MEMREG_ACCESS_FLUSH_GLOBAL = 1 << 8,
 	MEMREG_ACCESS_FLUSH_PERSISTENT = 1 << 9,
@@ -90,6 +100,7 @@ enum memreg_verdict {
 	MEMREG_WRONG_PD,        /* region's PD is not the QP's PD */
 	MEMREG_OUT_OF_BOUNDS,   /* [va, va+len) not inside the region */
 	MEMREG_NO_RIGHT,        /* region lacks an access right the operation needs */
+	MEMREG_NOT_MAPPED,      /* on-demand region: no page mapped there (memreg/odp.c) */
 	/* bind (IBA 10.6.7) */
 	MEMREG_BIND_NOT_WINDOW,      /* the key to bind is not a window */
 	MEMREG_BIND_WRONG_VERB,      /* type 2 is bound by a bind WR, not ibv_bind_mw */
@@ -137,18 +148,28 @@ struct memreg_mr_attr {
 };
 
 /*
- * Is `access` acceptable for an MR?  0, EINVAL (REMOTE_WRITE or
+ * Is `access` acceptable for an MR?  0 or EINVAL (REMOTE_WRITE or
  * REMOTE_ATOMIC without LOCAL_WRITE, ibv_reg_mr(3); unknown bits;
  * FLUSH_PERSISTENT: no memory here is persistent, and rxe refuses it for
- * memory that is not pmem the same way) or
- * EOPNOTSUPP (ON_DEMAND: softib does not advertise ODP).  *rule, if not NULL,
- * names the rule broken.
+ * memory that is not pmem the same way).  *rule, if not NULL, names the
+ * rule broken.
  */
 int memreg_mr_access_valid(uint32_t access, const char **rule);
 
 /*
+ * An implicit on-demand MR: ibv_reg_mr(pd, NULL, SIZE_MAX, ON_DEMAND | ...)
+ * registers the whole address space, iova == host address (the kernel's
+ * mlx5 test: start 0, length U64_MAX; it wants iova 0 too).
+ */
+static inline bool memreg_mr_implicit(const struct memreg_mr_attr *a)
+{
+	return !a->host && a->length == UINT64_MAX && (a->access & MEMREG_ACCESS_ON_DEMAND);
+}
+
+/*
  * Register: 0 and *key (L_Key == R_Key), or EINVAL (access, see above;
- * host NULL with nonzero length; iova + length wraps), ENOMEM (limit).
+ * host NULL with nonzero length unless implicit; iova + length wraps;
+ * implicit with an iova), ENOMEM (limit).
  */
 int memreg_mr_register(struct memreg_table *t, const struct memreg_mr_attr *a, uint32_t *key);
 
@@ -232,6 +253,7 @@ struct memreg_grant {
 	/* on refusal, the region's range and rights, for memreg_explain() */
 	uint64_t lo, hi;
 	uint32_t have;
+	bool on_demand; /* the region is ODP: copy with memreg_grant_read/_write */
 	/* private */
 	void *held[2];
 };
@@ -243,6 +265,49 @@ struct memreg_grant {
 enum memreg_verdict memreg_check(struct memreg_table *t, const struct memreg_request *req,
 				 struct memreg_grant *grant);
 void memreg_release(struct memreg_table *t, struct memreg_grant *grant);
+
+/* ------------------------------------------------------------ ODP */
+
+/* The fault-safe paths (memreg/odp.c): MEMREG_OK or MEMREG_NOT_MAPPED. */
+enum memreg_verdict memreg_odp_read(const uint8_t *src, void *dst, size_t n);
+enum memreg_verdict memreg_odp_write(uint8_t *dst, const void *src, size_t n);
+enum memreg_verdict memreg_odp_fault_in(const uint8_t *addr, size_t n, bool write);
+
+/*
+ * Bytes [off, off + n) of a held grant, to dst or from src.  A region
+ * that is not on demand is registered memory the application promised to
+ * keep mapped (what pinning guarantees on hardware): a plain memcpy, no
+ * system call.  An ODP region promised nothing, so its copy must be able
+ * to fail, and pays a system call for it.
+ */
+static inline enum memreg_verdict memreg_grant_read(const struct memreg_grant *g, uint64_t off,
+						    void *dst, size_t n)
+{
+	if (g->on_demand)
+		return memreg_odp_read(g->host + off, dst, n);
+	memcpy(dst, g->host + off, n);
+	return MEMREG_OK;
+}
+
+static inline enum memreg_verdict memreg_grant_write(const struct memreg_grant *g, uint64_t off,
+						     const void *src, size_t n)
+{
+	if (g->on_demand)
+		return memreg_odp_write(g->host + off, src, n);
+	memcpy(g->host + off, src, n);
+	return MEMREG_OK;
+}
+
+/*
+ * Makes the n bytes at the grant's host address safe to touch in place
+ * (an atomic, a payload sent from where it lies): an ODP region's pages
+ * are faulted in, for writing if write, as an HCA's page fault would.
+ */
+static inline enum memreg_verdict memreg_grant_fault_in(const struct memreg_grant *g, size_t n,
+							bool write)
+{
+	return g->on_demand ? memreg_odp_fault_in(g->host, n, write) : MEMREG_OK;
+}
 
 /*
  * A log line body for a refusal, e.g.

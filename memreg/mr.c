@@ -7,7 +7,8 @@
 #define MEMREG_MR_KNOWN_ACCESS                                                                     \
 	(MEMREG_ACCESS_LOCAL_WRITE | MEMREG_ACCESS_REMOTE_WRITE | MEMREG_ACCESS_REMOTE_READ |      \
 	 MEMREG_ACCESS_REMOTE_ATOMIC | MEMREG_ACCESS_MW_BIND | MEMREG_ACCESS_ZERO_BASED |          \
-	 MEMREG_ACCESS_ON_DEMAND | MEMREG_ACCESS_FLUSH_GLOBAL | MEMREG_ACCESS_FLUSH_PERSISTENT)
+	 MEMREG_ACCESS_ON_DEMAND | MEMREG_ACCESS_HUGETLB | MEMREG_ACCESS_FLUSH_GLOBAL |         \
+	 MEMREG_ACCESS_FLUSH_PERSISTENT)
 
 int memreg_mr_access_valid(uint32_t access, const char **rule)
 {
@@ -31,16 +32,14 @@ int memreg_mr_access_valid(uint32_t access, const char **rule)
 		*rule = "FLUSH_PERSISTENT needs persistent memory (softib has none)";
 		return EINVAL;
 	}
-	if (access & MEMREG_ACCESS_ON_DEMAND) {
-		*rule = "ON_DEMAND (ODP) is not supported";
-		return EOPNOTSUPP;
-	}
 	*rule = NULL;
 	return 0;
 }
 
 static int memreg_mr_translation_valid(const struct memreg_mr_attr *a)
 {
+	if (memreg_mr_implicit(a))
+		return a->iova ? EINVAL : 0; /* as mlx5: the address is the iova */
 	if (a->length && !a->host)
 		return EINVAL;
 	if (a->length && a->iova + (a->length - 1) < a->iova)
@@ -113,6 +112,17 @@ int memreg_mr_rereg(struct memreg_table *t, uint32_t key, unsigned flags,
 	if (s->bound_windows) {
 		pthread_mutex_unlock(&t->lock);
 		return EBUSY;
+	}
+	/* An access change alone may not leave the whole address space
+	 * registered without ON_DEMAND (an implicit MR losing it). */
+	if ((flags & MEMREG_REREG_ACCESS) && !(flags & MEMREG_REREG_TRANSLATION)) {
+		struct memreg_mr_attr kept = { .host = s->host, .iova = s->iova,
+					       .length = s->length, .access = a->access };
+
+		if (memreg_mr_translation_valid(&kept)) {
+			pthread_mutex_unlock(&t->lock);
+			return EINVAL;
+		}
 	}
 	/* No new access may start; finish the ones in flight on the old
 	 * attributes before changing them. */

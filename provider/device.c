@@ -117,6 +117,25 @@ static void fill_device_attr(struct softib_context *sctx, struct ibv_device_attr
 	a->phys_port_cnt = SIB_NUM_PORTS;
 }
 
+/*
+ * On-demand paging: every access through an ODP MR is fault-safe
+ * (memreg/odp.c), whatever the operation, so each transport offers ODP
+ * for all it does: RC everything, UC no READ or atomics, UD SEND and
+ * RECV, XRC all but a QP's own RQ (it receives through SRQs only).
+ */
+static void fill_odp_caps(struct ibv_device_attr_ex *a)
+{
+	const uint32_t srq = IBV_ODP_SUPPORT_SRQ_RECV;
+	const uint32_t uc = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE | srq;
+	const uint32_t rdma = IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC;
+
+	a->odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+	a->odp_caps.per_transport_caps.rc_odp_caps = uc | rdma;
+	a->odp_caps.per_transport_caps.uc_odp_caps = uc;
+	a->odp_caps.per_transport_caps.ud_odp_caps = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | srq;
+	a->xrc_odp_caps = IBV_ODP_SUPPORT_SEND | rdma | srq;
+}
+
 static int softib_query_device_ex(struct ibv_context *ctx,
 				  const struct ibv_query_device_ex_input *input,
 				  struct ibv_device_attr_ex *attr, size_t attr_size)
@@ -136,8 +155,9 @@ static int softib_query_device_ex(struct ibv_context *ctx,
 	}
 	memset(&a, 0, sizeof(a));
 	fill_device_attr(sctx, &a.orig_attr);
-	/* No ODP, TSO, RSS, tag matching, packet pacing or CQ moderation: all
+	/* No TSO, RSS, tag matching, packet pacing or CQ moderation: all
 	 * zero.  Device memory: dm.c.  Completion timestamps count nanoseconds. */
+	fill_odp_caps(&a);
 	a.max_dm_size = SIB_MAX_DM_SIZE;
 	a.completion_timestamp_mask = UINT64_MAX;
 	a.hca_core_clock = SIB_HCA_CORE_CLOCK_KHZ;

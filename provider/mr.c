@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * Memory regions: reg_mr, rereg_mr, dereg_mr.  The rules and the keys live
- * in memreg/; here the libibverbs side: struct verbs_mr (ibv_dereg_mr and
- * ibv_rereg_mr read mr_type and access), PD references, errnos and the log
- * line for every rejection.
+ * Memory regions: reg_mr, rereg_mr, dereg_mr, advise_mr.  The rules and the
+ * keys live in memreg/; here the libibverbs side: struct verbs_mr
+ * (ibv_dereg_mr and ibv_rereg_mr read mr_type and access), PD references,
+ * errnos and the log line for every rejection.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +23,7 @@ _Static_assert((int)MEMREG_ACCESS_REMOTE_ATOMIC == (int)IBV_ACCESS_REMOTE_ATOMIC
 _Static_assert((int)MEMREG_ACCESS_MW_BIND == (int)IBV_ACCESS_MW_BIND, "access bits");
 _Static_assert((int)MEMREG_ACCESS_ZERO_BASED == (int)IBV_ACCESS_ZERO_BASED, "access bits");
 _Static_assert((int)MEMREG_ACCESS_ON_DEMAND == (int)IBV_ACCESS_ON_DEMAND, "access bits");
+_Static_assert((int)MEMREG_ACCESS_HUGETLB == (int)IBV_ACCESS_HUGETLB, "access bits");
 #if SIB_ABI_LAYOUT >= 45
 _Static_assert((int)MEMREG_ACCESS_FLUSH_GLOBAL == (int)IBV_ACCESS_FLUSH_GLOBAL, "access bits");
 _Static_assert((int)MEMREG_ACCESS_FLUSH_PERSISTENT == (int)IBV_ACCESS_FLUSH_PERSISTENT,
@@ -46,24 +47,24 @@ static struct memreg_table *softib_memreg(struct ibv_context *ctx)
 	return to_sctx(ctx)->hca->memreg;
 }
 
-/* Access flags for an MR, with the log line naming the rule: 0 or errno.
- * reg_mr's unsupported flags (ODP) are a probe (softib_refused), rereg's not. */
-static int softib_mr_check_access(const char *verb, uint32_t access, bool creating)
+/* Access flags for an MR, with the log line naming the rule: 0 or errno. */
+static int softib_mr_check_access(const char *verb, uint32_t access)
 {
 	const char *rule;
 	int err = memreg_mr_access_valid(access, &rule);
 
 	if (err)
-		softib_refused(creating && err == EOPNOTSUPP, "%s: access 0x%x: %s", verb, access,
-			       rule);
+		sib_warn("%s: access 0x%x: %s", verb, access, rule);
 	return err;
 }
 
-static int softib_mr_check_length(const char *verb, size_t length, bool creating)
+/* An implicit ODP MR is the whole address space: no max_mr_size for it. */
+static int softib_mr_check_length(const char *verb, const struct memreg_mr_attr *a,
+				  bool creating)
 {
-	if ((uint64_t)length > SIB_MAX_MR_SIZE) {
-		softib_refused(creating, "%s: length %zu is more than max_mr_size %llu", verb,
-			       length, (unsigned long long)SIB_MAX_MR_SIZE);
+	if (a->length > SIB_MAX_MR_SIZE && !memreg_mr_implicit(a)) {
+		softib_refused(creating, "%s: length %llu is more than max_mr_size %llu", verb,
+			       (unsigned long long)a->length, (unsigned long long)SIB_MAX_MR_SIZE);
 		return EINVAL;
 	}
 	return 0;
@@ -86,11 +87,17 @@ struct ibv_mr *softib_mr_register(struct ibv_pd *pd, void *addr, size_t length, 
 	int err;
 
 	snprintf(verb, sizeof(verb), "%s on PD 0x%06x", verb_name, a.pd);
-	err = softib_mr_check_access(verb, a.access, true);
+	err = softib_mr_check_access(verb, a.access);
 	if (!err)
-		err = softib_mr_check_length(verb, length, true);
-	if (!err && length && !addr) {
-		sib_warn("%s: addr is NULL with length %zu", verb, length);
+		err = softib_mr_check_length(verb, &a, true);
+	if (!err && length && !addr && !memreg_mr_implicit(&a)) {
+		sib_warn("%s: addr is NULL with length %zu (only an implicit ODP MR, "
+			 "length SIZE_MAX with IBV_ACCESS_ON_DEMAND, has no address)", verb, length);
+		err = EINVAL;
+	}
+	if (!err && memreg_mr_implicit(&a) && hca_va) {
+		sib_warn("%s: implicit ODP MR with iova 0x%llx: its iova is its address, 0", verb,
+			 (unsigned long long)hca_va);
 		err = EINVAL;
 	}
 	if (err) {
@@ -161,7 +168,7 @@ static int softib_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, v
 		char verb[40];
 
 		snprintf(verb, sizeof(verb), "rereg_mr on MR 0x%06x", mr->lkey);
-		err = softib_mr_check_access(verb, new_access, false);
+		err = softib_mr_check_access(verb, new_access);
 		if (err)
 			return softib_rereg_input_error(err);
 	}
@@ -174,12 +181,12 @@ static int softib_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd, v
 		a.pd = to_spd(pd)->pdn;
 	}
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
-		err = softib_mr_check_length("rereg_mr", length, false);
-		if (err)
-			return softib_rereg_input_error(err);
 		a.host = addr;
 		a.length = length;
 		a.iova = (uintptr_t)addr;
+		err = softib_mr_check_length("rereg_mr", &a, false);
+		if (err)
+			return softib_rereg_input_error(err);
 	} else {
 		a.host = mr->addr;
 		a.length = mr->length;
@@ -251,7 +258,91 @@ static int softib_dereg_mr(struct verbs_mr *vmr)
 	return 0;
 }
 
+/* ibv_advise_mr(3)'s errno for an SGE memreg refused. */
+static int softib_advise_errno(enum memreg_verdict v)
+{
+	switch (v) {
+	case MEMREG_WINDOW_AS_LKEY:
+		return EINVAL; /* "doesn't belong to a MR, but a MW" */
+	case MEMREG_WRONG_PD:
+	case MEMREG_NO_RIGHT:
+		return EPERM; /* outside the caller's scope; PREFETCH_WRITE on a read-only MR */
+	default:
+		return EFAULT; /* invalid lkey, range outside the MR, or not mapped */
+	}
+}
+
+/*
+ * One SGE of a prefetch: checked as a local access (for writing with
+ * PREFETCH_WRITE), then its pages faulted in unless NO_FAULT.  A
+ * synchronous (FLUSH) prefetch reports a hole as EFAULT; an asynchronous
+ * one is a hint whose faults nobody hears of (mlx5 queues it and returns 0).
+ */
+static int softib_advise_sge(struct ibv_pd *pd, uint32_t advice, bool sync,
+			     const struct ibv_sge *sge)
+{
+	struct memreg_table *t = softib_memreg(pd->context);
+	bool write = advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE;
+	struct memreg_request req = {
+		.key = sge->lkey,
+		.pd = to_spd(pd)->pdn,
+		.va = sge->addr,
+		.len = sge->length,
+		.access = write ? MEMREG_ACCESS_LOCAL_WRITE : 0,
+	};
+	struct memreg_grant g;
+	enum memreg_verdict v = memreg_check(t, &req, &g);
+	char line[200];
+
+	if (v == MEMREG_OK) {
+		bool odp = g.on_demand;
+
+		if (odp && advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+			v = memreg_grant_fault_in(&g, sge->length, write);
+		memreg_release(t, &g);
+		if (!odp) {
+			sib_warn("advise_mr: lkey 0x%06x is not an on-demand (ODP) MR: nothing "
+				 "to prefetch (mlx5 refuses it too)", sge->lkey);
+			return EINVAL;
+		}
+	}
+	if (v == MEMREG_OK || (v == MEMREG_NOT_MAPPED && !sync))
+		return 0;
+	memreg_explain(&req, v, &g, line, sizeof(line));
+	sib_warn("advise_mr: %s", line);
+	return softib_advise_errno(v);
+}
+
+static int softib_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags,
+			    struct ibv_sge *sg_list, uint32_t num_sge)
+{
+	if (advice != IBV_ADVISE_MR_ADVICE_PREFETCH &&
+	    advice != IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	    advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT) {
+		sib_warn("advise_mr: advice %u: softib knows PREFETCH, PREFETCH_WRITE and "
+			 "PREFETCH_NO_FAULT", (unsigned)advice);
+		return EOPNOTSUPP;
+	}
+	if (flags & ~(uint32_t)IBV_ADVISE_MR_FLAG_FLUSH) {
+		sib_warn("advise_mr: flags 0x%x: only IBV_ADVISE_MR_FLAG_FLUSH is defined", flags);
+		return EINVAL;
+	}
+	if (!num_sge || !sg_list) {
+		sib_warn("advise_mr: an empty scatter list (num_sge %u)", num_sge);
+		return EINVAL;
+	}
+	for (uint32_t i = 0; i < num_sge; i++) {
+		int err = softib_advise_sge(pd, advice, flags & IBV_ADVISE_MR_FLAG_FLUSH,
+					    &sg_list[i]);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 const struct verbs_context_ops softib_mr_ops = {
+	.advise_mr = softib_advise_mr,
 	.reg_mr = softib_reg_mr,
 	.rereg_mr = softib_rereg_mr,
 	.dereg_mr = softib_dereg_mr,

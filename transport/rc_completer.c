@@ -279,8 +279,8 @@ static const char *nak_rule(uint8_t code)
 	case IB_NAK_INVALID_REQUEST:
 		return "the responder NAKed it: invalid request (IBA 9.7.5.2.2)";
 	case IB_NAK_REMOTE_ACCESS_ERR:
-		return "the responder NAKed it: remote access error, R_Key, bounds or rights "
-		       "(IBA 9.7.5.2.4)";
+		return "the responder NAKed it: remote access error, R_Key, bounds, rights "
+		       "or an unmapped ODP page (IBA 9.7.5.2.4)";
 	case IB_NAK_REMOTE_OP_ERR:
 		return "the responder NAKed it: remote operational error (IBA 9.7.5.2.5)";
 	default:

@@ -240,6 +240,13 @@ static int send_in_place(struct sib_qp *qp, const struct sib_send_wqe *w, uint64
 		sib_log_access(qp, "local SGE", &req, v, g);
 		return SIB_WC_LOC_PROT_ERR;
 	}
+	/* An ODP payload is copied, never sent in place: the ICRC would read
+	 * an unmapped page with SIGSEGV, and a sendmsg that got EFAULT would
+	 * drop the packet (tx_error) where the WR must fail LOC_PROT_ERR. */
+	if (g->on_demand) {
+		memreg_release(sib_engine_memreg(qp->eng), g);
+		return -1;
+	}
 	return 0;
 }
 

@@ -161,15 +161,17 @@ static bool send_read_responses(struct sib_qp *qp, struct sib_rd_res *res)
 				.access = MEMREG_ACCESS_REMOTE_READ,
 			};
 			struct memreg_grant g;
+			enum memreg_verdict v = memreg_check(t, &req, &g);
 
-			if (memreg_check(t, &req, &g) != MEMREG_OK) {
-				/* Gone under us: send zeros rather than stall; the
-				 * region's owner broke the contract, not the peer. */
-				memset(payload, 0, n);
-			} else {
-				memcpy(payload, g.host, n);
+			if (v == MEMREG_OK) {
+				v = memreg_grant_read(&g, 0, payload, n);
 				memreg_release(t, &g);
 			}
+			/* Gone under us (deregistered, or an ODP page unmapped
+			 * since chk_rkey faulted it in): send zeros rather than
+			 * stall; the region's owner broke the contract, not the peer. */
+			if (v != MEMREG_OK)
+				memset(payload, 0, n);
 		}
 		sib_tx_commit(qp, buf, hdr_len, n, &qp->dest);
 		res->next_psn = psn_add(res->next_psn, 1);
@@ -404,7 +406,14 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 	v = memreg_check(sib_engine_memreg(c->qp->eng), &req, &g);
 	if (v != MEMREG_OK)
 		return rkey_refused(c, &req, v, &g);
+	/* ODP: a READ's pages are faulted in now, so that a hole is NAKed
+	 * (Remote Access Error) before any response leaves; a WRITE's and an
+	 * atomic's fail as they are placed. */
+	if (f & IB_OPF_READ)
+		v = memreg_grant_fault_in(&g, req.len, false);
 	memreg_release(sib_engine_memreg(c->qp->eng), &g);
+	if (v != MEMREG_OK)
+		return rkey_refused(c, &req, v, &g);
 	return RESP_EXECUTE;
 }
 
@@ -478,8 +487,10 @@ static enum resp_state execute_write(struct resp_ctx *c)
 
 		if (v != MEMREG_OK)
 			return rkey_refused(c, &req, v, &g);
-		memcpy(g.host, p->payload, p->payload_len);
+		v = memreg_grant_write(&g, 0, p->payload, p->payload_len);
 		memreg_release(t, &g);
+		if (v != MEMREG_OK)
+			return rkey_refused(c, &req, v, &g);
 	}
 	r->va += p->payload_len;
 	r->remaining -= p->payload_len;
@@ -568,6 +579,12 @@ static enum resp_state execute_atomic(struct resp_ctx *c)
 		c->why = "atomic target not 8-byte aligned in host memory";
 		return RESP_ERR_INVALID;
 	}
+	/* ODP: the CPU atomic runs in place, so its page is faulted in first. */
+	v = memreg_grant_fault_in(&g, 8, true);
+	if (v != MEMREG_OK) {
+		memreg_release(t, &g);
+		return rkey_refused(c, &req, v, &g);
+	}
 	uint64_t *target = (uint64_t *)(void *)g.host;
 
 	if ((p->bth.OpCode & 0x1f) == IB_OP_CMP_SWAP) {
@@ -633,6 +650,11 @@ static enum resp_state execute_atomic_write(struct resp_ctx *c)
 		memreg_release(t, &g);
 		c->why = "ATOMIC WRITE target not 8-byte aligned in host memory";
 		return RESP_ERR_INVALID;
+	}
+	v = memreg_grant_fault_in(&g, 8, true); /* ODP: as for an atomic */
+	if (v != MEMREG_OK) {
+		memreg_release(t, &g);
+		return rkey_refused(c, &req, v, &g);
 	}
 	memcpy(&value, p->payload, 8); /* the bytes as sent, not a number */
 	__atomic_store_n((uint64_t *)(void *)g.host, value, __ATOMIC_RELEASE);

@@ -6,7 +6,6 @@
  * every SGE's L_Key; and the log line for an access it refused.
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "base/log.h"
 #include "transport/qp_impl.h"
@@ -53,11 +52,15 @@ enum memreg_verdict sib_sge_copy(struct sib_qp *qp, uint32_t pd, const struct si
 				*grant = g;
 			return v;
 		}
-		if (to_sge)
-			memcpy(g.host, buf, n);
-		else
-			memcpy(buf, g.host, n);
+		v = to_sge ? memreg_grant_write(&g, 0, buf, n) : memreg_grant_read(&g, 0, buf, n);
 		memreg_release(t, &g);
+		if (v != MEMREG_OK) { /* an ODP page that is not mapped */
+			if (bad)
+				*bad = req;
+			if (grant)
+				*grant = g;
+			return v;
+		}
 		buf += n;
 		len -= n;
 		off = 0;

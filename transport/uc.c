@@ -161,14 +161,16 @@ void sib_uc_resp_rx(struct sib_qp *qp, const struct ib_packet *pkt)
 			struct memreg_grant g;
 			enum memreg_verdict v = memreg_check(t, &req, &g);
 
+			if (v == MEMREG_OK) {
+				v = memreg_grant_write(&g, 0, pkt->payload, pkt->payload_len);
+				memreg_release(t, &g);
+			}
 			if (v != MEMREG_OK) {
 				/* UC: no NAK; the message is dropped (IBA 9.8.4 / 9.7.5.2.4). */
 				sib_log_access(qp, "incoming UC RDMA WRITE", &req, v, &g);
 				uc_abandon(qp, pkt, "the R_Key does not allow the WRITE");
 				return;
 			}
-			memcpy(g.host, pkt->payload, pkt->payload_len);
-			memreg_release(t, &g);
 		}
 		r->va += pkt->payload_len;
 		r->remaining -= pkt->payload_len;

@@ -7,6 +7,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,9 +62,6 @@ static void check_mr_rules(struct ibv_pd *pd, char *buf, size_t len)
 	mr = ibv_reg_mr(pd, buf, len, IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_REMOTE_READ);
 	expect(!mr && errno == EINVAL,
 	       "reg_mr REMOTE_ATOMIC without LOCAL_WRITE fails with EINVAL");
-	errno = 0;
-	mr = ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND);
-	expect(!mr && errno == EOPNOTSUPP, "reg_mr ON_DEMAND fails with EOPNOTSUPP (no ODP)");
 
 	mr = ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	expect(mr && mr->lkey == mr->rkey && (mr->lkey >> 8) != 0,
@@ -118,6 +116,83 @@ static void check_mw_rules(struct ibv_pd *pd)
 		expect(ibv_dealloc_mw(mw) == 0, "dealloc_mw type 2 works");
 }
 
+/* ibv_advise_mr(3)'s errnos, each SGE against its MR. */
+static void check_advise_rules(struct ibv_pd *pd, struct ibv_mr *odp, struct ibv_mr *plain)
+{
+	const uint32_t sync = IBV_ADVISE_MR_FLAG_FLUSH;
+	struct ibv_sge sge = { .addr = (uintptr_t)odp->addr, .length = 64, .lkey = odp->lkey };
+	struct ibv_sge bad = sge;
+
+	expect(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, sync, &sge, 1) == 0,
+	       "advise_mr PREFETCH of an ODP MR works");
+	expect(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, 0, &sge, 1) == 0,
+	       "advise_mr PREFETCH_WRITE (asynchronous) works");
+	expect(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT, sync, &sge, 1) == 0,
+	       "advise_mr PREFETCH_NO_FAULT works");
+	expect(ibv_advise_mr(pd, (enum ibv_advise_mr_advice)7, sync, &sge, 1) == EOPNOTSUPP,
+	       "advise_mr with an unknown advice fails with EOPNOTSUPP");
+	expect(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 1u << 5, &sge, 1) == EINVAL,
+	       "advise_mr with an unknown flag fails with EINVAL");
+	expect(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, sync, &sge, 0) == EINVAL,
+	       "advise_mr with no SGE fails with EINVAL");
+	bad.lkey ^= 0x100;
+	expect(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, sync, &bad, 1) == EFAULT,
+	       "advise_mr with an invalid lkey fails with EFAULT");
+	bad = sge;
+	bad.addr += odp->length;
+	expect(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, sync, &bad, 1) == EFAULT,
+	       "advise_mr past the MR's end fails with EFAULT");
+	bad = sge;
+	bad.lkey = plain->lkey;
+	bad.addr = (uintptr_t)plain->addr;
+	expect(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, sync, &bad, 1) == EINVAL,
+	       "advise_mr of an MR that is not ODP fails with EINVAL (as mlx5)");
+}
+
+/* The rules of ODP registration, and prefetch through an implicit MR. */
+static void check_odp_rules(struct ibv_pd *pd, char *buf, size_t len)
+{
+	const int odp = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND;
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, len, odp);
+	struct ibv_mr *ro = ibv_reg_mr(pd, buf, len, IBV_ACCESS_ON_DEMAND);
+	struct ibv_mr *plain = ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_mr *imr;
+
+	expect(mr && ro && plain, "reg_mr ON_DEMAND works (ODP)");
+	if (!mr || !ro || !plain)
+		return;
+	check_advise_rules(pd, mr, plain);
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 64, .lkey = ro->lkey };
+
+	expect(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, IBV_ADVISE_MR_FLAG_FLUSH,
+			     &sge, 1) == EPERM,
+	       "advise_mr PREFETCH_WRITE of an MR without LOCAL_WRITE fails with EPERM");
+	errno = 0;
+	expect(!ibv_reg_mr(pd, NULL, SIZE_MAX, IBV_ACCESS_LOCAL_WRITE) && errno == EINVAL,
+	       "reg_mr NULL, SIZE_MAX without ON_DEMAND fails with EINVAL");
+	errno = 0;
+	expect(!ibv_reg_mr_iova(pd, NULL, SIZE_MAX, 0x1000, odp) && errno == EINVAL,
+	       "reg_mr of an implicit ODP MR at an iova fails with EINVAL");
+	imr = ibv_reg_mr(pd, NULL, SIZE_MAX, odp);
+	expect(imr && imr->length == SIZE_MAX, "reg_mr NULL, SIZE_MAX, ON_DEMAND (implicit) works");
+	if (imr) {
+		sge.lkey = imr->lkey;
+		expect(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+				     IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1) == 0,
+		       "advise_mr through the implicit MR works");
+		sge.addr = 0x1000; /* page 1: never mapped */
+		expect(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, IBV_ADVISE_MR_FLAG_FLUSH,
+				     &sge, 1) == EFAULT,
+		       "synchronous advise_mr of an unmapped page fails with EFAULT");
+		expect(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &sge, 1) == 0,
+		       "asynchronous advise_mr of an unmapped page is 0 (a hint, as mlx5)");
+		expect(ibv_dereg_mr(imr) == 0, "dereg_mr of the implicit MR works");
+	}
+	ibv_dereg_mr(plain);
+	ibv_dereg_mr(ro);
+	ibv_dereg_mr(mr);
+}
+
 int main(void)
 {
 	struct ibv_context *ctx = open_softib();
@@ -135,6 +210,7 @@ int main(void)
 		return 2;
 	}
 	check_mr_rules(pd, buf, len);
+	check_odp_rules(pd, buf, len);
 	check_mw_rules(pd);
 	expect(ibv_dealloc_pd(pd) == 0, "dealloc_pd once everything is gone works");
 	ibv_close_device(ctx);

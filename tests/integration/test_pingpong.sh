@@ -3,7 +3,9 @@
 #
 # The ibverbs-utils ping-pong programs (rc, uc, ud, srq) between two
 # processes under `softib run` on loopback: addressed by LID, with a GRH
-# (-g 0), with completion events (-e), and RC with 1 MiB messages.  Each
+# (-g 0), with completion events (-e), RC with 1 MiB messages, and RC on
+# on-demand paging: an ODP MR (-o), an implicit ODP MR (-O), each with a
+# prefetch (-P, ibv_advise_mr with IBV_ADVISE_MR_FLAG_FLUSH).  Each
 # server and client must exit 0 and print both throughput lines
 # ("N bytes in S seconds = R Mbit/sec", "N iters in S seconds = T usec/iter").
 # The port's subnet manager is started by the first port (SOFTIB_SM points at
@@ -54,6 +56,11 @@ for t in rc uc ud srq; do
 done
 # Multi-packet messages: 1 MiB is 1024 packets at pingpong's MTU of 1024.
 run_case rc_1MiB 20 ibv_rc_pingpong -d softib0 -i 1 -s 1048576
+# On-demand paging: the program checks odp_caps before it registers.
+run_case rc_odp "$ITERS" ibv_rc_pingpong -d softib0 -i 1 -o
+run_case rc_odp_prefetch "$ITERS" ibv_rc_pingpong -d softib0 -i 1 -o -P
+run_case rc_implicit_odp "$ITERS" ibv_rc_pingpong -d softib0 -i 1 -O
+run_case rc_implicit_odp_prefetch "$ITERS" ibv_rc_pingpong -d softib0 -i 1 -O -P
 
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "FAIL: pingpong: ${failed[*]}"

@@ -373,4 +373,14 @@ static inline int world_poll(struct sib_cq *cq, struct sib_cqe *c)
 	return sib_cq_poll(cq, c, 1);
 }
 
+/* The next completion of cq is wr_id's, with status st. */
+static inline void world_expect_status(struct sib_cq *cq, uint64_t wr_id, enum sib_wc_status st)
+{
+	struct sib_cqe c;
+
+	assert_int_equal(world_poll(cq, &c), 1);
+	assert_int_equal(c.wr_id, wr_id);
+	assert_int_equal(c.status, st);
+}
+
 #endif

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "memreg/memreg.h"
@@ -202,11 +203,13 @@ static void test_remote_write_or_atomic_without_local_write_is_einval(void **sta
 	assert_int_equal(memreg_mr_count(t), 1);
 }
 
-static void test_unknown_access_bits_and_odp_are_refused(void **state)
+static void test_unknown_access_bits_are_refused_odp_and_hugetlb_taken(void **state)
 {
 	(void)state;
 	assert_int_equal(memreg_mr_access_valid(1u << 20, NULL), EINVAL);
-	assert_int_equal(memreg_mr_access_valid(MEMREG_ACCESS_ON_DEMAND, NULL), EOPNOTSUPP);
+	assert_int_equal(memreg_mr_access_valid(MEMREG_ACCESS_ON_DEMAND | MEMREG_ACCESS_HUGETLB,
+						NULL),
+			 0);
 	assert_int_equal(memreg_mr_access_valid(RW | MEMREG_ACCESS_REMOTE_ATOMIC |
 						MEMREG_ACCESS_MW_BIND | MEMREG_ACCESS_ZERO_BASED,
 						NULL),
@@ -730,6 +733,102 @@ static void test_explain_names_key_address_and_range(void **state)
 	assert_string_equal(line, "lkey 0x002802: key index not in use");
 }
 
+/* ------------------------------------------------------------ ODP */
+
+#define ODP (MEMREG_ACCESS_ON_DEMAND | MEMREG_ACCESS_LOCAL_WRITE)
+
+static uint32_t reg_at(void *host, uint64_t len, uint32_t access)
+{
+	struct memreg_mr_attr a = { .host = host, .iova = (uintptr_t)host, .length = len,
+				    .access = access, .pd = PD_A };
+	uint32_t key;
+
+	assert_int_equal(memreg_mr_register(t, &a, &key), 0);
+	return key;
+}
+
+static void test_grant_says_on_demand_only_for_odp_regions(void **state)
+{
+	uint32_t odp = reg_at(mem, LEN, ODP), plain = reg_at(mem, LEN, RW);
+	struct memreg_request r = { .key = odp, .pd = PD_A, .va = (uintptr_t)mem, .len = 8 };
+	struct memreg_grant g;
+
+	(void)state;
+	assert_int_equal(memreg_check(t, &r, &g), MEMREG_OK);
+	assert_true(g.on_demand);
+	memreg_release(t, &g);
+	r.key = plain;
+	assert_int_equal(memreg_check(t, &r, &g), MEMREG_OK);
+	assert_false(g.on_demand);
+	memreg_release(t, &g);
+}
+
+/* Page 0 mapped, page 1 a hole, page 2 read-only: what hardware's page
+ * fault serves or fails, the fault-safe copies serve or fail, no SIGSEGV. */
+static void test_odp_copies_fail_not_mapped_where_a_page_fault_would(void **state)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *p = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t buf[16] = { 1 };
+	struct memreg_grant g;
+
+	(void)state;
+	assert_true(p != MAP_FAILED);
+	memset(p, 7, 3 * pg);
+	assert_int_equal(munmap(p + pg, pg), 0);
+	assert_int_equal(mprotect(p + 2 * pg, pg, PROT_READ), 0);
+	struct memreg_request r = { .key = reg_at(p, 3 * pg, ODP), .pd = PD_A,
+				    .va = (uintptr_t)p, .len = 3 * pg };
+
+	assert_int_equal(memreg_check(t, &r, &g), MEMREG_OK);
+	assert_int_equal(memreg_grant_read(&g, 0, buf, sizeof(buf)), MEMREG_OK);
+	assert_int_equal(buf[0], 7);
+	assert_int_equal(memreg_grant_write(&g, 0, buf, sizeof(buf)), MEMREG_OK);
+	assert_int_equal(memreg_grant_read(&g, pg - 8, buf, sizeof(buf)), MEMREG_NOT_MAPPED);
+	assert_int_equal(memreg_grant_write(&g, pg, buf, 1), MEMREG_NOT_MAPPED);
+	assert_int_equal(memreg_grant_read(&g, 2 * pg, buf, sizeof(buf)), MEMREG_OK);
+	assert_int_equal(memreg_grant_write(&g, 2 * pg, buf, 1), MEMREG_NOT_MAPPED);
+	assert_int_equal(memreg_odp_fault_in(p, pg, true), MEMREG_OK);
+	assert_int_equal(memreg_odp_fault_in(p + pg, 8, false), MEMREG_NOT_MAPPED);
+	assert_int_equal(memreg_odp_fault_in(p + 2 * pg, 8, false), MEMREG_OK);
+	assert_int_equal(memreg_odp_fault_in(p + 2 * pg, 8, true), MEMREG_NOT_MAPPED);
+	memreg_release(t, &g);
+	munmap(p, pg);
+	munmap(p + 2 * pg, pg);
+}
+
+static void test_implicit_odp_region_is_the_address_space_at_iova_0(void **state)
+{
+	struct memreg_mr_attr a = { .length = UINT64_MAX, .access = ODP, .pd = PD_A };
+	struct memreg_request r = { .pd = PD_A, .va = (uintptr_t)mem + 5, .len = 8 };
+	struct memreg_grant g;
+	char line[160];
+
+	(void)state;
+	assert_int_equal(memreg_mr_register(t, &a, &r.key), 0);
+	assert_int_equal(memreg_check(t, &r, &g), MEMREG_OK);
+	assert_ptr_equal(g.host, mem + 5);
+	memreg_release(t, &g);
+	r.va = 0x1000; /* never mapped */
+	assert_int_equal(memreg_check(t, &r, &g), MEMREG_OK);
+	assert_int_equal(memreg_grant_read(&g, 0, line, 8), MEMREG_NOT_MAPPED);
+	memreg_release(t, &g);
+	memreg_explain(&r, MEMREG_NOT_MAPPED, &g, line, sizeof(line));
+	assert_non_null(strstr(line, "va 0x1000 len 8: no page is mapped there"));
+	/* not implicit: an iova, or no ON_DEMAND */
+	uint32_t k;
+
+	a.iova = 0x1000;
+	assert_int_equal(memreg_mr_register(t, &a, &k), EINVAL);
+	a.iova = 0;
+	a.access = MEMREG_ACCESS_LOCAL_WRITE;
+	assert_int_equal(memreg_mr_register(t, &a, &k), EINVAL);
+	/* nor may a rereg of its access alone drop ON_DEMAND */
+	assert_int_equal(memreg_mr_rereg(t, r.key, MEMREG_REREG_ACCESS, &a), EINVAL);
+	a.access = ODP | MEMREG_ACCESS_REMOTE_READ;
+	assert_int_equal(memreg_mr_rereg(t, r.key, MEMREG_REREG_ACCESS, &a), 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -744,7 +843,7 @@ int main(void)
 		T(test_access_from_another_pd_is_refused),
 		T(test_zero_based_mr_is_addressed_by_offset),
 		T(test_remote_write_or_atomic_without_local_write_is_einval),
-		T(test_unknown_access_bits_and_odp_are_refused),
+		T(test_unknown_access_bits_are_refused_odp_and_hugetlb_taken),
 		T(test_translation_that_wraps_is_einval),
 		T(test_rereg_access_keeps_keys_and_changes_rights),
 		T(test_rereg_pd_moves_the_region_to_the_new_pd),
@@ -768,6 +867,9 @@ int main(void)
 		T(test_dereg_never_frees_memory_under_a_concurrent_access),
 		T(test_every_verdict_has_a_message),
 		T(test_explain_names_key_address_and_range),
+		T(test_grant_says_on_demand_only_for_odp_regions),
+		T(test_odp_copies_fail_not_mapped_where_a_page_fault_would),
+		T(test_implicit_odp_region_is_the_address_space_at_iova_0),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

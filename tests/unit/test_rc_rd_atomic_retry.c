@@ -36,15 +36,6 @@ static struct world *rc_world(uint8_t max_dest_rd_atomic)
 	return w;
 }
 
-static void expect_cqe(struct sib_cq *cq, uint64_t wr_id, enum sib_wc_status st)
-{
-	struct sib_cqe c;
-
-	assert_int_equal(world_poll(cq, &c), 1);
-	assert_int_equal(c.wr_id, wr_id);
-	assert_int_equal(c.status, st);
-}
-
 /* Advances timers until the send CQ has something (at most 20 timeouts). */
 static int advance_until_completion(struct world *w)
 {
@@ -130,8 +121,8 @@ static void unanswered_read_ends_in_retry_exc_err_after_retry_cnt_resends(void *
 	world_post_send(&w->n[0], &snd, msg, sizeof(msg), mk);
 	world_pump(w); /* before: the wire never went quiet */
 	advance_until_completion(w);
-	expect_cqe(w->n[0].scq, 1, SIB_WC_RETRY_EXC_ERR);
-	expect_cqe(w->n[0].scq, 2, SIB_WC_WR_FLUSH_ERR);
+	world_expect_status(w->n[0].scq, 1, SIB_WC_RETRY_EXC_ERR);
+	world_expect_status(w->n[0].scq, 2, SIB_WC_WR_FLUSH_ERR);
 	assert_int_equal(sib_qp_state(w->n[0].qp), SIB_QPS_ERR);
 	/* The first request and retry_cnt (3) retries. */
 	assert_int_equal(t.read_requests, 4);
@@ -177,10 +168,10 @@ static void atomic_whose_result_was_recycled_runs_once_and_ends_in_retry_exc_err
 	world_post_send(&w->n[0], &snd, msg, sizeof(msg), mk);
 	world_pump(w); /* before: the wire never went quiet */
 	advance_until_completion(w);
-	expect_cqe(w->n[0].scq, 1, SIB_WC_RETRY_EXC_ERR);
-	expect_cqe(w->n[0].scq, 2, SIB_WC_WR_FLUSH_ERR);
-	expect_cqe(w->n[0].scq, 3, SIB_WC_WR_FLUSH_ERR);
-	expect_cqe(w->n[0].scq, 4, SIB_WC_WR_FLUSH_ERR);
+	world_expect_status(w->n[0].scq, 1, SIB_WC_RETRY_EXC_ERR);
+	world_expect_status(w->n[0].scq, 2, SIB_WC_WR_FLUSH_ERR);
+	world_expect_status(w->n[0].scq, 3, SIB_WC_WR_FLUSH_ERR);
+	world_expect_status(w->n[0].scq, 4, SIB_WC_WR_FLUSH_ERR);
 	assert_int_equal(target, 103); /* each executed once, duplicates never */
 	sib_engine_counters_get(w->n[1].eng, &ec);
 	assert_true(ec.rx_duplicates >= 3);
