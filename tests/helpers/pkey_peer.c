@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+#include "verbs_open.h"
 
 #define QKEY 0x11u
 #define NRECV 64
@@ -76,20 +77,6 @@ static bool get(char who, const char *ext, char *buf, size_t len)
 	return ok;
 }
 
-static struct ibv_context *open_softib(void)
-{
-	int n = 0;
-	struct ibv_device **list = ibv_get_device_list(&n);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), "softib0"))
-			ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	return ctx;
-}
-
 int main(int argc, char **argv)
 {
 	static uint8_t rbuf[NRECV][40 + 8], sbuf[8];
@@ -112,7 +99,7 @@ int main(int argc, char **argv)
 	role = argv[2][0];
 	want = (uint16_t)strtoul(argv[3], NULL, 0);
 	violations = strtoul(argv[5], NULL, 0);
-	ctx = open_softib();
+	ctx = verbs_open_softib0();
 	if (!ctx)
 		return 77;
 	t0 = now_s();

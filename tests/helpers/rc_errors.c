@@ -143,7 +143,7 @@ static void setup(int side)
 		.qp_type = IBV_QPT_RC,
 	};
 
-	ctx = pair_open_softib();
+	ctx = verbs_open_softib0();
 	if (!ctx)
 		pair_die("no softib0 device (run under `softib run`)");
 	pd = ibv_alloc_pd(ctx);

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "verbs_loopback.h"
+#include "verbs_open.h"
 
 enum { MAX_THREADS = 128, SRQ_WR = 512, SLOT = 64, WINDOW = 16 };
 
@@ -86,19 +87,6 @@ static void print_stats(const char *side, struct ibv_context *ctx)
 	printf("stats begin %s\n%sstats end %s\n", side, buf, side);
 }
 
-static struct ibv_context *open_softib0(void)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i] && !ctx; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), "softib0"))
-			ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	return ctx;
-}
-
 static uint16_t port_lid(struct ibv_context *ctx)
 {
 	struct ibv_port_attr pa;
@@ -121,7 +109,7 @@ static int server(int fd)
 {
 	static char bufs[SRQ_WR * SLOT];
 	static uint32_t next_seq[MAX_THREADS];
-	struct ibv_context *ctx = open_softib0();
+	struct ibv_context *ctx = verbs_open_softib0();
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = SRQ_WR, .max_sge = 1 } };
 	struct ibv_qp *qps[MAX_THREADS];
 	struct addr mine = { 0 }, peer;
@@ -278,7 +266,7 @@ static int client(int fd)
 {
 	static struct sender snd[MAX_THREADS];
 	static struct msg bufs[MAX_THREADS][WINDOW];
-	struct ibv_context *ctx = open_softib0();
+	struct ibv_context *ctx = verbs_open_softib0();
 	struct addr mine = { 0 }, peer;
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;

@@ -31,6 +31,7 @@
 #include <infiniband/verbs.h>
 
 #include "hca/hca.h"
+#include "verbs_open.h"
 
 static int pair_side = -1; /* 0: the parent, 1: the child */
 static int pair_sock = -1;
@@ -147,19 +148,6 @@ static int pair_finish(int my_rc)
 		return 1;
 	}
 	return my_rc;
-}
-
-static struct ibv_context *pair_open_softib(void)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && list[i] && !ctx; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), "softib0"))
-			ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	return ctx;
 }
 
 /* The port is ACTIVE once the SM gave it a LID. */

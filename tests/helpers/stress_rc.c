@@ -687,7 +687,7 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv);
 	side = pair_start("stress_rc", cfg.watchdog);
-	ctx = pair_open_softib();
+	ctx = verbs_open_softib0();
 	if (!ctx)
 		pair_die("cannot open softib0 (run under `softib run`)");
 	me.lid = pair_wait_lid(ctx);

@@ -18,6 +18,7 @@
 
 #include "verbs_abi_layout.h" /* SIB_ABI_LAYOUT: the rdma-core this builds against */
 #include "verbs_loopback.h"
+#include "verbs_open.h"
 
 /* The kernel's uverbs bits (ib_user_ioctl_verbs.h), which rdma-core passes
  * through without naming them; and IBV_ACCESS_FLUSH_* of rdma-core 45. */
@@ -29,36 +30,11 @@
 
 static int failures;
 
-#define CHECK(name, cond)                                                                          \
-	do {                                                                                       \
-		if (cond) {                                                                        \
-			printf("ok %s\n", name);                                                   \
-		} else {                                                                           \
-			printf("FAIL %s (line %d, errno %d)\n", name, __LINE__, errno);            \
-			failures++;                                                                \
-		}                                                                                  \
-		fflush(stdout);                                                                    \
-	} while (0)
-
 struct pair {
 	struct ibv_cq *cq;
 	struct ibv_qp *qp[2]; /* [0] requests, [1] responds */
 	struct ibv_qp_ex *qpx;
 };
-
-static struct ibv_context *open_softib(void)
-{
-	int n = 0;
-	struct ibv_device **list = ibv_get_device_list(&n);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), "softib0"))
-			ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	return ctx;
-}
 
 #if SIB_ABI_LAYOUT >= 44 /* rdma-core 39 to 43 have neither operation */
 static uint64_t send_ops(void)
@@ -154,7 +130,7 @@ static int flush(struct pair *p, uint64_t wr_id, uint32_t rkey, uint64_t addr, s
 
 int main(void)
 {
-	struct ibv_context *ctx = open_softib();
+	struct ibv_context *ctx = verbs_open_softib0();
 	struct ibv_device_attr_ex dx;
 	struct ibv_port_attr pa;
 	struct ibv_pd *pd;

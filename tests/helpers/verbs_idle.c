@@ -17,20 +17,7 @@
 #include <infiniband/verbs.h>
 
 #include "verbs_loopback.h"
-
-static struct ibv_context *open_softib(void)
-{
-	int n = 0;
-	struct ibv_device **list = ibv_get_device_list(&n);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), "softib0"))
-			ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	return ctx;
-}
+#include "verbs_open.h"
 
 /* Waits (bounded: a hang guard only) for n completions. */
 static int wait_cq(struct ibv_cq *cq, int n)
@@ -55,7 +42,7 @@ static int wait_cq(struct ibv_cq *cq, int n)
 int main(int argc, char **argv)
 {
 	int seconds = argc > 1 ? atoi(argv[1]) : 10;
-	struct ibv_context *ctx = open_softib();
+	struct ibv_context *ctx = verbs_open_softib0();
 	struct ibv_port_attr pa;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include <infiniband/verbs.h>
+#include "verbs_open.h"
 
 #define MLID 0xc001
 #define QKEY 0x11110000u
@@ -22,33 +23,8 @@
 
 static int failures;
 
-#define CHECK(name, cond)                                                                          \
-	do {                                                                                       \
-		if (cond) {                                                                        \
-			printf("ok %s\n", name);                                                   \
-		} else {                                                                           \
-			printf("FAIL %s (line %d, errno %d)\n", name, __LINE__, errno);            \
-			failures++;                                                                \
-		}                                                                                  \
-		fflush(stdout);                                                                    \
-	} while (0)
-
 static const union ibv_gid mgid = { .raw = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0, 0, 0, 0,
 					     0, 0, 0, 0, 1 } };
-
-static struct ibv_context *open_softib(void)
-{
-	int n = 0;
-	struct ibv_device **list = ibv_get_device_list(&n);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), "softib0"))
-			ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	return ctx;
-}
 
 static struct ibv_qp *make_qp(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq,
 			      enum ibv_qp_type t, uint32_t flags)
@@ -147,7 +123,7 @@ static int wait_recvs(struct ibv_cq *cq, int n, int got[3], char tags[3])
 
 int main(void)
 {
-	struct ibv_context *ctx = open_softib();
+	struct ibv_context *ctx = verbs_open_softib0();
 	struct ibv_device_attr da;
 	struct ibv_port_attr pa;
 	union ibv_gid ucast = { .raw = { 0xfe, 0x80 } };

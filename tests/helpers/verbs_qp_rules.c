@@ -17,33 +17,9 @@
 #include <infiniband/verbs.h>
 
 #include "verbs_abi_layout.h" /* SIB_ABI_LAYOUT: the rdma-core this builds against */
+#include "verbs_open.h"
 
 static int failures;
-
-#define CHECK(name, cond)                                                                          \
-	do {                                                                                       \
-		if (cond) {                                                                        \
-			printf("ok %s\n", name);                                                   \
-		} else {                                                                           \
-			printf("FAIL %s (line %d, errno %d)\n", name, __LINE__, errno);            \
-			failures++;                                                                \
-		}                                                                                  \
-		fflush(stdout);                                                                    \
-	} while (0)
-
-static struct ibv_context *open_softib(void)
-{
-	int n = 0;
-	struct ibv_device **list = ibv_get_device_list(&n);
-	struct ibv_context *ctx = NULL;
-
-	for (int i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), "softib0"))
-			ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	return ctx;
-}
 
 static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq, enum ibv_qp_type t)
 {
@@ -74,7 +50,7 @@ static int readable(int fd)
 
 int main(void)
 {
-	struct ibv_context *ctx = open_softib();
+	struct ibv_context *ctx = verbs_open_softib0();
 	struct ibv_device_attr dev;
 	struct ibv_qp_attr a;
 	struct ibv_wc wc[8];
