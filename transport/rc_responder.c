@@ -550,43 +550,61 @@ static enum resp_state execute_read(struct resp_ctx *c)
 	return RESP_DONE;
 }
 
+/*
+ * The 64-bit word an atomic or an ATOMIC WRITE acts on in place: its key
+ * and rights checked, 8-byte aligned in host memory too (the CPU's atomic
+ * needs it; a region maps VA to host linearly, so one registered at a
+ * misaligned address breaks it even when the VA is aligned), and for ODP
+ * its page faulted in.  NULL and *st when refused; else the caller
+ * releases g.
+ */
+static uint64_t *word_grant(struct resp_ctx *c, uint32_t key, uint64_t va, uint32_t access,
+			    const char *what, struct memreg_grant *g, enum resp_state *st)
+{
+	struct memreg_table *t = sib_engine_memreg(c->qp->eng);
+	struct memreg_request req = {
+		.key = key,
+		.remote = true,
+		.pd = c->pd,
+		.qpn = c->qp->qp_num,
+		.va = va,
+		.len = 8,
+		.access = access,
+	};
+	enum memreg_verdict v = memreg_check(t, &req, g);
+
+	if (v == MEMREG_OK && ((uintptr_t)g->host & 7)) {
+		memreg_release(t, g);
+		c->why = what;
+		*st = RESP_ERR_INVALID;
+		return NULL;
+	}
+	if (v == MEMREG_OK) {
+		v = memreg_grant_fault_in(g, 8, true);
+		if (v != MEMREG_OK)
+			memreg_release(t, g);
+	}
+	if (v != MEMREG_OK) {
+		*st = rkey_refused(c, &req, v, g);
+		return NULL;
+	}
+	return (uint64_t *)(void *)g->host;
+}
+
 static enum resp_state execute_atomic(struct resp_ctx *c)
 {
 	struct sib_resp *r = R(c);
 	struct sib_qp *qp = c->qp;
 	const struct ib_packet *p = c->pkt;
 	struct memreg_table *t = sib_engine_memreg(qp->eng);
-	struct memreg_request req = {
-		.key = p->atomiceth.R_Key,
-		.remote = true,
-		.pd = c->pd,
-		.qpn = qp->qp_num,
-		.va = p->atomiceth.VA,
-		.len = 8,
-		.access = MEMREG_ACCESS_REMOTE_ATOMIC,
-	};
 	struct memreg_grant g;
-	enum memreg_verdict v = memreg_check(t, &req, &g);
-	uint64_t orig;
+	enum resp_state st;
+	uint64_t orig, *target = word_grant(c, p->atomiceth.R_Key, p->atomiceth.VA,
+					    MEMREG_ACCESS_REMOTE_ATOMIC,
+					    "atomic target not 8-byte aligned in host memory", &g, &st);
 
-	if (v != MEMREG_OK)
-		return rkey_refused(c, &req, v, &g);
-	/* Atomic with respect to the CPU too: the host address is 8-byte
-	 * aligned (VA checked, regions map VA to host linearly with the same
-	 * alignment only when the MR was registered aligned -- check it). */
-	if ((uintptr_t)g.host & 7) {
-		memreg_release(t, &g);
-		c->why = "atomic target not 8-byte aligned in host memory";
-		return RESP_ERR_INVALID;
-	}
-	/* ODP: the CPU atomic runs in place, so its page is faulted in first. */
-	v = memreg_grant_fault_in(&g, 8, true);
-	if (v != MEMREG_OK) {
-		memreg_release(t, &g);
-		return rkey_refused(c, &req, v, &g);
-	}
-	uint64_t *target = (uint64_t *)(void *)g.host;
-
+	if (!target)
+		return st;
 	if ((p->bth.OpCode & 0x1f) == IB_OP_CMP_SWAP) {
 		orig = p->atomiceth.CmpDt;
 		__atomic_compare_exchange_n(target, &orig, p->atomiceth.SwapDt, false,
@@ -631,33 +649,16 @@ static enum resp_state execute_atomic_write(struct resp_ctx *c)
 {
 	struct memreg_table *t = sib_engine_memreg(c->qp->eng);
 	const struct ib_packet *p = c->pkt;
-	struct memreg_request req = {
-		.key = p->reth.R_Key,
-		.remote = true,
-		.pd = c->pd,
-		.qpn = c->qp->qp_num,
-		.va = p->reth.VA,
-		.len = 8,
-		.access = MEMREG_ACCESS_REMOTE_WRITE,
-	};
 	struct memreg_grant g;
-	enum memreg_verdict v = memreg_check(t, &req, &g);
-	uint64_t value;
+	enum resp_state st;
+	uint64_t value, *target = word_grant(c, p->reth.R_Key, p->reth.VA, MEMREG_ACCESS_REMOTE_WRITE,
+					     "ATOMIC WRITE target not 8-byte aligned in host memory",
+					     &g, &st);
 
-	if (v != MEMREG_OK)
-		return rkey_refused(c, &req, v, &g);
-	if ((uintptr_t)g.host & 7) {
-		memreg_release(t, &g);
-		c->why = "ATOMIC WRITE target not 8-byte aligned in host memory";
-		return RESP_ERR_INVALID;
-	}
-	v = memreg_grant_fault_in(&g, 8, true); /* ODP: as for an atomic */
-	if (v != MEMREG_OK) {
-		memreg_release(t, &g);
-		return rkey_refused(c, &req, v, &g);
-	}
+	if (!target)
+		return st;
 	memcpy(&value, p->payload, 8); /* the bytes as sent, not a number */
-	__atomic_store_n((uint64_t *)(void *)g.host, value, __ATOMIC_RELEASE);
+	__atomic_store_n(target, value, __ATOMIC_RELEASE);
 	memreg_release(t, &g);
 	return answer_iba15(c);
 }
