@@ -22,7 +22,6 @@ static const char *const memreg_verdict_names[MEMREG_VERDICT_COUNT] = {
 	[MEMREG_NOT_MAPPED] = "no page is mapped there (on-demand region)",
 	[MEMREG_BIND_NOT_WINDOW] = "key to bind is not a memory window",
 	[MEMREG_BIND_WRONG_VERB] = "type 2 windows are bound by a bind work request only",
-	[MEMREG_BIND_KEY_INDEX] = "new R_Key must keep the window's index",
 	[MEMREG_BIND_TYPE2_BOUND] = "type 2 window is already bound (invalidate it first)",
 	[MEMREG_BIND_TYPE2_EMPTY] = "a type 2 window is bound with a length (IBA o10-37.2.40); "
 				    "it is invalidated with a local invalidate",

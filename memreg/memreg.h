@@ -104,7 +104,6 @@ enum memreg_verdict {
 	/* bind (IBA 10.6.7) */
 	MEMREG_BIND_NOT_WINDOW,      /* the key to bind is not a window */
 	MEMREG_BIND_WRONG_VERB,      /* type 2 is bound by a bind WR, not ibv_bind_mw */
-	MEMREG_BIND_KEY_INDEX,       /* new R_Key's index differs from the window's */
 	MEMREG_BIND_TYPE2_BOUND,     /* type 2 bind needs a free (invalid) window */
 	MEMREG_BIND_TYPE2_EMPTY,     /* type 2 bind of zero length (IBA o10-37.2.40) */
 	MEMREG_BIND_NO_MR,           /* the MR's L_Key is not a valid MR */

@@ -94,8 +94,6 @@ static enum memreg_verdict memreg_mw_bind_locked(struct memreg_table *t,
 	 * where ibv_bind_mw itself posts one. */
 	if (w->mw_type == MEMREG_MW_TYPE_2 && !b->by_wr)
 		return MEMREG_BIND_WRONG_VERB;
-	if (MEMREG_KEY_INDEX(b->new_rkey) != w->index)
-		return MEMREG_BIND_KEY_INDEX;
 	/* IBA 10.6.7: the window must be in the PD of the QP binding it. */
 	if (w->pd != b->pd)
 		return MEMREG_BIND_WRONG_PD;
@@ -140,6 +138,9 @@ static enum memreg_verdict memreg_mw_bind_locked(struct memreg_table *t,
 	w->mw_length = b->length;
 	w->access = b->access & MEMREG_MW_RIGHTS;
 	w->qpn = b->qpn;
+	/* Only the new R_Key's key byte is the consumer's; the index stays
+	 * the window's.  mlx5 and rxe read only that byte, and programs
+	 * written for them pass anything above it. */
 	w->key8 = (uint8_t)MEMREG_KEY_KEY8(b->new_rkey);
 	return MEMREG_OK;
 }

@@ -428,9 +428,6 @@ static void test_bind_rules_of_iba_10_6_7_2(void **state)
 	b.length = UINT64_MAX;
 	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_BIND_OUTSIDE_MR);
 	b = bind_req(w2, mr, true);
-	b.new_rkey = MEMREG_KEY(MEMREG_KEY_INDEX(w2) + 1, 3);
-	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_BIND_KEY_INDEX);
-	b = bind_req(w2, mr, true);
 	b.access |= 1u << 12;
 	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_BIND_BAD_ACCESS);
 	b = bind_req(w2, mr, false); /* type 2 through ibv_bind_mw */
@@ -493,6 +490,26 @@ static void test_type2_bind_is_for_its_qp_only_and_needs_a_free_window(void **st
 			 MEMREG_WINDOW_OTHER_QP);
 	b = bind_req(rkey, mr, true);
 	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_BIND_TYPE2_BOUND);
+}
+
+/* A type 2 bind takes only the key byte of the new R_Key; the index stays
+ * the window's, whatever the consumer put above the byte (mlx5 and rxe
+ * read only the byte, and programs written for them rely on it). */
+static void test_type2_bind_takes_only_the_key_byte(void **state)
+{
+	(void)state;
+	uint32_t mr = reg_mr(RW | MEMREG_ACCESS_MW_BIND, PD_A);
+	uint32_t w = alloc_mw(MEMREG_MW_TYPE_2, PD_A);
+	struct memreg_bind b = bind_req(w, mr, true);
+
+	b.new_rkey = MEMREG_KEY(MEMREG_KEY_INDEX(w) + 7, 0x3c);
+	assert_int_equal(memreg_mw_bind(t, &b), MEMREG_OK);
+	assert_int_equal(check(MEMREG_KEY(MEMREG_KEY_INDEX(w), 0x3c), true, PD_A, QP_X, IOVA + 256,
+			       8, MEMREG_ACCESS_REMOTE_WRITE, NULL),
+			 MEMREG_OK);
+	assert_int_not_equal(check(b.new_rkey, true, PD_A, QP_X, IOVA + 256, 8,
+				   MEMREG_ACCESS_REMOTE_WRITE, NULL),
+			     MEMREG_OK);
 }
 
 /* IBA o10-37.2.40: a type 2 window is bound to a region with a length;
@@ -857,6 +874,7 @@ int main(void)
 		T(test_bind_rules_of_iba_10_6_7_2),
 		T(test_windows_are_named_by_index_and_type1_may_bind_by_wr),
 		T(test_type2_bind_is_for_its_qp_only_and_needs_a_free_window),
+		T(test_type2_bind_takes_only_the_key_byte),
 		T(test_type2_zero_length_bind_is_refused),
 		T(test_type2_local_invalidate_needs_same_pd),
 		T(test_type2_remote_invalidate_must_come_from_its_qp),
