@@ -5,7 +5,8 @@
 # processes under `softib run` on loopback: addressed by LID, with a GRH
 # (-g 0), with completion events (-e), RC with 1 MiB messages, and RC on
 # on-demand paging: an ODP MR (-o), an implicit ODP MR (-O), each with a
-# prefetch (-P, ibv_advise_mr with IBV_ADVISE_MR_FLAG_FLUSH).  Each
+# prefetch (-P, ibv_advise_mr with IBV_ADVISE_MR_FLAG_FLUSH), and every
+# other option the examples offer (below).  Each
 # server and client must exit 0 and print both throughput lines
 # ("N bytes in S seconds = R Mbit/sec", "N iters in S seconds = T usec/iter").
 # The port's subnet manager is started by the first port (SOFTIB_SM points at
@@ -61,6 +62,20 @@ run_case rc_odp "$ITERS" ibv_rc_pingpong -d softib0 -i 1 -o
 run_case rc_odp_prefetch "$ITERS" ibv_rc_pingpong -d softib0 -i 1 -o -P
 run_case rc_implicit_odp "$ITERS" ibv_rc_pingpong -d softib0 -i 1 -O
 run_case rc_implicit_odp_prefetch "$ITERS" ibv_rc_pingpong -d softib0 -i 1 -O -P
+# The rest of what the examples offer: buffers validated (-c), completion
+# timestamps (-t, ibv_create_cq_ex), device memory (-j, ibv_alloc_dm), the
+# ibv_wr_* API (-N), MTU, size, receive depth and SL; SRQ with ODP and 4
+# QPs; UC and UD validated.
+run_case rc_chk "$ITERS" ibv_rc_pingpong -d softib0 -i 1 -c
+run_case rc_ts "$ITERS" ibv_rc_pingpong -d softib0 -i 1 -t
+run_case rc_dm "$ITERS" ibv_rc_pingpong -d softib0 -i 1 -j
+run_case rc_new_send "$ITERS" ibv_rc_pingpong -d softib0 -i 1 -N
+run_case rc_new_send_ts_chk "$ITERS" ibv_rc_pingpong -d softib0 -i 1 -N -t -c
+run_case rc_odp_chk "$ITERS" ibv_rc_pingpong -d softib0 -i 1 -o -c
+run_case rc_mtu4096_s8192_r16_sl3 "$ITERS" ibv_rc_pingpong -d softib0 -i 1 -m 4096 -s 8192 -r 16 -l 3
+run_case uc_chk "$ITERS" ibv_uc_pingpong -d softib0 -i 1 -c
+run_case ud_chk "$ITERS" ibv_ud_pingpong -d softib0 -i 1 -c
+run_case srq_odp_q4_chk "$ITERS" ibv_srq_pingpong -d softib0 -i 1 -o -q 4 -c
 
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "FAIL: pingpong: ${failed[*]}"

@@ -3,7 +3,8 @@
 #
 # XRC between processes on loopback under `softib run`:
 #   ibv_xsrq_pingpong (an XRC domain shared through a file, an XRC SRQ, XRC
-#   send and receive QPs): polling, with completion events, and one server
+#   send and receive QPs): polling, with completion events, on ODP memory
+#   with MTU 1024 (-o -m 1024), and one server
 #   whose single XRC SRQ serves three clients at once;
 #   perftest -c XRC: ib_send_bw (every size, -a), ib_write_bw, ib_read_bw,
 #   ib_atomic_bw, ib_send_lat, ib_write_lat, ib_read_lat, ib_atomic_lat;
@@ -94,6 +95,7 @@ perf()
 
 xsrq xsrq_pingpong -n 200
 xsrq xsrq_pingpong_events -n 100 -s 8192 -e
+xsrq xsrq_pingpong_odp_mtu1024 -n 100 -o -m 1024
 xsrq_clients xsrq_pingpong_3_clients 3
 perf xrc_send_bw_all ib_send_bw -a -n 10
 perf xrc_send_bw_4qp ib_send_bw -q 4 -n "$ITERS"
