@@ -204,8 +204,8 @@ $(B)/helpers/%: $(B)/obj/tests/helpers/%.o $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(CORE_LIB) -libverbs $(SYS_LIBS)
 
-# The multicast members talk through librdmacm (rdma_join_multicast).
-$(B)/helpers/mcast_members: $(B)/obj/tests/helpers/mcast_members.o $(CORE_LIB)
+# The multicast members and cm_port talk through librdmacm.
+$(B)/helpers/mcast_members $(B)/helpers/cm_port: $(B)/helpers/%: $(B)/obj/tests/helpers/%.o $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(CORE_LIB) -lrdmacm -libverbs $(SYS_LIBS)
 

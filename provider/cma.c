@@ -331,13 +331,6 @@ void cma_gid_sockaddr(const struct ucma_ctx *ctx, bool dst, struct sib_sockaddr_
 
 /* ---------------------------------------------------------------- binding */
 
-static int resv_errno(int rc)
-{
-	/* The kernel's rdma_cm says EADDRNOTAVAIL when a wildcard is in the
-	 * way; TCP says EADDRINUSE for both. */
-	return rc;
-}
-
 /* Binds ctx (in ADDR_BOUND already) to addr; 0 or -errno. */
 static int bind_addr(struct ucma_ctx *ctx, const struct sockaddr *addr, socklen_t len)
 {
@@ -370,17 +363,15 @@ static int bind_addr(struct ucma_ctx *ctx, const struct sockaddr *addr, socklen_
 			return -EADDRNOTAVAIL;
 		ctx->bound_dev = !cma_ip16_any(ip);
 	}
-	rc = cma_resv_bind(&ctx->resv, &ss, ctx->reuseaddr, ctx->afonly_set ? ctx->afonly : -1);
+	/* The kernel's rdma_bind_addr: IPv4 ids are AFONLY; IPv6 ones as
+	 * set, else as net.ipv6.bindv6only says. */
+	if (ss.ss_family == AF_INET6 && !ctx->afonly_set)
+		ctx->afonly = cma_resv_afonly_default();
+	rc = cma_resv_bind(&ctx->resv, ctx->ps, &ss, ctx->reuseaddr,
+			   ss.ss_family == AF_INET || (ss.ss_family == AF_INET6 && ctx->afonly));
 	if (rc) {
 		ctx->bound_dev = false;
-		return resv_errno(rc);
-	}
-	if (ss.ss_family == AF_INET6 && !ctx->afonly_set) {
-		int v6only = 0;
-		socklen_t l = sizeof(v6only);
-
-		if (!getsockopt(ctx->resv.fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, &l))
-			ctx->afonly = v6only != 0;
+		return rc;
 	}
 	ctx->src = ss;
 	own_gid(ctx->sgid);
@@ -976,7 +967,7 @@ int cma_listen(struct ucma_ctx **ctxp, int backlog)
 		return -ENOMEM;
 	}
 	/* The SA learns of the listener before its port shows as listening
-	 * (ss -lt): a client that waits for that finds it. */
+	 * (ss -xl): a client that waits for that finds it. */
 	sib_cm_unlock(sib_ucma.cm);
 	cma_addrs_register(sib_ucma.hca);
 	cma_services_sync();
@@ -988,7 +979,7 @@ int cma_listen(struct ucma_ctx **ctxp, int backlog)
 	if (!rc && ctx->service->held)
 		replay_held(ctx->service);
 	if (rc) {
-		/* Another id on this host listens on the address and port. */
+		/* An id with REUSEADDR that shares its address (cma_port.c). */
 		service_put(ctx->service);
 		ctx->service = NULL;
 		cma_transition(ctx, CMA_IN(CMA_LISTEN), CMA_ADDR_BOUND);
@@ -1823,10 +1814,7 @@ int cma_set_option(struct ucma_ctx **ctxp, uint32_t level, uint32_t optname, con
 							     "it may be turned off while IDLE only, "
 							     "on before LISTEN");
 				ctx->reuseaddr = v != 0;
-				if (ctx->resv.fd >= 0)
-					setsockopt(ctx->resv.fd, SOL_SOCKET, SO_REUSEADDR, &v,
-						   sizeof(v));
-				return 0;
+				return v ? cma_resv_reuseaddr(&ctx->resv) : 0;
 			}
 			if (ctx->state != CMA_IDLE)
 				return state_refused(ctx, "set_option AFONLY", "it needs IDLE");

@@ -15,8 +15,8 @@
  *                (mgmt/cm.h), the QP attributes a connection implies
  *   cma_addr.c   addresses: which IPs are this host's, what the SA knows
  *                of other hosts' ports and listeners (ServiceRecords)
- *   cma_port.c   port numbers: a real TCP socket bound per id reserves
- *                its address and port host-wide
+ *   cma_port.c   port numbers: the kernel's port spaces, one abstract
+ *                AF_UNIX name per bound id, per network namespace
  *
  * Locking: the HCA's CM lock (sib_cm_lock) guards all of it, as it
  * guards the CM, so that CM handlers and commands never take two locks.
@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 
 #include <rdma/rdma_user_cm.h>
 
@@ -97,10 +98,24 @@ enum cma_state {
 /* A set of states: cma_transition's from. */
 #define CMA_IN(s) (1u << (s))
 
-/* A port reservation (cma_port.c): a kernel TCP socket. */
+/* Who holds a port of an rdma_cm port space (cma_port.c). */
+struct cma_holder {
+	uint16_t ps, port;
+	uint8_t fam; /* AF_INET, AF_INET6, SIB_AF_IB */
+	bool any;    /* the wildcard address */
+	uint8_t addr[16];
+	bool reuseaddr, afonly;
+};
+
+/* A port reservation (cma_port.c): an abstract AF_UNIX socket named for
+ * its holder. */
 struct cma_resv {
 	int fd; /* -1: none */
 	bool listening;
+	struct cma_holder h;
+	uint32_t nonce;		 /* tells this process's holders apart */
+	struct sockaddr_un name; /* fd's */
+	socklen_t name_len;
 };
 
 struct ucma_file;
@@ -304,10 +319,18 @@ void cma_bound_register_again(void);
 void cma_bound_withdraw(void);
 
 /* ---- cma_port.c ---- */
-/* Reserves addr's port (0: a free one, written back into addr) as a
- * kernel TCP socket would: 0 or -EADDRINUSE, -EADDRNOTAVAIL, -EACCES. */
-int cma_resv_bind(struct cma_resv *r, struct sockaddr_storage *addr, bool reuseaddr, int afonly);
+/* Reserves addr's port (0: a free one, written back into addr) in port
+ * space ps as the kernel's rdma_cm would: 0 or -EADDRINUSE,
+ * -EADDRNOTAVAIL, -EACCES. */
+int cma_resv_bind(struct cma_resv *r, uint16_t ps, struct sockaddr_storage *addr, bool reuseaddr,
+		  bool afonly);
+/* LISTEN: 0, or -EADDRINUSE / -EADDRNOTAVAIL for an id with REUSEADDR
+ * that is not alone on its address. */
 int cma_resv_listen(struct cma_resv *r);
+/* REUSEADDR turned on after the bind. */
+int cma_resv_reuseaddr(struct cma_resv *r);
+/* An IPv6 id's AFONLY when the program set none (net.ipv6.bindv6only). */
+bool cma_resv_afonly_default(void);
 void cma_resv_release(struct cma_resv *r);
 
 #endif

@@ -16,7 +16,9 @@
 #   sib_start ID SECS CMD... start CMD in the background, output in $(sib_out ID)
 #   sib_run ID SECS CMD...   run CMD in the foreground, output in $(sib_out ID)
 #   sib_wait ID              wait for a background ID; returns its status
-#   sib_wait_listen ID PORT  wait until ID listens on TCP PORT
+#   sib_wait_listen ID PORT  wait until ID listens on TCP PORT, or has an
+#                            rdma_cm id listening on PORT (any port space)
+#   sib_cm_listens PORT [ADDR]  an rdma_cm id listens on PORT (at ADDR)
 #   sib_pair ID SECS PORT HOST PROG ARGS...
 #                            PROG ARGS -p PORT as server, and the same plus
 #                            HOST as client; both must exit 0
@@ -212,25 +214,37 @@ sib_run()
 	return $rc
 }
 
-# Waits until background ID listens on TCP PORT (in namespace
-# SIB_NS_OF[ID]).  Fails early when ID exits first; the 120 s only turn a
-# hang into a failure (a loaded machine starts programs slowly).
+# Whether an rdma_cm id listens on PORT (at ADDR, when given) in namespace
+# NS: its reservation, an abstract AF_UNIX socket named
+# softib-rdma_cm/SPACE/PORT/FAMILY/ADDR/..., listens (provider/cma_port.c).
+sib_cm_listens()
+{
+	local port=$1 addr=${2:-[^/]*} ns=${3:-}
+
+	sib_in_ns "$ns" ss -Hxln 2>/dev/null | grep -q "@softib-rdma_cm/[a-z]*/$port/[a-z0-9]*/$addr/"
+}
+
+# Waits until background ID listens on TCP PORT, or has an rdma_cm id
+# listening on PORT (in namespace SIB_NS_OF[ID]).  Fails early when ID
+# exits first; the 120 s only turn a hang into a failure (a loaded machine
+# starts programs slowly).
 sib_wait_listen()
 {
 	local id=$1 port=$2 ns=${SIB_NS_OF[$1]:-} i
 
 	for ((i = 0; i < 1200; i++)); do
-		if [ -n "$(sib_in_ns "$ns" ss -Htln "sport = :$port" 2>/dev/null)" ]; then
+		if [ -n "$(sib_in_ns "$ns" ss -Htln "sport = :$port" 2>/dev/null)" ] ||
+			sib_cm_listens "$port" "" "$ns"; then
 			return 0
 		fi
 		if ! kill -0 "${SIB_PID[$id]}" 2>/dev/null; then
 			sib_wait "$id"
-			echo "$id exited (status ${SIB_RC[$id]}) before listening on TCP port $port"
+			echo "$id exited (status ${SIB_RC[$id]}) before listening on port $port"
 			return 1
 		fi
 		sleep 0.1
 	done
-	echo "$id did not listen on TCP port $port within 120 s"
+	echo "$id did not listen on TCP or rdma_cm port $port within 120 s"
 	return 1
 }
 

@@ -178,7 +178,7 @@ v=fail
 sib_start udaddy.server 60 env SOFTIB_CAPTURE="$SIB_TMP/ud_server.pcap" \
 	"$SOFTIB" run -- udaddy -b "$udaddr" -c 1 -C 5
 for ((i = 0; i < 300; i++)); do
-	[ -n "$(ss -Htln "src $udaddr:7174" 2>/dev/null)" ] && break
+	sib_cm_listens 7174 "$udaddr" && break
 	kill -0 "${SIB_PID[udaddy.server]}" 2>/dev/null || break
 	sleep 0.1
 done

@@ -145,6 +145,11 @@ sib_expect "$(sib_out info)" 'provider: verbs;ofi_rxm$' "fi_info -p verbs" || fa
 pingpong rxm.rdm.msg "$ALL" -p "verbs;ofi_rxm" -e rdm -m msg
 pingpong rxm.rdm.tagged "$ALL" -p "verbs;ofi_rxm" -e rdm -m tagged
 pingpong verbs.msg "$ALL" -p verbs -e msg
+# XRC (FI_VERBS_PREFER_XRC): libfabric's verbs provider binds the id of a
+# connection's other direction in the UDP port space, on the port of its
+# TCP-space id; the kernel's port spaces are apart (provider/cma_port.c).
+FI_VERBS_PREFER_XRC=1 pingpong rxm.xrc.msg "$ALL" -p "verbs;ofi_rxm" -e rdm -m msg
+FI_VERBS_PREFER_XRC=1 pingpong verbs.xrc.msg "$ALL" -p verbs -e msg
 # A datagram holds one path MTU (4096 on softib0), so fi_pingpong skips
 # the larger sizes, as on any IB HCA.
 pingpong verbs.dgram "64 256 1k 4k" -p verbs -e dgram

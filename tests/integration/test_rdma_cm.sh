@@ -51,8 +51,8 @@ LIMIT=${RDMA_CM_LIMIT:-60}
 failed=()
 
 # cm_pair ID PORT SERVER_ARGS... -- CLIENT_ARGS...: both under softib run,
-# the client once the server listens on TCP PORT (the port reservation of
-# its rdma_cm id shows there).  Returns 0 when both exit 0.
+# the client once the server's rdma_cm id listens on PORT (its port
+# reservation shows in `ss -xl`: lib.sh's sib_cm_listens).  Returns 0 when both exit 0.
 cm_pair()
 {
 	local id=$1 port=$2 s=() c=() rs rc
@@ -187,7 +187,7 @@ udaddr=127.$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))
 v=fail
 sib_start udaddy.server "$LIMIT" "${SIB_LINEBUF[@]}" "$SOFTIB" run -- udaddy -b "$udaddr" -c 3 -C 10
 for ((i = 0; i < 300; i++)); do
-	[ -n "$(ss -Htln "src $udaddr:7174" 2>/dev/null)" ] && break
+	sib_cm_listens 7174 "$udaddr" && break
 	kill -0 "${SIB_PID[udaddy.server]}" 2>/dev/null || break
 	sleep 0.1
 done

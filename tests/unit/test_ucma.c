@@ -9,7 +9,8 @@
  * private data, a service nobody listens on, UD through SIDR (and a UD
  * connect that waits for a listener coming late), AF_IB
  * addresses, the states each command needs, migrate, and port
- * reservations (REUSEADDR, port 0).
+ * reservations (REUSEADDR, port 0; port spaces apart from the host's
+ * ports and from each other, across processes, freed at SIGKILL).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +25,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -704,7 +708,7 @@ static void migrate_moves_the_id_and_its_events(void **state)
 	assert_int_equal(destroy_id(f->srv, id), 1);
 }
 
-static void ports_are_reserved_as_tcp_would(void **state)
+static void ports_are_reserved_as_the_kernels_rdma_cm_does(void **state)
 {
 	struct files *f = *state;
 	uint32_t a = create_id(f->srv, RDMA_PS_TCP, IBV_QPT_RC, 1);
@@ -731,13 +735,21 @@ static void ports_are_reserved_as_tcp_would(void **state)
 	assert_int_equal(cmd(f->srv, RDMA_USER_CM_CMD_SET_OPTION, &o, sizeof(o), 0), 0);
 	assert_int_equal(bind_addr(f->srv, a, &s, sizeof(s)), 0);
 	assert_int_equal(bind_addr(f->srv, b, &s, sizeof(s)), 0);
+	/* The kernel's rdma_listen: a REUSEADDR id listens only alone on its
+	 * address (cma_check_port without reuse), and loses REUSEADDR. */
+	assert_int_equal(listen_id(f->srv, a), -EADDRINUSE);
+	destroy_id(f->srv, b);
 	assert_int_equal(listen_id(f->srv, a), 0);
-	assert_int_equal(listen_id(f->srv, b), -EADDRINUSE);
-	/* A wildcard conflicts with a specific address on the port. */
+	b = create_id(f->srv, RDMA_PS_TCP, IBV_QPT_RC, 2);
+	o.id = b;
+	assert_int_equal(cmd(f->srv, RDMA_USER_CM_CMD_SET_OPTION, &o, sizeof(o), 0), 0);
+	assert_int_equal(bind_addr(f->srv, b, &s, sizeof(s)), -EADDRINUSE);
+	/* A wildcard conflicts with a specific address on the port: the
+	 * kernel's rdma_cm says EADDRNOTAVAIL. */
 	assert_int_equal(bind_addr(f->srv, c, &(struct sockaddr_in){ .sin_family = AF_INET,
 								     .sin_port = htons(port) },
 				   sizeof(s)),
-			 -EADDRINUSE);
+			 -EADDRNOTAVAIL);
 	/* Port 0: one is picked, and QUERY tells it. */
 	assert_int_equal(bind_addr(f->srv, c, &any4, sizeof(any4)), 0);
 	qa = query_addr(f->srv, c);
@@ -754,6 +766,102 @@ static void ports_are_reserved_as_tcp_would(void **state)
 	destroy_id(f->srv, a);
 }
 
+/* A TCP socket of the host listening on 127.0.0.1, port picked by the kernel. */
+static int tcp_listener(uint16_t *port)
+{
+	struct sockaddr_in a = loop4(0);
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/*
+ * The kernel's rdma_cm keeps port spaces of its own (cma_ps_alloc): a host
+ * TCP listener, and ids of the TCP, UDP and IB spaces, all on one port;
+ * within a space one id an address, and a wildcard takes every address.
+ */
+static void port_spaces_are_apart_from_host_ports_and_each_other(void **state)
+{
+	struct files *f = *state;
+	uint16_t port;
+	int tcp = tcp_listener(&port);
+	struct sockaddr_in s = loop4(port), any4 = { .sin_family = AF_INET, .sin_port = htons(port) };
+	uint32_t t1 = create_id(f->srv, RDMA_PS_TCP, IBV_QPT_RC, 1);
+	uint32_t t2 = create_id(f->srv, RDMA_PS_TCP, IBV_QPT_RC, 2);
+	uint32_t u1 = create_id(f->srv, RDMA_PS_UDP, IBV_QPT_UD, 3);
+	uint32_t u2 = create_id(f->srv, RDMA_PS_UDP, IBV_QPT_UD, 4);
+	uint32_t i1 = create_id(f->srv, RDMA_PS_IB, IBV_QPT_RC, 5);
+
+	assert_int_equal(bind_addr(f->srv, t1, &s, sizeof(s)), 0);
+	assert_int_equal(listen_id(f->srv, t1), 0);
+	assert_int_equal(bind_addr(f->srv, u1, &s, sizeof(s)), 0);
+	assert_int_equal(bind_addr(f->srv, i1, &s, sizeof(s)), 0);
+	assert_int_equal(bind_addr(f->srv, t2, &s, sizeof(s)), -EADDRINUSE);
+	assert_int_equal(bind_addr(f->srv, t2, &any4, sizeof(any4)), -EADDRNOTAVAIL);
+	assert_int_equal(bind_addr(f->srv, u2, &any4, sizeof(any4)), -EADDRNOTAVAIL);
+	destroy_id(f->srv, t1);
+	assert_int_equal(bind_addr(f->srv, t2, &s, sizeof(s)), 0);
+	destroy_id(f->srv, t2);
+	destroy_id(f->srv, u1);
+	destroy_id(f->srv, u2);
+	destroy_id(f->srv, i1);
+	close(tcp);
+}
+
+/* Another process's reservation counts, and dies with it (SIGKILL). */
+static void another_process_holds_a_port_until_it_dies(void **state)
+{
+	struct files *f = *state;
+	uint32_t t = create_id(f->srv, RDMA_PS_TCP, IBV_QPT_RC, 1);
+	uint32_t u = create_id(f->srv, RDMA_PS_UDP, IBV_QPT_UD, 2);
+	uint16_t port = bind_free(f->srv, t);
+	struct sockaddr_storage ss;
+	struct sockaddr_in s = loop4(port);
+	int ready[2], hold[2], st;
+	char c;
+	pid_t pid;
+
+	destroy_id(f->srv, t);
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(hold), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct cma_resv r;
+
+		memset(&ss, 0, sizeof(ss));
+		memcpy(&ss, &s, sizeof(s));
+		c = (char)(cma_resv_bind(&r, RDMA_PS_TCP, &ss, false, true) == 0 ? 'y' : 'n');
+		close(hold[1]);
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		/* Until killed; or until the parent's end closes the pipe. */
+		while (read(hold[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(hold[0]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	assert_int_equal(c, 'y');
+	t = create_id(f->srv, RDMA_PS_TCP, IBV_QPT_RC, 1);
+	assert_int_equal(bind_addr(f->srv, t, &s, sizeof(s)), -EADDRINUSE);
+	assert_int_equal(bind_addr(f->srv, u, &s, sizeof(s)), 0);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(bind_addr(f->srv, t, &s, sizeof(s)), 0);
+	destroy_id(f->srv, t);
+	destroy_id(f->srv, u);
+	close(ready[0]);
+	close(ready[1]);
+	close(hold[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -767,7 +875,9 @@ int main(void)
 		cmocka_unit_test(af_ib_addresses),
 		cmocka_unit_test(commands_need_their_state),
 		cmocka_unit_test(migrate_moves_the_id_and_its_events),
-		cmocka_unit_test(ports_are_reserved_as_tcp_would),
+		cmocka_unit_test(ports_are_reserved_as_the_kernels_rdma_cm_does),
+		cmocka_unit_test(port_spaces_are_apart_from_host_ports_and_each_other),
+		cmocka_unit_test(another_process_holds_a_port_until_it_dies),
 	};
 
 	srand((unsigned)getpid());
