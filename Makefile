@@ -131,7 +131,7 @@ DEB_PKGS := $(DEB_BUILD_PKGS) clang libclang-rt-dev \
             liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev \
             zlib1g-dev tshark librsvg2-bin iproute2 procps ucx-utils infiniband-diags \
             rdmacm-utils qperf \
-            openmpi-bin libopenmpi-dev libfabric-bin \
+            openmpi-bin libopenmpi-dev libfabric-bin tgt \
             groff-base man-db
 
 deps:
