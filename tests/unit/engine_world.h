@@ -383,4 +383,17 @@ static inline void world_expect_status(struct sib_cq *cq, uint64_t wr_id, enum s
 	assert_int_equal(c.status, st);
 }
 
+/* ... and, when it succeeded, its opcode is op. */
+static inline void world_expect_cqe(struct sib_cq *cq, uint64_t wr_id, enum sib_wc_status st,
+				    enum sib_wc_opcode op)
+{
+	struct sib_cqe c;
+
+	assert_int_equal(world_poll(cq, &c), 1);
+	assert_int_equal(c.status, st);
+	assert_int_equal(c.wr_id, wr_id);
+	if (st == SIB_WC_SUCCESS)
+		assert_int_equal(c.opcode, op);
+}
+
 #endif

@@ -36,18 +36,6 @@ static void responder_access(struct world *w, uint32_t access)
 	world_modify(w->n[1].qp, &a, SIB_QP_ACCESS_FLAGS);
 }
 
-static void expect_cqe(struct sib_cq *cq, uint64_t wr_id, enum sib_wc_status st,
-		       enum sib_wc_opcode op)
-{
-	struct sib_cqe c;
-
-	assert_int_equal(world_poll(cq, &c), 1);
-	assert_int_equal(c.status, st);
-	assert_int_equal(c.wr_id, wr_id);
-	if (st == SIB_WC_SUCCESS)
-		assert_int_equal(c.opcode, op);
-}
-
 static void post_atomic_write(struct world *w, uint64_t wr_id, uint64_t addr, uint32_t rkey,
 			      const uint8_t bytes[8])
 {
@@ -79,7 +67,7 @@ static void post_flush(struct world *w, uint64_t wr_id, uint64_t addr, uint32_t 
 static void expect_refused(struct world *w, uint64_t wr_id, enum sib_wc_status st,
 			   const char *line, const char *rule)
 {
-	expect_cqe(w->n[0].scq, wr_id, st, 0);
+	world_expect_cqe(w->n[0].scq, wr_id, st, 0);
 	assert_int_equal(sib_qp_state(w->n[0].qp), SIB_QPS_ERR);
 	assert_int_equal(sib_qp_state(w->n[1].qp), SIB_QPS_ERR);
 	if (!strstr(line, rule))
@@ -98,7 +86,7 @@ static void atomic_write_lands_8_bytes_with_remote_write_access(void **state)
 	(void)state;
 	post_atomic_write(w, 1, (uint64_t)(uintptr_t)&target[1], rk, pattern);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_ATOMIC_WRITE);
+	world_expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_ATOMIC_WRITE);
 	assert_memory_equal(&target[1], pattern, 8); /* the bytes as posted */
 	assert_int_equal(target[0], 0);
 	assert_int_equal(target[2], 0);
@@ -191,7 +179,7 @@ static void lost_atomic_write_response_is_answered_without_writing_again(void **
 	assert_memory_equal(&target, pattern, 8);
 	target = later; /* the owner stores after it: a resend must not undo that */
 	assert_true(world_advance(w)); /* ACK timeout: the ATOMIC WRITE goes again */
-	expect_cqe(w->n[0].scq, 5, SIB_WC_SUCCESS, SIB_WC_ATOMIC_WRITE);
+	world_expect_cqe(w->n[0].scq, 5, SIB_WC_SUCCESS, SIB_WC_ATOMIC_WRITE);
 	assert_true(target == later);
 	sib_engine_counters_get(w->n[1].eng, &ec);
 	assert_int_equal(ec.rx_duplicates, 1);
@@ -217,8 +205,8 @@ static void flush_completes_after_the_writes_before_it(void **state)
 	/* The whole region, at whatever VA the request names (IBA 1.5). */
 	post_flush(w, 8, 0, 0, rk, IB_FETH_PLT_GLOBAL, IB_FETH_SEL_REGION);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 7, SIB_WC_SUCCESS, SIB_WC_FLUSH);
-	expect_cqe(w->n[0].scq, 8, SIB_WC_SUCCESS, SIB_WC_FLUSH);
+	world_expect_cqe(w->n[0].scq, 7, SIB_WC_SUCCESS, SIB_WC_FLUSH);
+	world_expect_cqe(w->n[0].scq, 8, SIB_WC_SUCCESS, SIB_WC_FLUSH);
 	assert_memory_equal(dst + 64, src, sizeof(src));
 	assert_int_equal(sib_qp_state(w->n[1].qp), SIB_QPS_RTS);
 	world_free(w);

@@ -39,18 +39,6 @@ static void fill(uint8_t *p, size_t n, unsigned seed)
 		p[i] = (uint8_t)(i * 31 + seed + (i >> 8));
 }
 
-static void expect_cqe(struct sib_cq *cq, uint64_t wr_id, enum sib_wc_status st,
-		       enum sib_wc_opcode op)
-{
-	struct sib_cqe c;
-
-	assert_int_equal(world_poll(cq, &c), 1);
-	assert_int_equal(c.status, st);
-	assert_int_equal(c.wr_id, wr_id);
-	if (st == SIB_WC_SUCCESS)
-		assert_int_equal(c.opcode, op);
-}
-
 /* Send of `len` bytes at a path MTU; checks data and both completions. */
 static void send_and_check(enum sib_mtu mtu, uint32_t len, bool imm)
 {
@@ -68,7 +56,7 @@ static void send_and_check(enum sib_mtu mtu, uint32_t len, bool imm)
 	world_post_send(&w->n[0], &s, src, len, sk);
 	world_pump(w);
 
-	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
 	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
 	assert_int_equal(c.status, SIB_WC_SUCCESS);
 	assert_int_equal(c.wr_id, 77);
@@ -220,11 +208,11 @@ static void rc_unsignaled_sends_complete_silently_signaled_ones_in_order(void **
 		world_post_send(&w->n[0], &s, src, 64, sk);
 	}
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 13, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_expect_cqe(w->n[0].scq, 13, SIB_WC_SUCCESS, SIB_WC_SEND);
 	assert_int_equal(world_poll(w->n[0].scq, &c), 0);
 	assert_int_equal(sib_qp_sq_count(w->n[0].qp), 0);
 	for (int i = 0; i < 4; i++)
-		expect_cqe(w->n[1].rcq, (uint64_t)i, SIB_WC_SUCCESS, SIB_WC_RECV);
+		world_expect_cqe(w->n[1].rcq, (uint64_t)i, SIB_WC_SUCCESS, SIB_WC_RECV);
 	world_free(w);
 }
 
@@ -245,7 +233,7 @@ static void rc_write_places_data_and_write_imm_consumes_a_receive(void **state)
 	s.rdma.rkey = rk;
 	world_post_send(&w->n[0], &s, src, LEN, sk);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 5, SIB_WC_SUCCESS, SIB_WC_RDMA_WRITE);
+	world_expect_cqe(w->n[0].scq, 5, SIB_WC_SUCCESS, SIB_WC_RDMA_WRITE);
 	assert_memory_equal(dst + 32, src, LEN);
 	assert_int_equal(world_poll(w->n[1].rcq, &c), 0); /* plain WRITE: no receive completion */
 
@@ -257,7 +245,7 @@ static void rc_write_places_data_and_write_imm_consumes_a_receive(void **state)
 	fill(src, LEN, 1);
 	world_post_send(&w->n[0], &s, src, 300, sk);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 6, SIB_WC_SUCCESS, SIB_WC_RDMA_WRITE);
+	world_expect_cqe(w->n[0].scq, 6, SIB_WC_SUCCESS, SIB_WC_RDMA_WRITE);
 	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
 	assert_int_equal(c.wr_id, 99);
 	assert_int_equal(c.opcode, SIB_WC_RECV_RDMA_WITH_IMM);
@@ -309,7 +297,7 @@ static void rc_atomics_return_the_old_value_and_update_memory(void **state)
 	s.atomic.compare_add = 2;
 	world_post_send(&w->n[0], &s, &result, 8, lk);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_FETCH_ADD);
+	world_expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_FETCH_ADD);
 	assert_int_equal(result, 40);
 	assert_int_equal(target[1], 42);
 
@@ -322,8 +310,8 @@ static void rc_atomics_return_the_old_value_and_update_memory(void **state)
 	s.atomic.swap = 7;
 	world_post_send(&w->n[0], &s, &result, 8, lk);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 2, SIB_WC_SUCCESS, SIB_WC_COMP_SWAP);
-	expect_cqe(w->n[0].scq, 3, SIB_WC_SUCCESS, SIB_WC_COMP_SWAP);
+	world_expect_cqe(w->n[0].scq, 2, SIB_WC_SUCCESS, SIB_WC_COMP_SWAP);
+	world_expect_cqe(w->n[0].scq, 3, SIB_WC_SUCCESS, SIB_WC_COMP_SWAP);
 	assert_int_equal(result, 0x1122334455667788ull);
 	assert_int_equal(target[1], 0x1122334455667788ull);
 	world_free(w);
@@ -344,7 +332,7 @@ static void rc_misaligned_atomic_is_sent_and_refused_by_the_responder(void **sta
 	world_pump(w);
 	/* Sent, and refused by the responder (NAK Invalid Request, IBA
 	 * 9.4.5): REM_INV_REQ_ERR, both QPs in ERR, the target untouched. */
-	expect_cqe(w->n[0].scq, 4, SIB_WC_REM_INV_REQ_ERR, 0);
+	world_expect_cqe(w->n[0].scq, 4, SIB_WC_REM_INV_REQ_ERR, 0);
 	assert_int_equal(target[0], 0);
 	assert_int_equal(target[1], 0);
 	assert_int_equal(sib_qp_state(w->n[0].qp), SIB_QPS_ERR);
@@ -371,8 +359,8 @@ static void rc_rnr_nak_then_retry_succeeds_once_a_receive_is_posted(void **state
 	assert_int_equal(world_poll(w->n[0].scq, &c), 0); /* waiting out the RNR timer */
 	world_post_recv(&w->n[1], 5, dst, sizeof(dst), rk);
 	assert_true(world_advance(w)); /* the RNR timer expires: resend */
-	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
-	expect_cqe(w->n[1].rcq, 5, SIB_WC_SUCCESS, SIB_WC_RECV);
+	world_expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_expect_cqe(w->n[1].rcq, 5, SIB_WC_SUCCESS, SIB_WC_RECV);
 	assert_memory_equal(src, dst, sizeof(src));
 	world_free(w);
 }
@@ -444,8 +432,8 @@ static void rc_lost_packet_is_recovered_by_go_back_n(void **state)
 	assert_true(ec.tx_seq_naks >= 1);
 	sib_engine_counters_get(w->n[0].eng, &ec);
 	assert_true(ec.retransmits >= 1);
-	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
-	expect_cqe(w->n[1].rcq, 2, SIB_WC_SUCCESS, SIB_WC_RECV);
+	world_expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_expect_cqe(w->n[1].rcq, 2, SIB_WC_SUCCESS, SIB_WC_RECV);
 	assert_memory_equal(src, dst, LEN);
 	world_free(w);
 }
@@ -474,8 +462,8 @@ static void rc_lost_last_packet_is_resent_after_the_ack_timeout(void **state)
 	assert_true(world_advance(w));
 	/* 4.096 us * 2^14 = 67.1 ms (IBA 9.7.6.1.3) */
 	assert_int_equal(w->now - before, 4096ull << 14);
-	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
-	expect_cqe(w->n[1].rcq, 2, SIB_WC_SUCCESS, SIB_WC_RECV);
+	world_expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_expect_cqe(w->n[1].rcq, 2, SIB_WC_SUCCESS, SIB_WC_RECV);
 	assert_memory_equal(src, dst, LEN);
 	world_free(w);
 }
@@ -500,7 +488,7 @@ static void lost_read_response_is_requested_again(void **state)
 	world_post_send(&w->n[0], &s, local, LEN, lk);
 	world_pump(w);
 	assert_int_equal(plan.dropped, 1);
-	expect_cqe(w->n[0].scq, 8, SIB_WC_SUCCESS, SIB_WC_RDMA_READ);
+	world_expect_cqe(w->n[0].scq, 8, SIB_WC_SUCCESS, SIB_WC_RDMA_READ);
 	assert_memory_equal(local, remote, LEN);
 	world_free(w);
 }
@@ -527,7 +515,7 @@ static void lost_atomic_ack_is_answered_from_the_saved_result(void **state)
 	world_pump(w);
 	assert_int_equal(plan.dropped, 1);
 	assert_true(world_advance(w)); /* ACK timeout: the atomic is sent again */
-	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_FETCH_ADD);
+	world_expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_FETCH_ADD);
 	assert_int_equal(result, 100);
 	assert_int_equal(target, 101); /* executed once */
 	sib_engine_counters_get(w->n[1].eng, &ec);
@@ -550,7 +538,7 @@ static void write_refused(void *dst_base, uint64_t addr, uint32_t rkey, struct w
 	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
 	world_pump(w);
 	sib_log_capture(NULL, 0);
-	expect_cqe(w->n[0].scq, 3, SIB_WC_REM_ACCESS_ERR, 0);
+	world_expect_cqe(w->n[0].scq, 3, SIB_WC_REM_ACCESS_ERR, 0);
 	assert_int_equal(sib_qp_state(w->n[0].qp), SIB_QPS_ERR);
 	assert_int_equal(sib_qp_state(w->n[1].qp), SIB_QPS_ERR);
 	assert_non_null(strstr(line, "softib:"));
@@ -615,10 +603,10 @@ static void rc_access_error_flushes_outstanding_work_on_both_sides(void **state)
 	world_post_send(&w->n[0], &bad, src, sizeof(src), sk);
 	world_post_send(&w->n[0], &next, src, sizeof(src), sk);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 1, SIB_WC_REM_ACCESS_ERR, 0);
-	expect_cqe(w->n[0].scq, 2, SIB_WC_WR_FLUSH_ERR, 0);
-	expect_cqe(w->n[1].rcq, 10, SIB_WC_WR_FLUSH_ERR, 0);
-	expect_cqe(w->n[1].rcq, 11, SIB_WC_WR_FLUSH_ERR, 0);
+	world_expect_cqe(w->n[0].scq, 1, SIB_WC_REM_ACCESS_ERR, 0);
+	world_expect_cqe(w->n[0].scq, 2, SIB_WC_WR_FLUSH_ERR, 0);
+	world_expect_cqe(w->n[1].rcq, 10, SIB_WC_WR_FLUSH_ERR, 0);
+	world_expect_cqe(w->n[1].rcq, 11, SIB_WC_WR_FLUSH_ERR, 0);
 	assert_int_equal(sib_qp_state(w->n[0].qp), SIB_QPS_ERR);
 	assert_int_equal(sib_qp_state(w->n[1].qp), SIB_QPS_ERR);
 	world_free(w);
@@ -636,8 +624,8 @@ static void rc_send_longer_than_the_receive_is_rem_inv_req_and_loc_len(void **st
 	world_post_recv(&w->n[1], 2, dst, sizeof(dst), rk);
 	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 1, SIB_WC_REM_INV_REQ_ERR, 0);
-	expect_cqe(w->n[1].rcq, 2, SIB_WC_LOC_LEN_ERR, 0);
+	world_expect_cqe(w->n[0].scq, 1, SIB_WC_REM_INV_REQ_ERR, 0);
+	world_expect_cqe(w->n[1].rcq, 2, SIB_WC_LOC_LEN_ERR, 0);
 	assert_int_equal(sib_qp_state(w->n[1].qp), SIB_QPS_ERR);
 	world_free(w);
 }
@@ -668,7 +656,7 @@ static void rc_peer_gone_ends_in_retry_exc_err_after_retry_cnt_timeouts(void **s
 	/* retry_cnt 3: the first try and three retries each wait one timeout */
 	assert_int_equal(timeouts, 4);
 	assert_int_equal(w->now - start, 4 * (4096ull << 14));
-	expect_cqe(w->n[0].scq, 2, SIB_WC_WR_FLUSH_ERR, 0);
+	world_expect_cqe(w->n[0].scq, 2, SIB_WC_WR_FLUSH_ERR, 0);
 	assert_int_equal(sib_qp_state(w->n[0].qp), SIB_QPS_ERR);
 	world_free(w);
 }
@@ -839,16 +827,16 @@ static void an_ack_leaves_ahead_of_a_request_made_after_it(void **state)
 	world_post_send(&w->n[0], &s, src, 64, sk);
 	/* Node 1 takes the SEND and makes its ACK at once. */
 	assert_true(sib_engine_poll(w->n[1].eng, 64) > 0);
-	expect_cqe(w->n[1].rcq, 7, SIB_WC_SUCCESS, SIB_WC_RECV);
+	world_expect_cqe(w->n[1].rcq, 7, SIB_WC_SUCCESS, SIB_WC_RECV);
 	s.wr_id = 2;
 	world_post_send(&w->n[1], &s, src, 64, sk1);
 	world_pump(w);
 	assert_true(o.n >= 2);
 	assert_int_equal(o.op[0], IB_OPCODE(IB_TRANSPORT_RC, IB_OP_ACKNOWLEDGE));
 	assert_int_equal(o.op[1], IB_OPCODE(IB_TRANSPORT_RC, IB_OP_SEND_ONLY));
-	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
-	expect_cqe(w->n[0].rcq, 8, SIB_WC_SUCCESS, SIB_WC_RECV);
-	expect_cqe(w->n[1].scq, 2, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_expect_cqe(w->n[0].rcq, 8, SIB_WC_SUCCESS, SIB_WC_RECV);
+	world_expect_cqe(w->n[1].scq, 2, SIB_WC_SUCCESS, SIB_WC_SEND);
 	world_free(w);
 }
 
@@ -913,8 +901,8 @@ static void sqd_drains_what_began_and_raises_sq_drained_when_acknowledged(void *
 	/* The two that began arrived and were acknowledged; the third did
 	 * not leave. */
 	assert_int_equal(w->n[1].rx_count - rx_before, 8);
-	expect_cqe(w->n[0].scq, 0, SIB_WC_SUCCESS, SIB_WC_SEND);
-	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_expect_cqe(w->n[0].scq, 0, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
 	assert_int_equal(ev.count[SIB_EV_SQ_DRAINED], 1);
 	sib_qp_query(w->n[0].qp, &q);
 	assert_int_equal(q.sq_draining, 0);
@@ -923,9 +911,9 @@ static void sqd_drains_what_began_and_raises_sq_drained_when_acknowledged(void *
 	assert_int_equal(sib_qp_modify(w->n[0].qp, &a, SIB_QP_STATE, &world_lim, why, sizeof(why)),
 			 0);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 2, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_expect_cqe(w->n[0].scq, 2, SIB_WC_SUCCESS, SIB_WC_SEND);
 	for (int i = 0; i < 3; i++)
-		expect_cqe(w->n[1].rcq, (uint64_t)i, SIB_WC_SUCCESS, SIB_WC_RECV);
+		world_expect_cqe(w->n[1].rcq, (uint64_t)i, SIB_WC_SUCCESS, SIB_WC_RECV);
 	assert_memory_equal(dst, src, sizeof(src));
 	assert_int_equal(ev.count[SIB_EV_SQ_DRAINED], 1);
 	world_free(w);
@@ -949,7 +937,7 @@ static void rc_qps_in_flight_are_counted_until_acked_or_destroyed(void **state)
 	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
 	assert_int_equal(sib_engine_rc_busy(w->n[0].eng), 1);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
 	assert_int_equal(sib_engine_rc_busy(w->n[0].eng), 0);
 	world_post_send(&w->n[0], &s, src, sizeof(src), sk);
 	assert_int_equal(sib_engine_rc_busy(w->n[0].eng), 1);

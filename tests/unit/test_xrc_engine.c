@@ -148,18 +148,6 @@ static void fill(uint8_t *p, size_t n, unsigned seed)
 		p[i] = (uint8_t)(i * 13 + seed + (i >> 8));
 }
 
-static void expect_cqe(struct sib_cq *cq, uint64_t wr_id, enum sib_wc_status st,
-		       enum sib_wc_opcode op)
-{
-	struct sib_cqe c;
-
-	assert_int_equal(world_poll(cq, &c), 1);
-	assert_int_equal(c.status, st);
-	assert_int_equal(c.wr_id, wr_id);
-	if (st == SIB_WC_SUCCESS)
-		assert_int_equal(c.opcode, op);
-}
-
 static void xpost(struct xw *x, struct sib_send_wqe *s, void *buf, uint32_t len, uint32_t lkey,
 		  uint32_t srqn)
 {
@@ -185,7 +173,7 @@ static void xrc_send_lands_in_the_named_srq_and_completes_on_its_cq(void **state
 	xpost(x, &s, src, LEN, sk, x->srqn);
 	world_pump(w);
 
-	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
 	assert_int_equal(world_poll(w->n[1].rcq, &c), 1);
 	assert_int_equal(c.status, SIB_WC_SUCCESS);
 	assert_int_equal(c.wr_id, 55);
@@ -233,8 +221,8 @@ static void xrc_one_target_qp_serves_every_srq_of_its_domain(void **state)
 	x->want_srqn = sib_srq_num(srq2);
 	xpost(x, &s, src[1], 64, sk, sib_srq_num(srq2));
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 2, SIB_WC_SUCCESS, SIB_WC_SEND);
-	expect_cqe(cq2, 20, SIB_WC_SUCCESS, SIB_WC_RECV);
+	world_expect_cqe(w->n[0].scq, 2, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_expect_cqe(cq2, 20, SIB_WC_SUCCESS, SIB_WC_RECV);
 	assert_memory_equal(dst[1], src[1], 64);
 	assert_int_equal(sib_srq_count(t->srq), 1); /* the other SRQ untouched */
 
@@ -242,8 +230,8 @@ static void xrc_one_target_qp_serves_every_srq_of_its_domain(void **state)
 	s.wr_id = 3;
 	xpost(x, &s, src[0], 64, sk, x->srqn);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 3, SIB_WC_SUCCESS, SIB_WC_SEND);
-	expect_cqe(t->rcq, 10, SIB_WC_SUCCESS, SIB_WC_RECV);
+	world_expect_cqe(w->n[0].scq, 3, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_expect_cqe(t->rcq, 10, SIB_WC_SUCCESS, SIB_WC_RECV);
 	assert_memory_equal(dst[0], src[0], 64);
 	assert_int_equal(x->bad_srqn, 0);
 
@@ -273,14 +261,14 @@ static void xrc_write_read_and_atomics_reach_memory_of_the_srq_pd(void **state)
 	s.rdma.rkey = tk;
 	xpost(x, &s, src, LEN, sk, x->srqn);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_RDMA_WRITE);
+	world_expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_RDMA_WRITE);
 	assert_memory_equal(target, src, LEN);
 
 	s.wr_id = 2;
 	s.opcode = SIB_WR_RDMA_READ;
 	xpost(x, &s, back, LEN, bk, x->srqn);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 2, SIB_WC_SUCCESS, SIB_WC_RDMA_READ);
+	world_expect_cqe(w->n[0].scq, 2, SIB_WC_SUCCESS, SIB_WC_RDMA_READ);
 	assert_memory_equal(back, src, LEN);
 
 	word[1] = 100;
@@ -291,7 +279,7 @@ static void xrc_write_read_and_atomics_reach_memory_of_the_srq_pd(void **state)
 	s.atomic.compare_add = 5;
 	xpost(x, &s, &result, 8, lk, x->srqn);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 3, SIB_WC_SUCCESS, SIB_WC_FETCH_ADD);
+	world_expect_cqe(w->n[0].scq, 3, SIB_WC_SUCCESS, SIB_WC_FETCH_ADD);
 	assert_int_equal(result, 100);
 	assert_int_equal(word[1], 105);
 
@@ -301,7 +289,7 @@ static void xrc_write_read_and_atomics_reach_memory_of_the_srq_pd(void **state)
 	s.atomic.swap = 0xabcdef;
 	xpost(x, &s, &result, 8, lk, x->srqn);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 4, SIB_WC_SUCCESS, SIB_WC_COMP_SWAP);
+	world_expect_cqe(w->n[0].scq, 4, SIB_WC_SUCCESS, SIB_WC_COMP_SWAP);
 	assert_int_equal(result, 105);
 	assert_int_equal(word[1], 0xabcdef);
 
@@ -335,8 +323,8 @@ static void xrc_atomic_write_and_flush_reach_memory_of_the_srq_pd(void **state)
 	s.rdma.flush_type = IB_FETH_PLT_GLOBAL;
 	xpost(x, &s, NULL, 0, 0, x->srqn);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_ATOMIC_WRITE);
-	expect_cqe(w->n[0].scq, 2, SIB_WC_SUCCESS, SIB_WC_FLUSH);
+	world_expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_ATOMIC_WRITE);
+	world_expect_cqe(w->n[0].scq, 2, SIB_WC_SUCCESS, SIB_WC_FLUSH);
 	assert_memory_equal(&word[1], bytes, 8);
 	assert_int_equal(word[0], 0);
 	assert_int_equal(x->not_xrc, 0);
@@ -365,7 +353,7 @@ static void xrc_write_through_an_srq_of_another_pd_is_rem_access_err(void **stat
 	x->want_srqn = sib_srq_num(other);
 	xpost(x, &s, src, sizeof(src), sk, sib_srq_num(other));
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 6, SIB_WC_REM_ACCESS_ERR, 0);
+	world_expect_cqe(w->n[0].scq, 6, SIB_WC_REM_ACCESS_ERR, 0);
 	assert_int_equal(target[0], 0);
 	assert_int_equal(sib_qp_state(w->n[0].qp), SIB_QPS_ERR);
 	assert_int_equal(sib_qp_state(t->qp), SIB_QPS_ERR);
@@ -404,7 +392,7 @@ static void xrc_srq_number_unknown_or_of_another_domain_is_rem_inv_req_err(void 
 		x->want_srqn = srqn;
 		xpost(x, &s, src, sizeof(src), sk, srqn);
 		world_pump(w);
-		expect_cqe(w->n[0].scq, 7, SIB_WC_REM_INV_REQ_ERR, 0);
+		world_expect_cqe(w->n[0].scq, 7, SIB_WC_REM_INV_REQ_ERR, 0);
 		assert_int_equal(sib_qp_state(w->n[0].qp), SIB_QPS_ERR);
 		assert_int_equal(sib_qp_state(t->qp), SIB_QPS_ERR);
 		/* Nothing was taken from any SRQ, nothing completed there. */
@@ -439,8 +427,8 @@ static void xrc_empty_srq_is_rnr_then_the_send_completes_once_posted(void **stat
 	assert_int_equal(world_poll(w->n[0].scq, &c), 0);
 	world_post_recv(&w->n[1], 9, dst, sizeof(dst), rk);
 	assert_true(world_advance(w));
-	expect_cqe(w->n[0].scq, 8, SIB_WC_SUCCESS, SIB_WC_SEND);
-	expect_cqe(w->n[1].rcq, 9, SIB_WC_SUCCESS, SIB_WC_RECV);
+	world_expect_cqe(w->n[0].scq, 8, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_expect_cqe(w->n[1].rcq, 9, SIB_WC_SUCCESS, SIB_WC_RECV);
 	assert_memory_equal(src, dst, sizeof(src));
 	xw_free(x);
 }
@@ -522,7 +510,7 @@ static void xrc_lost_packet_is_recovered_by_go_back_n(void **state)
 	for (int i = 0; i < 5 && world_poll(w->n[1].rcq, &(struct sib_cqe){ 0 }) == 0; i++)
 		world_advance(w);
 	assert_true(d.done);
-	expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
+	world_expect_cqe(w->n[0].scq, 1, SIB_WC_SUCCESS, SIB_WC_SEND);
 	assert_memory_equal(src, dst, LEN);
 	sib_engine_counters_get(w->n[1].eng, &ec);
 	assert_true(ec.tx_seq_naks >= 1);
@@ -547,7 +535,7 @@ static void xrc_destroyed_srq_is_no_longer_found(void **state)
 	assert_null(sib_numtab_lookup(w->n[1].srqns, srqn));
 	xpost(x, &s, src, sizeof(src), sk, srqn);
 	world_pump(w);
-	expect_cqe(w->n[0].scq, 12, SIB_WC_REM_INV_REQ_ERR, 0);
+	world_expect_cqe(w->n[0].scq, 12, SIB_WC_REM_INV_REQ_ERR, 0);
 	xw_free(x);
 }
 
