@@ -209,6 +209,24 @@ static int lock_port(const struct cma_holder *h)
 	return fd;
 }
 
+/* Random bits for a nonce or a starting port: getrandom, or, if it cannot
+ * give them (a seccomp filter, say), the clock and a counter: the names
+ * carry the pid too, so they stay unique. */
+static void random_fill(void *p, size_t n)
+{
+	static uint64_t counter;
+	struct timespec ts;
+	uint64_t v;
+
+	if (getrandom(p, n, GRND_NONBLOCK) == (ssize_t)n)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	v = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
+	    __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) << 48;
+	for (size_t k = 0; k < n; k++, v = v * 6364136223846793005ull + 1442695040888963407ull)
+		((uint8_t *)p)[k] = (uint8_t)(v >> 56);
+}
+
 /* Binds a new socket to r's name (a fresh nonce if another process has
  * it: pids repeat across pid namespaces) and puts it in place of r->fd. */
 static int take_name(struct cma_resv *r)
@@ -221,7 +239,7 @@ static int take_name(struct cma_resv *r)
 		return -errno;
 	for (int i = 0; i < 8; i++) {
 		if (i)
-			getrandom(&r->nonce, sizeof(r->nonce), 0);
+			random_fill(&r->nonce, sizeof(r->nonce));
 		len = holder_name(&r->h, r->nonce, false, &sun);
 		err = bind(fd, (struct sockaddr *)&sun, len) ? errno : 0;
 		if (err != EADDRINUSE)
@@ -329,7 +347,7 @@ static int alloc_any_port(struct cma_resv *r)
 	local_port_range(&lo, &hi);
 	scan(r->h.ps, 0, NULL, 0, mark_busy, b);
 	n = hi - lo + 1;
-	getrandom(&start, sizeof(start), 0);
+	random_fill(&start, sizeof(start));
 	for (unsigned i = 0; i < n && rc == -EADDRNOTAVAIL; i++) {
 		unsigned p = lo + (start + i) % n;
 		int lock;
@@ -420,7 +438,7 @@ int cma_resv_bind(struct cma_resv *r, uint16_t ps, struct sockaddr_storage *addr
 
 	r->fd = -1;
 	r->listening = false;
-	getrandom(&r->nonce, sizeof(r->nonce), 0);
+	random_fill(&r->nonce, sizeof(r->nonce));
 	memset(&r->h, 0, sizeof(r->h));
 	if (!ps_name(ps))
 		return -EPROTONOSUPPORT;
