@@ -378,6 +378,8 @@ sib_expect()
 		return 0
 	fi
 	echo "FAIL: $what: no line matching /$re/ in $(basename "$file" .out)"
+	# What it printed instead, so that a CI log says why.
+	tail -n 6 -- "$file" 2>/dev/null | sed 's/^/note: /'
 	return 1
 }
 
