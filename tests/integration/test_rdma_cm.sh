@@ -320,8 +320,19 @@ verdict refused $v
 # ---- error: the peer is gone before it answers (SIGKILL: no goodbye; its
 # listener record stays with the SA until the SM drops its port, so the
 # REQ goes to a port that never answers).  Short CM timeouts: 4 tries.
+# The SM drops a port that missed 3 sweeps (6 s at the default 2 s), and
+# then the SA has no listener and the client is REJECTED instead; a slow
+# machine can start the client that late, so this case has an SM of its
+# own that sweeps once a minute.
 port=$(sib_free_port tcp) || exit 1
 v=fail
+test_sm=$SOFTIB_SM
+SOFTIB_SM=127.0.0.1:$(sib_free_port udp) || exit 1
+sib_start dead.sm 300 "$B/softib-sm" --listen "$SOFTIB_SM" --sweep 60
+for ((i = 0; i < 100; i++)); do
+	grep -q 'listening on' "$(sib_out dead.sm)" && break
+	sleep 0.1
+done
 sib_start dead.server "$LIMIT" "$SOFTIB" run -- rping -s -a 127.0.0.1 -p "$port" -C 1
 if sib_wait_listen dead.server "$port"; then
 	# SIGKILL to rping itself, the child of timeout(1) (which would not
@@ -355,6 +366,9 @@ if sib_wait_listen dead.server "$port"; then
 		v=fail
 	fi
 fi
+kill "${SIB_PID[dead.sm]}" 2>/dev/null
+{ sib_wait dead.sm; } 2>/dev/null
+SOFTIB_SM=$test_sm
 verdict dead $v
 
 # ---- error: the peer is killed (SIGTERM) while connected: its DREQ
