@@ -213,7 +213,7 @@ void sib_sa_serve(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8_t
 	ib_sa_mad_decode(&m, mad);
 	method = ib_mad_method(&m.hdr);
 	if ((m.rmpp.RMPPFlags & IB_RMPP_FLAG_ACTIVE) && m.rmpp.RMPPType != IB_RMPP_TYPE_DATA) {
-		sib_sa_rmpp_rx(sm, &m, from); /* a requester's ACK, STOP or ABORT */
+		sib_sa_rmpp_rx(sm, &m, a->SLID, from); /* a requester's ACK, STOP or ABORT */
 		return;
 	}
 	if (method & IB_MAD_METHOD_RESP)

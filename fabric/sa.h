@@ -83,8 +83,9 @@ uint64_t sib_sa_services_next_expiry(const struct sib_sm *sm);
 void sib_sa_send_table(struct sib_sm *sm, const struct sib_mad_addr *a,
 		       const struct sib_endpoint *to, const struct ib_sa_mad *m,
 		       const uint8_t *records, unsigned rec_bytes, unsigned nrec);
-/* An RMPP ACK, STOP or ABORT from a requester. */
-void sib_sa_rmpp_rx(struct sib_sm *sm, const struct ib_sa_mad *m, const struct sib_endpoint *from);
+/* An RMPP ACK, STOP or ABORT from the requester at LID slid behind from. */
+void sib_sa_rmpp_rx(struct sib_sm *sm, const struct ib_sa_mad *m, uint16_t slid,
+		    const struct sib_endpoint *from);
 
 /* Retransmissions, expired leases; and when that is next due (0: never). */
 void sib_sa_step(struct sib_sm *sm);

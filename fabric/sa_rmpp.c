@@ -8,7 +8,8 @@
  * Without an ACK for SIB_SA_RMPP_TIMEOUT_NS the unacknowledged segments go
  * again, SIB_SA_RMPP_TRIES times, then the transfer is dropped (the
  * requester asks anew).  The ACK of the last segment ends it.  At most
- * SIB_SA_TRANSFERS_PER_SOURCE transfers to one requester, and
+ * SIB_SA_TRANSFERS_PER_SOURCE transfers to one requester (its endpoint and
+ * its LID: on a fabric every port's endpoint is the switch's), and
  * SIB_SA_TRANSFER_BYTES_MAX bytes in all, are on their way at once; a
  * GetTable beyond is answered ERR_NO_RESOURCES.
  */
@@ -54,23 +55,31 @@ static void transfer_drop(struct sib_sa_state *s, unsigned i)
 	s->transfers[i] = s->transfers[--s->ntransfers];
 }
 
-/* Room for a transfer of len bytes to requester to (sa.h's limits)? */
+static bool transfer_to(const struct sib_sa_transfer *t, const struct sib_endpoint *to,
+			uint16_t lid)
+{
+	return t->a.DLID == lid && sib_endpoint_equal(&t->to, to);
+}
+
+/* Room for a transfer of len bytes to the requester at LID lid behind
+ * endpoint to (sa.h's limits)? */
 static bool transfer_room(const struct sib_sa_state *s, const struct sib_endpoint *to,
-			  uint32_t len)
+			  uint16_t lid, uint32_t len)
 {
 	unsigned mine = 0;
 
 	for (unsigned i = 0; i < s->ntransfers; i++)
-		mine += sib_endpoint_equal(&s->transfers[i].to, to);
+		mine += transfer_to(&s->transfers[i], to, lid);
 	return mine < SIB_SA_TRANSFERS_PER_SOURCE &&
 	       s->transfer_bytes + len <= SIB_SA_TRANSFER_BYTES_MAX;
 }
 
 static struct sib_sa_transfer *transfer_find(struct sib_sa_state *s, uint64_t tid,
-				    const struct sib_endpoint *ep, unsigned *idx)
+					      const struct sib_endpoint *ep, uint16_t lid,
+					      unsigned *idx)
 {
 	for (unsigned i = 0; i < s->ntransfers; i++)
-		if (s->transfers[i].tid == tid && sib_endpoint_equal(&s->transfers[i].to, ep)) {
+		if (s->transfers[i].tid == tid && transfer_to(&s->transfers[i], ep, lid)) {
 			if (idx)
 				*idx = i;
 			return &s->transfers[i];
@@ -94,9 +103,9 @@ void sib_sa_send_table(struct sib_sm *sm, const struct sib_mad_addr *a,
 		return;
 	}
 	s = sib_sa_state(sm);
-	if (s && (t = transfer_find(s, m->hdr.TransactionID, to, &idx)))
+	if (s && (t = transfer_find(s, m->hdr.TransactionID, to, a->SLID, &idx)))
 		transfer_drop(s, idx); /* the requester asked again: start over */
-	if (s && !transfer_room(s, to, len)) {
+	if (s && !transfer_room(s, to, a->SLID, len)) {
 		char e[SIB_ENDPOINT_STRLEN];
 
 		s->transfers_refused++;
@@ -148,14 +157,15 @@ void sib_sa_send_table(struct sib_sm *sm, const struct sib_mad_addr *a,
 	send_range(sm, t, 1, 1);
 }
 
-void sib_sa_rmpp_rx(struct sib_sm *sm, const struct ib_sa_mad *m, const struct sib_endpoint *from)
+void sib_sa_rmpp_rx(struct sib_sm *sm, const struct ib_sa_mad *m, uint16_t slid,
+		    const struct sib_endpoint *from)
 {
 	struct sib_sa_state *s = sm->sa;
 	struct sib_sa_transfer *t;
 	unsigned idx;
 	uint32_t seg;
 
-	if (!s || !(t = transfer_find(s, m->hdr.TransactionID, from, &idx)))
+	if (!s || !(t = transfer_find(s, m->hdr.TransactionID, from, slid, &idx)))
 		return;
 	if (m->rmpp.RMPPType == IB_RMPP_TYPE_STOP || m->rmpp.RMPPType == IB_RMPP_TYPE_ABORT) {
 		transfer_drop(s, idx);

@@ -504,6 +504,51 @@ static void drop_port(struct sib_sm *sm, struct sib_sm_port *p, const char *why)
 	port_free(sm, p);
 }
 
+int sib_sm_port_found(struct sib_sm *sm, uint64_t guid, uint64_t node_guid, uint16_t lid,
+		      uint8_t mtu_cap, const struct sib_endpoint *ep)
+{
+	struct sib_sm_port *p = sib_sm_port_by_guid(sm, guid);
+	struct sib_sm_port *holder = sib_sm_port_by_lid(sm, lid);
+
+	if (!guid || !lid || lid > SIB_LID_UNICAST_MAX)
+		return -EINVAL;
+	/* The sweep gave the LID to another port: the old holder is gone. */
+	if (holder && holder != p)
+		drop_port(sm, holder, "its LID went to another port");
+	if (!p && !(p = port_new(sm, ep)))
+		return -ENOSPC;
+	if (p->lid != lid) {
+		if (p->lid)
+			lid_mark(sm, p->lid, false);
+		lid_mark(sm, lid, true);
+		p->lid = lid;
+	}
+	p->ep = *ep;
+	p->guid = guid;
+	p->node_guid = node_guid;
+	p->mtu_cap = mtu_cap;
+	p->state = SIB_SMP_ACTIVE;
+	p->joined_lid = lid;
+	p->missed = 0;
+	p->seen = true;
+	return 0;
+}
+
+void sib_sm_sweep_end(struct sib_sm *sm)
+{
+	for (unsigned i = 0; i < sm->nports; i++) {
+		struct sib_sm_port *p = &sm->ports[i];
+
+		if (p->state == SIB_SMP_FREE)
+			continue;
+		/* (drop_port cancels nothing: no MAD goes out through
+		 * sm->mads on a fabric) */
+		if (!p->seen && ++p->missed >= SIB_SM_MAX_MISSED)
+			drop_port(sm, p, "not found by 3 sweeps");
+		p->seen = false;
+	}
+}
+
 static void trap_rx(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8_t *in,
 		    const struct sib_endpoint *from)
 {

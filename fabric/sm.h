@@ -106,6 +106,7 @@ struct sib_sm_port {
 	bool challenged; /* its GUID was claimed elsewhere: one miss drops it */
 	uint16_t joined_lid; /* the LID its "joined" line said */
 	bool was_active;     /* ACTIVE when the SM found it (its SM restarted) */
+	bool seen;	     /* on a fabric: found by the sweep under way */
 };
 
 /* Another SM address of the subnet (SMInfo polling). */
@@ -166,6 +167,10 @@ struct sib_sm {
 	uint64_t claims_refused;  /* NodeInfo claiming a live port's GUID */
 	uint64_t bad_m_key_traps; /* trap 256 from ports */
 	struct sib_sm_admit admit; /* how much the SM takes from whom (sm_admit.h) */
+	/* On a fabric (sm_fabric.c) the sweeps find the ports and this SM
+	 * only serves the SA for them: every port's endpoint is the switch,
+	 * whose CA ports check the SLID, and no multicast is programmed. */
+	bool fabric;
 };
 
 int sib_sm_init(struct sib_sm *sm, struct sib_link *link, uint64_t guid, uint64_t now_ns);
@@ -210,6 +215,18 @@ unsigned sib_sm_known_ports(const struct sib_sm *sm);
 /* Lookups (NULL when none). */
 struct sib_sm_port *sib_sm_port_by_lid(struct sib_sm *sm, uint16_t lid);
 struct sib_sm_port *sib_sm_port_by_guid(struct sib_sm *sm, uint64_t guid);
+
+/*
+ * Ports a fabric's sweep found (sm_fabric.c): the SA answers for them as
+ * ACTIVE ports at endpoint ep, and this SM neither configures nor sweeps
+ * them.  sib_sm_port_found marks one found by the sweep under way (new, or
+ * with its LID changed); sib_sm_sweep_end forgets, with their SA records,
+ * the ports not found by SIB_SM_MAX_MISSED sweeps in a row (as a direct
+ * SM forgets ports that miss its sweeps).  -ENOSPC when the table is full.
+ */
+int sib_sm_port_found(struct sib_sm *sm, uint64_t guid, uint64_t node_guid, uint16_t lid,
+		      uint8_t mtu_cap, const struct sib_endpoint *ep);
+void sib_sm_sweep_end(struct sib_sm *sm);
 
 /* The SA (fabric/sa.c): answers one QP1 request. */
 void sib_sa_serve(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8_t *mad,

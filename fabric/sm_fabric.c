@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * softib-sm on a fabric (sm_fabric.h): attach, then sweep.
+ * softib-sm on a fabric (sm_fabric.h): attach, then sweep; between the
+ * sweeps' SMPs, serve the SA (fabric/sa.c) for the CA ports the sweeps
+ * found.  The SA's requests come through the switch, whose CA ports drop
+ * a packet with another port's SLID, so a request's SLID names its port.
  */
 #include "fabric/sm_fabric.h"
 
@@ -13,6 +16,8 @@
 #include "base/log.h"
 #include "fabric/sm_configure.h"
 #include "fabric/sm_discover.h"
+#include "fabric/sa.h"
+#include "fabric/sm.h"
 #include "link/link.h"
 #include "mgmt/cable_port.h"
 #include "mgmt/mad_packet.h"
@@ -63,6 +68,7 @@ struct fsm {
 	struct sib_cfg_state st;
 	uint64_t smps, timeouts, stray, traps;
 	bool sweep_now; /* a trap said something changed */
+	struct sib_sm sa; /* the SA's ports and records (sm.h: fabric) */
 };
 
 static void send_smp(struct fsm *f, struct in_flight *o)
@@ -124,8 +130,13 @@ static void smp_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_e
 		trap(f, &a, mad);
 		return;
 	}
+	if (mad[1] == IB_MGMT_CLASS_SUBN_ADM) {
+		f->sa.now_ns = sib_link_now_ns();
+		sib_sm_rx(&f->sa, pkt, len, from);
+		return;
+	}
 	if (mad[1] != IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
-		f->stray++; /* the SA and the rest are not on a fabric yet */
+		f->stray++;
 		return;
 	}
 	ib_dr_smp_decode(&dr, mad);
@@ -146,10 +157,14 @@ static void smp_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_e
 	f->stray++; /* the answer to a try given up on */
 }
 
+/* The cable's keepalive, and the SA's timers (RMPP resends, leases). */
 static void keepalive(struct fsm *f)
 {
 	uint64_t now = sib_link_now_ns();
 
+	f->sa.now_ns = now;
+	sib_sa_step(&f->sa);
+	sib_link_flush(f->link);
 	if (now < f->next_keepalive_ns)
 		return;
 	sib_cable_say(f->link, &f->sw, SIB_CABLE_KEEPALIVE);
@@ -324,10 +339,21 @@ static void sweep(struct fsm *f, const struct sib_sm_fabric_opts *o, volatile si
 	}
 	for (unsigned i = 0; i < d.nnodes; i++) {
 		const struct sib_disc_node *n = &d.node[i];
+		const struct sib_disc_port *cp = &n->port[n->ni.LocalPortNum];
+		uint8_t mtu = cp->have_pi && cp->pi.MTUCap >= IB_MTU_256 && cp->pi.MTUCap <= IB_MTU_4096
+				      ? cp->pi.MTUCap
+				      : IB_MTU_256;
 
 		nsw += n->ni.NodeType == IB_NODE_TYPE_SWITCH;
 		lids[i] = i == 0 ? SIB_SM_LID : lid_of(f, n->ni.PortGUID);
+		/* The SA knows a CA port before its Sets go out: its first
+		 * request may come as soon as it is ACTIVE. */
+		if (i && n->ni.NodeType == IB_NODE_TYPE_CA && lids[i])
+			sib_sm_port_found(&f->sa, n->ni.PortGUID, n->ni.NodeGUID, lids[i], mtu,
+					  &f->sw);
 	}
+	if (sib_disc_done(&d))
+		sib_sm_sweep_end(&f->sa);
 	if (!sib_cfg_plan(&d, lids, SIB_SM_LID, o->engine, &f->st, &sets, &sr.n, &c)) {
 		sr.sets = sets;
 		sx.ctx = &sr;
@@ -369,6 +395,13 @@ int sib_sm_fabric_run(const struct sib_sm_fabric_opts *o, volatile sig_atomic_t 
 		sib_link_close(f.link);
 		return 1;
 	}
+	if (sib_sm_init(&f.sa, f.link, f.att.node_guid + f.att.port, sib_link_now_ns())) {
+		fprintf(stderr, "softib-sm: out of memory\n");
+		sib_cable_say(f.link, &f.sw, SIB_CABLE_DETACH);
+		sib_link_close(f.link);
+		return 1;
+	}
+	f.sa.fabric = true;
 	fprintf(stderr, "softib-sm: on the fabric at %s as CA \"%s\" (LID %u), sweeping every %g s "
 			"with %s routing\n",
 		o->fabric, f.att.id, SIB_SM_LID, o->sweep_s, sib_route_engine_name(o->engine));
@@ -388,10 +421,12 @@ int sib_sm_fabric_run(const struct sib_sm_fabric_opts *o, volatile sig_atomic_t 
 		}
 	}
 	sib_cable_say(f.link, &f.sw, SIB_CABLE_DETACH);
-	fprintf(stderr, "softib-sm: %llu SMPs sent, %llu timed out, %llu traps, %llu other packets "
-			"ignored\n",
+	fprintf(stderr, "softib-sm: %llu SMPs sent, %llu timed out, %llu traps, %llu SA requests "
+			"(%llu from a LID no sweep found), %llu other packets ignored\n",
 		(unsigned long long)f.smps, (unsigned long long)f.timeouts,
-		(unsigned long long)f.traps, (unsigned long long)f.stray);
+		(unsigned long long)f.traps, (unsigned long long)f.sa.sa_queries,
+		(unsigned long long)f.sa.sa_wrong_source, (unsigned long long)f.stray);
+	sib_sm_fini(&f.sa);
 	sib_cfg_state_free(&f.st);
 	free(f.lids);
 	sib_link_close(f.link);

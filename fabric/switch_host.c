@@ -202,8 +202,25 @@ static void detach(struct sib_switch_host *h, struct sib_switch_slot *s, const c
 		 h->topo.node[s->node].id, h->sw[s->sw].node->id, s->sw_port, why,
 		 sib_endpoint_str(&s->ep, ep));
 	s->attached = false;
+	s->detached_ns = 0;
 	sib_switch_link(&h->sw[s->sw], s->sw_port, false);
 	h->c.detached++;
+}
+
+/* A port that said goodbye moments ago: what it sent before, or its
+ * threads sent while its process ended, may still come.  (One that went
+ * silent and speaks again is not late: it is cabled to nothing.) */
+static bool just_detached(const struct sib_switch_host *h, const struct sib_endpoint *ep,
+			  uint64_t now)
+{
+	for (unsigned i = 0; i < h->nslots; i++) {
+		const struct sib_switch_slot *s = &h->slot[i];
+
+		if (!s->attached && s->detached_ns && sib_endpoint_equal(&s->ep, ep) &&
+		    now - s->detached_ns < SIB_CABLE_DEAD_MS * 1000000ull)
+			return true;
+	}
+	return false;
 }
 
 static void refuse(struct sib_switch_host *h, uint16_t reason, const char *id,
@@ -290,8 +307,10 @@ void sib_switch_host_rx(void *arg, const uint8_t *pkt, size_t len, const struct 
 				refuse(h, SIB_CABLE_NOT_ATTACHED, m.id, from);
 			break;
 		case SIB_CABLE_DETACH:
-			if (s)
+			if (s) {
 				detach(h, s, "it said goodbye");
+				s->detached_ns = now;
+			}
 			break;
 		default:
 			h->c.rx_cable_bad++;
@@ -299,6 +318,10 @@ void sib_switch_host_rx(void *arg, const uint8_t *pkt, size_t len, const struct 
 		return;
 	}
 	s = slot_by_ep(h, from);
+	if (!s && just_detached(h, from, now)) {
+		h->c.rx_late++; /* expected: counted, not logged */
+		return;
+	}
 	if (!s) {
 		char ep[64];
 
@@ -395,12 +418,13 @@ static void show(struct sib_switch_host *h, struct sib_text *t)
 				     sib_endpoint_str(&s->ep, ep), h->sw[s->sw].node->id, s->sw_port);
 	}
 	sib_text_put(t, "cables: %llu attached, %llu detached (%llu silent), %llu refused; "
-			"%llu packets forwarded; dropped %llu from no port, %llu malformed, %llu "
-			"over a cut cable\n",
+			"%llu packets forwarded; dropped %llu from no port, %llu late from ports "
+			"that detached, %llu malformed, %llu over a cut cable\n",
 		     (unsigned long long)h->c.attached, (unsigned long long)h->c.detached,
 		     (unsigned long long)h->c.dead, (unsigned long long)h->c.refused,
 		     (unsigned long long)h->c.forwarded, (unsigned long long)h->c.rx_unattached,
-		     (unsigned long long)h->c.rx_malformed, (unsigned long long)h->c.rx_cut);
+		     (unsigned long long)h->c.rx_late, (unsigned long long)h->c.rx_malformed,
+		     (unsigned long long)h->c.rx_cut);
 }
 
 /* Cut (or restore) the cable at hosted switch `id` port p: both ends. */

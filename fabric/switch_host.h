@@ -33,11 +33,13 @@ struct sib_switch_slot {
 	bool attached;
 	struct sib_endpoint ep;
 	uint64_t last_seen_ns;
+	uint64_t detached_ns; /* when it said goodbye (0: it did not) */
 };
 
 struct sib_switch_host_counters {
 	uint64_t attached, detached, refused, dead; /* dead: silent too long */
 	uint64_t rx_unattached;	/* packets from no attached port */
+	uint64_t rx_late;	/* from a port in the SIB_CABLE_DEAD_MS after its goodbye */
 	uint64_t rx_malformed;	/* not a packet the decoder takes (LRH, CRCs ...) */
 	uint64_t rx_cable_bad;	/* cable packets that made no sense */
 	uint64_t forwarded;	/* packets sent to a port */

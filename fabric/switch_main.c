@@ -51,12 +51,13 @@ static void summary(const struct sib_switch_host *h)
 			drops[d] += h->sw[s].drops[d];
 	fprintf(stderr,
 		"softib-switch: %llu attached, %llu detached (%llu silent), %llu refused; "
-		"%llu packets forwarded; dropped %llu from no port, %llu malformed, "
-		"%llu bad cable packets",
+		"%llu packets forwarded; dropped %llu from no port, %llu late from ports that "
+		"detached, %llu malformed, %llu bad cable packets",
 		(unsigned long long)h->c.attached, (unsigned long long)h->c.detached,
 		(unsigned long long)h->c.dead, (unsigned long long)h->c.refused,
 		(unsigned long long)h->c.forwarded, (unsigned long long)h->c.rx_unattached,
-		(unsigned long long)h->c.rx_malformed, (unsigned long long)h->c.rx_cable_bad);
+		(unsigned long long)h->c.rx_late, (unsigned long long)h->c.rx_malformed,
+		(unsigned long long)h->c.rx_cable_bad);
 	for (unsigned d = 0; d < SIB_DROP_COUNT; d++)
 		if (drops[d])
 			fprintf(stderr, ", %s=%llu", sib_switch_drop_name((enum sib_switch_drop)d),

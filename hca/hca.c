@@ -234,6 +234,29 @@ static const struct sib_node_ops hca_node_ops = {
 };
 
 /*
+ * A process that exits with its HCA alive (one the sysfs view holds until
+ * exit, or exit() with verbs open) unplugs its cables on the way out, so
+ * that the switch frees its CA at once, not SIB_CABLE_DEAD_MS later, and
+ * the next program can be that CA.  The last of softib's destructors
+ * (priority 101 runs after the default ones): the rdma_cm's goodbyes and
+ * the flush of what is queued still go through the cable.  A try-lock:
+ * exit() may come from a thread that holds the lock.
+ */
+__attribute__((destructor(101))) static void cables_unplug_at_exit(void)
+{
+	struct sib_hca *hca;
+
+	if (pthread_mutex_trylock(&hca_global_lock))
+		return;
+	hca = hca_current;
+	for (unsigned i = 0; hca && i < SIB_NUM_PORTS; i++)
+		if (hca->node.mgmt[i].link && hca->node.mgmt[i].fabric)
+			sib_cable_say(hca->node.mgmt[i].link, &hca->node.mgmt[i].cable,
+				      SIB_CABLE_DETACH);
+	pthread_mutex_unlock(&hca_global_lock);
+}
+
+/*
  * SOFTIB_FABRIC: port 1 is cabled to a softib-switch.  Its link opens now
  * and attaches as CA SOFTIB_NODE (or any free one), whose GUIDs the node
  * takes.  A user who asked for a fabric gets no HCA without one: ENODEV.

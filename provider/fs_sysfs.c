@@ -194,6 +194,22 @@ static int out_cpumask(char *buf, size_t size, long ncpus)
 	return out(buf + at, size - at, "\n") < 0 ? -EIO : (int)at + 1;
 }
 
+/* On a fabric (SOFTIB_FABRIC) the GUIDs are the topology's CA's, known once
+ * port 1 has attached; elsewhere the process's own GUID is the node's. */
+static struct sib_hca *guid_hca(void)
+{
+	const char *fabric = getenv("SOFTIB_FABRIC");
+
+	return view_hca(fabric && *fabric);
+}
+
+uint64_t sib_fs_node_guid(void)
+{
+	struct sib_hca *hca = guid_hca();
+
+	return hca ? hca->node.node_guid : sib_node_guid();
+}
+
 static int read_node_attr(unsigned attr, char *buf, size_t size)
 {
 	struct sib_hca *hca;
@@ -203,10 +219,9 @@ static int read_node_attr(unsigned attr, char *buf, size_t size)
 	case NA_NODE_TYPE:
 		return out(buf, size, "1: CA\n"); /* RDMA_NODE_IB_CA */
 	case NA_NODE_GUID:
-		hca = view_hca(false);
-		return out_guid(buf, size, hca ? hca->node.node_guid : sib_node_guid());
+		return out_guid(buf, size, sib_fs_node_guid());
 	case NA_SYS_IMAGE_GUID:
-		hca = view_hca(false);
+		hca = guid_hca();
 		return out_guid(buf, size, hca ? hca->node.sys_image_guid : sib_node_guid());
 	case NA_NODE_DESC:
 		hca = view_hca(true);

@@ -167,6 +167,11 @@ int sib_fs_read_file(const struct sib_fs_node *n, char *buf, size_t size);
  * false when it has none. */
 bool sib_fs_netdev(char name[16]);
 
+/* The node GUID softib0 shows (sysfs node_guid, ibv_get_device_guid): on a
+ * fabric (SOFTIB_FABRIC) the topology CA's, which brings the port up to
+ * attach; elsewhere the process's own. */
+uint64_t sib_fs_node_guid(void);
+
 struct sib_hca;
 /* Tests: the HCA the view reads instead of this process's own (NULL: own). */
 void sib_fs_use_hca(struct sib_hca *hca);

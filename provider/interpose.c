@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "provider/fs_view.h"
 #include "provider/softib.h"
 #include "transport/caps.h"
 #include "base/log.h"
@@ -90,7 +91,7 @@ void ibv_free_device_list(struct ibv_device **list)
 __be64 ibv_get_device_guid(struct ibv_device *device)
 {
 	if (softib_device_is_ours(device))
-		return htobe64(sib_node_guid());
+		return htobe64(sib_fs_node_guid());
 	return REAL(ibv_get_device_guid, "IBVERBS_1.1")(device);
 }
 

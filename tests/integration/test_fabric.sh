@@ -13,11 +13,12 @@
 # a CA already taken is refused and its program cannot open softib0; a
 # datagram from a socket that attached to nothing is dropped and counted;
 # the switch's capture (SOFTIB_CAPTURE) decodes, directed-route SMPs and
-# all.
+# all.  The RDMA CM works through softib-sm's SA (rping, ib_send_bw -R);
+# a multicast join is refused (no multicast forwarding tables yet).
 . "$(dirname "$0")/lib.sh"
 
 sib_init fabric
-sib_need ibv_rc_pingpong ibv_ud_pingpong ibv_devinfo ib_write_bw ib_read_lat ib_send_bw ss timeout
+sib_need ibv_rc_pingpong ibv_ud_pingpong ibv_devinfo ib_write_bw ib_read_lat ib_send_bw rping ss timeout
 SWITCH=$B/softib-switch
 SM=$B/softib-sm
 [ -x "$SWITCH" ] && [ -x "$SM" ] || sib_skip "$SWITCH or $SM is not built (run make)"
@@ -90,6 +91,36 @@ else
 	echo "fabric: skipped mpirun (Open MPI or tests/mpi not built)"
 fi
 
+# The RDMA CM through the fabric's SA (softib-sm answers on QP1 for the
+# ports its sweeps found): rping, leaf 2 to leaf 4, and perftest's -R.
+port=$(sib_free_port tcp) || exit 1
+sib_start rping.server 60 env SOFTIB_NODE=H3 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- \
+	rping -s -a 127.0.0.1 -p "$port" -C 10 -v
+sib_wait_listen rping.server "$port" || { sib_show sm; sib_fail "rping -s on H3 did not listen"; }
+sib_run rping.client 60 env SOFTIB_NODE=H7 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- \
+	rping -c -a 127.0.0.1 -p "$port" -C 10 -v
+sib_wait rping.server
+if [ "${SIB_RC[rping.client]}" -ne 0 ] || [ "${SIB_RC[rping.server]}" -ne 0 ]; then
+	sib_show rping.server rping.client sm
+	sib_fail "rping across the fabric: client $(sib_status_text "${SIB_RC[rping.client]}"), server $(sib_status_text "${SIB_RC[rping.server]}")"
+fi
+sib_expect "$(sib_out rping.client)" '^ping data: rdma-ping-9: ' "rping's 10th ping" ||
+	sib_fail "rping across the fabric did not ping 10 times"
+SIB_SERVER_WRAP=(env SOFTIB_NODE=H3)
+SIB_CLIENT_WRAP=(env SOFTIB_NODE=H7)
+port=$(sib_free_port tcp) || exit 1
+sib_pair send_bw_R 120 "$port" 127.0.0.1 ib_send_bw -d softib0 -i 1 -R -n 200 ||
+	{ sib_show sm; sib_fail "ib_send_bw -R across the fabric failed"; }
+sib_expect "$(sib_out send_bw_R.client)" '^ *[0-9]+ +200 ' "ib_send_bw -R's result" ||
+	{ sib_show send_bw_R.client; sib_fail "ib_send_bw -R printed no result line"; }
+# No multicast forwarding tables yet: a join is refused, and said so.
+if command -v mckey >/dev/null; then
+	# (mckey exits 0 after a failed join: its output says.)
+	sib_run mckey 30 env SOFTIB_NODE=H3 "$SOFTIB" run -- mckey -m 239.1.2.3 -b 127.0.0.1
+	sib_expect "$(sib_out mckey)" 'RDMA_CM_EVENT_MULTICAST_ERROR' "the join's error" ||
+		sib_fail "a multicast join on a fabric was not refused"
+fi
+
 # H3 again while another process is H3: refused, no device.
 sib_start holder 60 env SOFTIB_NODE=H3 "$SOFTIB" run -- ibv_rc_pingpong -p "$(sib_free_port tcp)"
 sleep 2
@@ -112,6 +143,12 @@ sib_expect "$(sib_out switch)" '[1-9][0-9]* packets forwarded' "packets forwarde
 	sib_fail "the switch forwarded nothing"
 sib_expect "$(sib_out sm)" 'sweep: [0-9]+ nodes \(6 switches' "the SM found six switches" ||
 	{ sib_show sm; sib_fail "the SM did not find the fabric"; }
+sib_expect "$(sib_out sm)" '[1-9][0-9]* SA requests \(0 from a LID no sweep found\)' "the SA's requests" ||
+	{ sib_show sm; sib_fail "softib-sm served no SA request"; }
+if command -v mckey >/dev/null; then
+	sib_expect "$(sib_out sm)" 'multicast join from LID [0-9]+ refused: no multicast on a fabric' \
+		"the refused join" || sib_fail "softib-sm did not say why it refused the join"
+fi
 # The switch's capture: the SM's discovery by directed route, decoded
 # (it comes first: the first frames in full are enough), then every frame
 # in one line each.
@@ -129,4 +166,4 @@ sib_expect "$SIB_TMP/decode.out" '^packets: [0-9]+ ok: [0-9]+ bad: 1$' "one bad 
 	  sib_fail "the capture has packets softib decode calls bad"; }
 sib_expect "$SIB_TMP/decode.out" 'cable +raw, EtherType 0x88b5  ATTACHED "H3"' "H3's attach" ||
 	sib_fail "softib decode shows no cable packets"
-echo "fabric: ibv_rc/ud_pingpong, perftest, UCX and MPI ran through softib-switch, routed by softib-sm"
+echo "fabric: ibv_rc/ud_pingpong, perftest, UCX, MPI and the RDMA CM (rping, ib_send_bw -R) ran through softib-switch, routed by softib-sm and its SA"

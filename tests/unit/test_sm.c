@@ -1402,6 +1402,138 @@ static void sa_service_records_register_find_and_leave(void **state)
 	sib_hca_free(h[1]);
 }
 
+/* ---------------------------------------------------------------- on a fabric */
+
+static void fabric_sm_rx(void *arg, const uint8_t *buf, size_t len, const struct sib_endpoint *from)
+{
+	sib_sm_rx(arg, buf, len, from);
+}
+
+/* An SA request through the "switch" link sw, with SLID slid; the SM
+ * hears it as sm_fabric.c does (sib_sm_rx, no sweep of its own); the
+ * answers that came back are in st, the last one in *resp. */
+static void fabric_ask(struct fixture *f, struct sib_link *sw, uint16_t slid, uint64_t tid,
+		       uint8_t method, uint16_t attr, uint64_t comp, const uint8_t *rec,
+		       unsigned rec_len, struct statuses *st)
+{
+	sa_send_tid(f, sw, slid, tid, method, attr, comp, rec, rec_len);
+	while (sib_link_poll(f->sm_link, 16, fabric_sm_rx, &f->sm) > 0)
+		;
+	sib_link_flush(f->sm_link);
+	while (sib_link_poll(sw, 16, status_rx, st) > 0)
+		;
+}
+
+static void port_gid(uint64_t guid, uint8_t gid[16])
+{
+	struct sib_sm_port p = { .guid = guid };
+
+	sib_sm_port_gid(&p, gid);
+}
+
+/*
+ * On a fabric (sm.h: fabric) the sweeps' ports are the SA's, all behind
+ * the switch's endpoint, and the SLID names the requester: a PathRecord
+ * between two found ports (the smaller MTU), nothing for a LID no sweep
+ * found, a refused multicast join, GetTable answers in flight bounded per
+ * LID behind the one endpoint, and a port forgotten after 3 sweeps that
+ * missed it (not after 2).
+ */
+static void sa_on_a_fabric_serves_the_ports_its_sweeps_found(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t ga = 0x0200000000000a01ull, gb = 0x0200000000000b01ull;
+	uint8_t rec[IB_SERVICE_RECORD_BYTES], prec[IB_PATH_RECORD_BYTES];
+	struct ib_path_record q, pr;
+	struct ib_service_record sr;
+	struct statuses st = { 0 };
+	struct got g = { 0 };
+	struct ib_sa_mad m;
+	struct sib_link *sw;
+
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &sw), 0);
+	f->sm.fabric = true;
+	assert_int_equal(sib_sm_port_found(&f->sm, ga, ga - 1, 5, IB_MTU_4096, &sw->local), 0);
+	assert_int_equal(sib_sm_port_found(&f->sm, gb, gb - 1, 6, IB_MTU_2048, &sw->local), 0);
+	sib_sm_sweep_end(&f->sm);
+
+	/* A PathRecord from LID 5 to LID 6. */
+	memset(&q, 0, sizeof(q));
+	q.DLID = 6;
+	ib_path_record_encode(&q, prec);
+	sa_send(f, sw, 5, IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD, IB_PR_COMP_DLID, prec,
+		sizeof(prec));
+	while (sib_link_poll(f->sm_link, 16, fabric_sm_rx, &f->sm) > 0)
+		;
+	sib_link_flush(f->sm_link);
+	assert_int_equal(sib_link_poll(sw, 4, got_rx, &g), 1);
+	ib_sa_mad_decode(&m, g.mad);
+	assert_int_equal(m.hdr.Status, 0);
+	ib_path_record_decode(&pr, m.SubnAdmData);
+	assert_int_equal(pr.SLID, 5);
+	assert_int_equal(pr.DLID, 6);
+	assert_int_equal(pr.MTU, IB_MTU_2048);
+
+	/* From a LID no sweep found: dropped and counted. */
+	fabric_ask(f, sw, 7, 1, IB_MAD_METHOD_GET, IB_SA_ATTR_PATH_RECORD, IB_PR_COMP_DLID, prec,
+		   sizeof(prec), &st);
+	assert_int_equal(st.n, 0);
+	assert_int_equal(f->sm.sa_wrong_source, 1);
+
+	/* A multicast join: refused, said so. */
+	memset(rec, 0, sizeof(rec));
+	fabric_ask(f, sw, 5, 2, IB_MAD_METHOD_SET, IB_SA_ATTR_MCMEMBER_RECORD, 0, rec,
+		   sizeof(rec), &st);
+	assert_int_equal(st.n, 1);
+	assert_int_equal(st.ok, 0);
+	assert_int_equal(f->sm.sa->mcast->fabric_joins_refused, 1);
+
+	/* Two ServiceRecords of port 5 (its own GID): a two-segment table. */
+	for (int i = 0; i < 2; i++) {
+		memset(&sr, 0, sizeof(sr));
+		sr.ServiceID = 0x4000 + (uint64_t)i;
+		port_gid(ga, sr.ServiceGID.raw);
+		sr.ServiceP_Key = 0xffff;
+		sr.ServiceLease = 0xffffffffu;
+		ib_service_record_encode(&sr, rec);
+		memset(&st, 0, sizeof(st));
+		fabric_ask(f, sw, 5, 10 + (uint64_t)i, IB_MAD_METHOD_SET, IB_SA_ATTR_SERVICE_RECORD,
+			   IB_SR_COMP_SERVICE_ID | IB_SR_COMP_SERVICE_GID, rec, sizeof(rec), &st);
+		assert_int_equal(st.ok, 1);
+	}
+	/* LID 5's GetTables nobody ACKs: its share, then refused ... */
+	memset(rec, 0, sizeof(rec));
+	memset(&st, 0, sizeof(st));
+	for (uint64_t tid = 20; tid < 20 + SIB_SA_TRANSFERS_PER_SOURCE + 1; tid++)
+		fabric_ask(f, sw, 5, tid, IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_SERVICE_RECORD, 0,
+			   rec, sizeof(rec), &st);
+	assert_int_equal(st.ok, SIB_SA_TRANSFERS_PER_SOURCE);
+	assert_int_equal(st.no_resources, 1);
+	/* ... while LID 6, behind the same endpoint, still has its own. */
+	memset(&st, 0, sizeof(st));
+	fabric_ask(f, sw, 6, 40, IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_SERVICE_RECORD, 0, rec,
+		   sizeof(rec), &st);
+	assert_int_equal(st.ok, 1);
+
+	/* Port 6 missed by two sweeps: still there; by a third: gone, and
+	 * its LID is no requester any more. */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(sib_sm_port_found(&f->sm, ga, ga - 1, 5, IB_MTU_4096, &sw->local),
+				 0);
+		sib_sm_sweep_end(&f->sm);
+	}
+	assert_non_null(sib_sm_port_by_lid(&f->sm, 6));
+	assert_int_equal(sib_sm_port_found(&f->sm, ga, ga - 1, 5, IB_MTU_4096, &sw->local), 0);
+	sib_sm_sweep_end(&f->sm);
+	assert_null(sib_sm_port_by_lid(&f->sm, 6));
+	assert_non_null(sib_sm_port_by_lid(&f->sm, 5));
+	/* A LID the sweep gave to another port leaves the old holder. */
+	assert_int_equal(sib_sm_port_found(&f->sm, gb, gb - 1, 5, IB_MTU_4096, &sw->local), 0);
+	assert_null(sib_sm_port_by_guid(&f->sm, ga));
+	assert_int_equal(sib_sm_port_by_lid(&f->sm, 5)->guid, gb);
+	sib_link_close(sw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1428,6 +1560,7 @@ int main(void)
 		T(sa_transfers_nobody_acks_are_bounded),
 		T(sa_keys_go_to_owners_and_an_address_to_one_host),
 		T(a_flooding_port_spends_only_its_own_share),
+		T(sa_on_a_fabric_serves_the_ports_its_sweeps_found),
 #undef T
 	};
 

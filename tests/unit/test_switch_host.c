@@ -192,6 +192,14 @@ static void test_smps_cross_the_hosted_switches(void **state)
 	g = exchange(0, pkt, node_info_request(pkt, to_s2, 2));
 	assert_int_equal(g.n, 0);
 	assert_int_equal(h.c.rx_unattached, 2);
+	assert_int_equal(h.c.rx_late, 0); /* silent, then back: not late */
+	/* after a goodbye, what is still on its way is late: counted apart */
+	assert_int_equal(cable(0, SIB_CABLE_ATTACH, "H1").type, SIB_CABLE_ATTACHED);
+	cable(0, SIB_CABLE_DETACH, "");
+	g = exchange(0, pkt, node_info_request(pkt, to_s2, 2));
+	assert_int_equal(g.n, 0);
+	assert_int_equal(h.c.rx_late, 1);
+	assert_int_equal(h.c.rx_unattached, 2);
 	stop_host();
 }
 
