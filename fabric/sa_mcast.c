@@ -667,19 +667,6 @@ void sib_sa_mcmember_record(struct sib_sm *sm, const struct sib_mad_addr *a,
 		return;
 	}
 	ib_mcmember_record_decode(&q, m->SubnAdmData);
-	/* No multicast forwarding table is programmed on a fabric yet, so a
-	 * join there would be a group nothing reaches: refused, as a method
-	 * this SA does not support for the attribute. */
-	if (sm->fabric && method == IB_MAD_METHOD_SET) {
-		mc->fabric_joins_refused++;
-		sib_log(sib_log_nth(mc->fabric_joins_refused),
-			"softib-sm: a multicast join from LID %u refused: no multicast on a fabric "
-			"yet (%llu so far)",
-			a->SLID, (unsigned long long)mc->fabric_joins_refused);
-		sib_sa_respond(sm, a, from, m, IB_MAD_METHOD_GET_RESP,
-			       IB_MAD_STATUS_UNSUP_METHOD_ATTR, NULL, 0, 0);
-		return;
-	}
 	switch (method) {
 	case IB_MAD_METHOD_SET:
 		mc_join(sm, mc, a, from, m, &q);

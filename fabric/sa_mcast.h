@@ -100,7 +100,6 @@ struct sib_sa_mcast {
 	uint64_t generation;
 	uint64_t joins, leaves, refused; /* refused: any error status */
 	uint64_t no_room; /* joins refused for SIB_SA_MCAST_MEMBERS_PER_PORT or _MAX */
-	uint64_t fabric_joins_refused; /* joins on a fabric (sm.h: fabric) */
 	struct sib_sa_mcast_departed *departed;
 	unsigned ndeparted, departed_cap;
 	uint64_t programmed, program_sets; /* ports that installed a list; Sets sent */

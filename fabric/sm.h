@@ -169,7 +169,8 @@ struct sib_sm {
 	struct sib_sm_admit admit; /* how much the SM takes from whom (sm_admit.h) */
 	/* On a fabric (sm_fabric.c) the sweeps find the ports and this SM
 	 * only serves the SA for them: every port's endpoint is the switch,
-	 * whose CA ports check the SLID, and no multicast is programmed. */
+	 * whose CA ports check the SLID, and the sweeps write the switches'
+	 * multicast forwarding tables (mft_plan.h), not the ports' lists. */
 	bool fabric;
 };
 

@@ -307,6 +307,11 @@ int sib_cfg_plan(const struct sib_disc *d, const uint16_t *lids, uint16_t sm_lid
 		}
 		si = n->si;
 		si.LinearFDBTop = f.max_lid;
+		/* Every MFT entry the switch has is in use (mft_plan.h writes
+		 * them; an empty one drops); 0xffff: none (IBA 14.2.5.4). */
+		si.MulticastFDBTop = n->si.MulticastFDBCap
+					     ? (uint16_t)(0xc000 + n->si.MulticastFDBCap - 1)
+					     : 0xffff;
 		si.PortStateChange = 1; /* writing 1 clears it */
 		ib_switch_info_encode(&si, s->data);
 		counts->switch_info_sets++;

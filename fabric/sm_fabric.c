@@ -16,7 +16,9 @@
 #include "base/log.h"
 #include "fabric/sm_configure.h"
 #include "fabric/sm_discover.h"
+#include "fabric/mft_plan.h"
 #include "fabric/sa.h"
+#include "fabric/sa_mcast.h"
 #include "fabric/sm.h"
 #include "link/link.h"
 #include "mgmt/cable_port.h"
@@ -69,6 +71,11 @@ struct fsm {
 	uint64_t smps, timeouts, stray, traps;
 	bool sweep_now; /* a trap said something changed */
 	struct sib_sm sa; /* the SA's ports and records (sm.h: fabric) */
+	struct sib_disc last; /* the last finished sweep's fabric (have_last) */
+	bool have_last;
+	struct sib_mft_state mft; /* what the switches' MFTs hold */
+	uint64_t mft_gen;	  /* the groups' generation they were written for */
+	uint64_t mft_sets;
 };
 
 static void send_smp(struct fsm *f, struct in_flight *o)
@@ -164,6 +171,7 @@ static void keepalive(struct fsm *f)
 
 	f->sa.now_ns = now;
 	sib_sa_step(&f->sa);
+	sib_sa_mcast_answer_waiting(&f->sa); /* those whose wait ran out */
 	sib_link_flush(f->link);
 	if (now < f->next_keepalive_ns)
 		return;
@@ -305,6 +313,77 @@ static uint16_t lid_of(struct fsm *f, uint64_t guid)
 	return f->lids[f->nlids++].lid;
 }
 
+/* ---------------------------------------------------------------- multicast */
+
+/*
+ * The groups' trees into the MFTs of the switches of the last sweep
+ * (mft_plan.h), then the SA answers the joins and leaves that waited for
+ * them (sa_mcast.h: a member hears it joined once the fabric carries the
+ * group).  A Set that fails leaves the state unknown: the next sweep
+ * writes every block again.
+ */
+static void mcast_program(struct fsm *f, volatile sig_atomic_t *stop)
+{
+	struct sib_sa_mcast *mc = f->sa.sa ? f->sa.sa->mcast : NULL;
+	struct set_run sr = { 0 };
+	struct exchange sx = { set_next, set_answer, &sr };
+	struct sib_mft_member *m = NULL;
+	struct sib_mft_group *g = NULL;
+	struct sib_cfg_set *sets = NULL;
+	unsigned nm = 0, k = 0, ng;
+	uint64_t gen;
+
+	if (!mc || !f->have_last)
+		return;
+	gen = mc->generation;
+	ng = mc->ngroups;
+	for (unsigned i = 0; i < ng; i++)
+		nm += mc->groups[i].nmembers;
+	g = calloc(ng ? ng : 1, sizeof(*g));
+	m = calloc(nm ? nm : 1, sizeof(*m));
+	if (!g || !m)
+		goto out;
+	for (unsigned i = 0; i < ng; i++) {
+		const struct sib_sa_mgroup *gr = &mc->groups[i];
+
+		g[i].mlid = gr->rec.MLID;
+		g[i].m = &m[k];
+		for (unsigned j = 0; j < gr->nmembers; j++, k++) {
+			m[k].port_guid = gr->members[j].port_guid;
+			m[k].receives = gr->members[j].JoinState &
+					(IB_MCR_JOIN_FULL_MEMBER | IB_MCR_JOIN_NON_MEMBER);
+			g[i].n++;
+		}
+	}
+	if (sib_mft_plan(&f->last, g, ng, &f->mft, &sets, &sr.n))
+		goto out;
+	sr.sets = sets;
+	if (sr.n)
+		run(f, &sx, stop);
+	f->mft_sets += sr.n;
+	if (sr.n)
+		sib_info("multicast: %u MFT blocks written for %u groups, %u failed", sr.n, ng,
+			 sr.failed);
+	if (sr.failed) {
+		sib_mft_state_free(&f->mft);
+	} else {
+		/* members of the groups as planned (run() may have taken
+		 * joins since: those groups wait for the next plan) */
+		for (unsigned i = 0; i < mc->ngroups; i++)
+			for (unsigned j = 0; mc->groups[i].generation <= gen &&
+					     j < mc->groups[i].nmembers; j++)
+				mc->groups[i].members[j].programmed_gen = mc->groups[i].generation;
+	}
+	f->mft_gen = gen;
+	sib_sa_mcast_answer_waiting(&f->sa);
+out:
+	free(sets);
+	free(g);
+	free(m);
+}
+
+/* ---------------------------------------------------------------- a sweep */
+
 static void sweep(struct fsm *f, const struct sib_sm_fabric_opts *o, volatile sig_atomic_t *stop,
 		  unsigned *last_nodes)
 {
@@ -371,7 +450,12 @@ static void sweep(struct fsm *f, const struct sib_sm_fabric_opts *o, volatile si
 	}
 	*last_nodes = d.nnodes;
 	free(lids);
-	sib_disc_free(&d);
+	/* The groups' trees over what this sweep found. */
+	if (f->have_last)
+		sib_disc_free(&f->last);
+	f->last = d;
+	f->have_last = true;
+	mcast_program(f, stop);
 }
 
 int sib_sm_fabric_run(const struct sib_sm_fabric_opts *o, volatile sig_atomic_t *stop)
@@ -417,6 +501,9 @@ int sib_sm_fabric_run(const struct sib_sm_fabric_opts *o, volatile sig_atomic_t 
 				poll(&pfd, 1, 100);
 			while (sib_link_poll(f.link, 64, smp_rx, &f) > 0)
 				;
+			/* a join or leave changed a group: its tree now */
+			if (f.sa.sa && f.sa.sa->mcast && f.sa.sa->mcast->generation != f.mft_gen)
+				mcast_program(&f, stop);
 			keepalive(&f);
 		}
 	}
@@ -428,6 +515,9 @@ int sib_sm_fabric_run(const struct sib_sm_fabric_opts *o, volatile sig_atomic_t 
 		(unsigned long long)f.sa.sa_wrong_source, (unsigned long long)f.stray);
 	sib_sm_fini(&f.sa);
 	sib_cfg_state_free(&f.st);
+	sib_mft_state_free(&f.mft);
+	if (f.have_last)
+		sib_disc_free(&f.last);
 	free(f.lids);
 	sib_link_close(f.link);
 	return 0;

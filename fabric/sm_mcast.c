@@ -223,7 +223,9 @@ void sib_sm_mcast_program(struct sib_sm *sm)
 	struct sib_sa_mcast *mc = sm->sa ? sm->sa->mcast : NULL;
 	struct sib_endpoint *eps;
 
-	if (!mc)
+	/* On a fabric the switches' MFTs carry the groups (mft_plan.h),
+	 * written by the fabric's sweeps (sm_fabric.c). */
+	if (!mc || sm->fabric)
 		return;
 	eps = malloc(SIB_MCAST_PORTS_MAX * sizeof(*eps));
 	if (!eps)

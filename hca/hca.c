@@ -387,6 +387,8 @@ struct sib_hca *sib_hca_new(const struct sib_hca_opts *opts)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (hca->engine && hca->node.mgmt[0].fabric)
+		sib_engine_mcast_via_cable(hca->engine, &hca->node.mgmt[0].cable);
 	if (!opts->no_thread && sib_progress_start(hca)) {
 		sib_hca_free(hca);
 		errno = EAGAIN;

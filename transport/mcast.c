@@ -35,6 +35,8 @@ struct sib_mcast {
 	unsigned attached; /* attachments in all */
 	struct mc_ports *ports;
 	unsigned nports, ports_cap;
+	bool via_cable; /* a fabric: every MLID goes to the switch (mcast.h) */
+	struct sib_endpoint cable;
 };
 
 struct sib_mcast *sib_mcast_new(void)
@@ -237,6 +239,16 @@ void sib_mcast_detach_all(struct sib_mcast *mc, uint32_t qpn)
 	pthread_mutex_unlock(&mc->lock);
 }
 
+void sib_engine_mcast_via_cable(struct sib_engine *eng, const struct sib_endpoint *sw)
+{
+	struct sib_mcast *mc = sib_engine_mcast(eng);
+
+	pthread_mutex_lock(&mc->lock);
+	mc->cable = *sw;
+	mc->via_cable = true;
+	pthread_mutex_unlock(&mc->lock);
+}
+
 int sib_engine_mcast_set_ports(struct sib_engine *eng, uint16_t mlid,
 			       const struct sib_endpoint *eps, unsigned n)
 {
@@ -323,7 +335,11 @@ unsigned sib_mcast_for_each_dest(struct sib_engine *eng, uint16_t mlid, sib_mcas
 	struct mc_ports *p;
 
 	pthread_mutex_lock(&mc->lock);
-	p = ports_find(mc, mlid);
+	if (mc->via_cable) { /* the switches fan it out (their MFTs) */
+		fn(arg, &mc->cable);
+		sent++;
+	}
+	p = mc->via_cable ? NULL : ports_find(mc, mlid);
 	for (unsigned i = 0; p && i < p->n; i++) {
 		/* The SM lists this port too when it joined: one copy. */
 		if (sib_endpoint_equal(&p->ep[i], self)) {

@@ -78,6 +78,14 @@ unsigned sib_qp_mcast_groups(struct sib_qp *qp);
 int sib_engine_mcast_set_ports(struct sib_engine *eng, uint16_t mlid,
 			       const struct sib_endpoint *eps, unsigned n);
 
+/*
+ * A port cabled to a fabric (SOFTIB_FABRIC) sends each multicast packet
+ * once, to the switch (sw), whose multicast forwarding table fans it out;
+ * the lists above are not used.  The loopback to this port's attached QPs
+ * stays: a switch never sends a packet back out of the port it came in by.
+ */
+void sib_engine_mcast_via_cable(struct sib_engine *eng, const struct sib_endpoint *sw);
+
 /* One attached group, for `softib info`. */
 struct sib_mcast_group_info {
 	uint8_t MGID[16];

@@ -1435,7 +1435,7 @@ static void port_gid(uint64_t guid, uint8_t gid[16])
  * On a fabric (sm.h: fabric) the sweeps' ports are the SA's, all behind
  * the switch's endpoint, and the SLID names the requester: a PathRecord
  * between two found ports (the smaller MTU), nothing for a LID no sweep
- * found, a refused multicast join, GetTable answers in flight bounded per
+ * found, GetTable answers in flight bounded per
  * LID behind the one endpoint, and a port forgotten after 3 sweeps that
  * missed it (not after 2).
  */
@@ -1479,14 +1479,6 @@ static void sa_on_a_fabric_serves_the_ports_its_sweeps_found(void **state)
 		   sizeof(prec), &st);
 	assert_int_equal(st.n, 0);
 	assert_int_equal(f->sm.sa_wrong_source, 1);
-
-	/* A multicast join: refused, said so. */
-	memset(rec, 0, sizeof(rec));
-	fabric_ask(f, sw, 5, 2, IB_MAD_METHOD_SET, IB_SA_ATTR_MCMEMBER_RECORD, 0, rec,
-		   sizeof(rec), &st);
-	assert_int_equal(st.n, 1);
-	assert_int_equal(st.ok, 0);
-	assert_int_equal(f->sm.sa->mcast->fabric_joins_refused, 1);
 
 	/* Two ServiceRecords of port 5 (its own GID): a two-segment table. */
 	for (int i = 0; i < 2; i++) {

@@ -14,6 +14,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "fabric/mft_plan.c"
 #include "fabric/routing.c"
 #include "fabric/sm_configure.c"
 #include "fabric/sm_discover.c"
@@ -299,6 +300,157 @@ static void test_a_cut_cable_is_routed_around(void **state)
 	world_free(&w);
 }
 
+/* ---------------------------------------------------------------- multicast */
+
+/* A multicast packet from CA `from` flooded through the switches by their
+ * MFTs: how many copies reach each node (CAs only). */
+static void mcast_flood(int from, uint16_t slid, uint16_t mlid, unsigned *got)
+{
+	struct {
+		int node;
+		unsigned port;
+	} q[4096];
+	unsigned head = 0, tail = 0;
+	uint8_t payload[IB_MAD_BYTES] = { 0 }, pkt[IB_MAX_PACKET];
+	struct sib_mad_addr addr;
+	size_t len;
+
+	memset(got, 0, WORLD_MAX_NODES * sizeof(*got));
+	sib_mad_addr_init(&addr, SIB_QP1, mlid, slid); /* the switch checks the SLID */
+	len = sib_mgmt_build(&addr, payload, pkt, sizeof(pkt));
+	q[tail].node = from;
+	q[tail++].port = 1;
+	while (head < tail) {
+		const struct sib_topo_link *l = &w.topo.node[q[head].node].port[q[head].port];
+		struct sib_switch_out out;
+		struct ib_packet p;
+		uint8_t buf[IB_MAX_PACKET];
+
+		head++;
+		if (l->peer < 0)
+			continue;
+		if (w.sw_of[l->peer] < 0) {
+			got[l->peer]++;
+			continue;
+		}
+		assert_int_equal(ib_packet_decode(pkt, len, &p), IB_PKT_OK);
+		sib_switch_route(&w.sw[w.sw_of[l->peer]], l->peer_port, &p, len, buf, &out);
+		for (unsigned k = 0; k < out.nports; k++) {
+			if (tail == sizeof(q) / sizeof(q[0]))
+				fail_msg("MLID 0x%04x loops", mlid);
+			q[tail].node = l->peer;
+			q[tail++].port = out.port[k];
+		}
+	}
+}
+
+static unsigned write_mfts(struct sib_disc *d, const struct sib_mft_group *g, unsigned ng,
+			   struct sib_mft_state *st, int sm)
+{
+	struct sib_cfg_set *sets;
+	struct ib_dr_smp resp;
+	unsigned n;
+
+	assert_int_equal(sib_mft_plan(d, g, ng, st, &sets, &n), 0);
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(sets[i].attr, IB_SMP_ATTR_MULTICAST_FORWARDING_TABLE);
+		assert_true(world_dr(&w, sm, sets[i].path + 1, sets[i].hops, IB_MAD_METHOD_SET,
+				     sets[i].attr, sets[i].mod, sets[i].data, 0, &resp));
+		assert_int_equal(resp.Status, 0);
+	}
+	free(sets);
+	return n;
+}
+
+/* The LID the SM gave topology node n (a CA). */
+static uint16_t lid_of_node(const struct sib_disc *d, const uint16_t *lids, int n)
+{
+	for (unsigned i = 0; i < d->nnodes; i++)
+		if (d->node[i].ni.NodeGUID == w.topo.node[n].node_guid)
+			return lids[i];
+	fail_msg("%s was not found", w.topo.node[n].id);
+	return 0;
+}
+
+/*
+ * mft_plan.h: on every fabric (two switches joined by two cables among
+ * them: a tree takes one), each member sends to its group and every member
+ * that receives gets exactly one copy, the sender too unless it is a
+ * SendOnly member (the loopback is the HCA's, not the switch's: a switch
+ * never sends back out of the port a packet came in by, so the sender's
+ * own copy is 0 here); non-members get none.  A second plan changes
+ * nothing; a member leaving rewrites blocks and stops getting copies.
+ */
+static void test_groups_reach_their_members_once(void **state)
+{
+	static const char *const files[] = { "one-switch-8.topo", "two-switches-2-links.topo",
+					     "fat-tree-4x2.topo", "irregular-16x14.topo" };
+
+	(void)state;
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		struct sib_cfg_state st = { 0 };
+		struct sib_mft_state mst = { 0 };
+		struct sib_mft_member m[4];
+		struct sib_mft_group g = { .mlid = 0xc005, .m = m };
+		unsigned got[WORLD_MAX_NODES], ca[WORLD_MAX_NODES], nca = 0;
+		uint16_t lids[WORLD_MAX_NODES];
+		struct sib_disc d;
+		int sm;
+
+		world_init(&w, files[f], NULL);
+		sm = world_node(&w, "H1");
+		discover(&d, sm);
+		assign_lids(&d, lids);
+		configure(&d, lids, SIB_RT_UPDN, &st, sm);
+		for (unsigned n = 0; n < w.topo.nnodes; n++)
+			if (w.sw_of[n] < 0)
+				ca[nca++] = n;
+		assert_true(nca >= 4);
+		/* members: the second and the last two receive; the first only
+		 * sends */
+		g.n = 0;
+		m[g.n++] = (struct sib_mft_member){ sib_topo_port_guid(&w.topo.node[ca[1]], 1), true };
+		m[g.n++] = (struct sib_mft_member){ sib_topo_port_guid(&w.topo.node[ca[nca - 1]], 1),
+						     true };
+		m[g.n++] = (struct sib_mft_member){ sib_topo_port_guid(&w.topo.node[ca[nca - 2]], 1),
+						     true };
+		m[g.n++] = (struct sib_mft_member){ sib_topo_port_guid(&w.topo.node[ca[0]], 1), false };
+		assert_true(write_mfts(&d, &g, 1, &mst, sm) > 0);
+		for (unsigned s = 0; s < g.n; s++) {
+			int from = -1;
+
+			for (unsigned k = 0; k < nca; k++)
+				if (sib_topo_port_guid(&w.topo.node[ca[k]], 1) == m[s].port_guid)
+					from = (int)ca[k];
+			mcast_flood(from, lid_of_node(&d, lids, from), g.mlid, got);
+			for (unsigned k = 0; k < nca; k++) {
+				unsigned want = 0;
+
+				for (unsigned r = 0; r < g.n; r++)
+					want += m[r].receives && (int)ca[k] != from &&
+						sib_topo_port_guid(&w.topo.node[ca[k]], 1) == m[r].port_guid;
+				if (got[ca[k]] != want)
+					fail_msg("%s: %s sent, %s got %u copies, not %u", files[f],
+						 w.topo.node[from].id, w.topo.node[ca[k]].id, got[ca[k]],
+						 want);
+			}
+		}
+		assert_int_equal(write_mfts(&d, &g, 1, &mst, sm), 0);
+		/* the last member leaves */
+		g.n = 3;
+		m[2] = m[3];
+		assert_true(write_mfts(&d, &g, 1, &mst, sm) > 0);
+		mcast_flood((int)ca[1], lid_of_node(&d, lids, (int)ca[1]), g.mlid, got);
+		assert_int_equal(got[ca[nca - 2]], 0);
+		assert_int_equal(got[ca[nca - 1]], 1);
+		print_message("%s: a group of 4 in %u switches' MFTs\n", files[f], w.topo.nnodes - nca);
+		sib_disc_free(&d);
+		sib_cfg_state_free(&st);
+		sib_mft_state_free(&mst);
+		world_free(&w);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,6 +460,7 @@ int main(void)
 		cmocka_unit_test(test_answers_that_make_no_sense),
 		cmocka_unit_test(test_configured_fabric_carries_data),
 		cmocka_unit_test(test_a_cut_cable_is_routed_around),
+		cmocka_unit_test(test_groups_reach_their_members_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
