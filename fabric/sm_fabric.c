@@ -68,7 +68,7 @@ struct fsm {
 	unsigned nlids, lids_cap;
 	uint16_t next_lid;
 	struct sib_cfg_state st;
-	uint64_t smps, timeouts, stray, traps;
+	uint64_t smps, timeouts, stray, traps, own_smps;
 	bool sweep_now; /* a trap said something changed */
 	struct sib_sm sa; /* the SA's ports and records (sm.h: fabric) */
 	struct sib_disc last; /* the last finished sweep's fabric (have_last) */
@@ -118,6 +118,126 @@ static void trap(struct fsm *f, const struct sib_mad_addr *a, const uint8_t *mad
 	}
 }
 
+/* ---------------------------------------------------------------- the SM's own port */
+
+/*
+ * The SMA of the SM's own CA port (IBA 14.2.5), for the fabric's tools:
+ * Get NodeInfo, NodeDescription, PortInfo and SMInfo (14.2.5.13: sminfo
+ * asks the SM's port).  Data into out; 0 or a MAD status.
+ */
+/* The SM's own CA, as it attached (the sweeps start from it). */
+static struct ib_node_info own_node_info(const struct fsm *f)
+{
+	return (struct ib_node_info){
+		.BaseVersion = IB_MAD_BASE_VERSION,
+		.ClassVersion = IB_SMP_CLASS_VERSION,
+		.NodeType = IB_NODE_TYPE_CA,
+		.NumPorts = f->att.nports,
+		.SystemImageGUID = f->att.sys_image_guid,
+		.NodeGUID = f->att.node_guid,
+		.PortGUID = f->att.node_guid + f->att.port,
+		.PartitionCap = 1,
+		.LocalPortNum = f->att.port,
+	};
+}
+
+static uint16_t own_attr(struct fsm *f, uint16_t attr, uint32_t mod, uint8_t *out)
+{
+	memset(out, 0, IB_SMP_DATA_BYTES);
+	switch (attr) {
+	case IB_SMP_ATTR_NODE_INFO: {
+		struct ib_node_info ni = own_node_info(f);
+
+		ib_node_info_encode(&ni, out);
+		return 0;
+	}
+	case IB_SMP_ATTR_NODE_DESCRIPTION:
+		snprintf((char *)out, IB_NODE_DESCRIPTION_BYTES, "softib-sm");
+		return 0;
+	case IB_SMP_ATTR_PORT_INFO: {
+		struct ib_port_info pi = {
+			.GidPrefix = 0xfe80000000000000ull,
+			.LID = SIB_SM_LID,
+			.MasterSMLID = SIB_SM_LID,
+			.CapabilityMask = IB_PORT_CAP_IS_SM,
+			.LocalPortNum = f->att.port,
+			.LinkWidthEnabled = 2,
+			.LinkWidthSupported = 2,
+			.LinkWidthActive = 2, /* 4X */
+			.LinkSpeedSupported = 4,
+			.LinkSpeedActive = 4,
+			.LinkSpeedEnabled = 4, /* QDR, as every softib port says */
+			.PortState = IB_PORT_STATE_ACTIVE,
+			.PortPhysicalState = IB_PORT_PHYS_LINK_UP,
+			.NeighborMTU = IB_MTU_4096,
+			.MTUCap = IB_MTU_4096,
+			.VLCap = 1,
+			.OperationalVLs = 1,
+			.SubnetTimeOut = SIB_SM_SUBNET_TIMEOUT,
+		};
+
+		if (mod > f->att.nports)
+			return IB_MAD_STATUS_INVALID_FIELD;
+		ib_port_info_encode(&pi, out);
+		return 0;
+	}
+	case IB_SMP_ATTR_SM_INFO: {
+		struct ib_sm_info si = {
+			.GUID = f->att.node_guid + f->att.port,
+			.ActCount = (uint32_t)f->smps,
+			.SMState = IB_SM_STATE_MASTER,
+		};
+
+		ib_sm_info_encode(&si, out);
+		return 0;
+	}
+	default:
+		return IB_MAD_STATUS_UNSUP_METHOD_ATTR;
+	}
+}
+
+/* A Get for the SM's own port, LID-routed or at the end of a directed
+ * route: answered back the way it came, as a CA's SMA answers. */
+static void own_smp(struct fsm *f, const struct sib_mad_addr *a, const uint8_t *mad)
+{
+	uint8_t out[IB_MAD_BYTES], data[IB_SMP_DATA_BYTES];
+	struct sib_mad_addr ra;
+	uint16_t status;
+
+	if (mad[3] != IB_MAD_METHOD_GET)
+		status = IB_MAD_STATUS_UNSUP_METHOD; /* no Set: this SM configures itself */
+	else if (mad[2] != IB_SMP_CLASS_VERSION)
+		status = IB_MAD_STATUS_BAD_VERSION;
+	else
+		status = own_attr(f, ib_bits_get(mad, 128, 16), (uint32_t)ib_bits_get(mad, 160, 32),
+				  data);
+	if (mad[1] == IB_MGMT_CLASS_SUBN_LID_ROUTED) {
+		struct ib_smp smp;
+
+		ib_smp_decode(&smp, mad);
+		ib_mad_set_method(&smp.hdr, IB_MAD_METHOD_GET_RESP);
+		smp.hdr.Status = status;
+		if (!status)
+			memcpy(smp.SMPData, data, sizeof(data));
+		ib_smp_encode(&smp, out);
+		sib_mad_addr_reply(a, SIB_SM_LID, &ra);
+	} else {
+		struct ib_dr_smp dr;
+
+		ib_dr_smp_decode(&dr, mad);
+		ib_dr_smp_to_response(&dr, status);
+		if (dr.HopCount)
+			dr.ReturnPath[dr.HopPointer] = f->att.port;
+		if (!status)
+			memcpy(dr.SMPData, data, sizeof(data));
+		ib_dr_smp_encode(&dr, out);
+		sib_mad_addr_reply(a, SIB_SM_LID, &ra);
+		ra.DLID = SIB_LID_PERMISSIVE;
+	}
+	f->own_smps++;
+	sib_mgmt_send(f->link, &ra, out, &f->sw);
+}
+
 static void smp_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_endpoint *from)
 {
 	struct fsm *f = arg;
@@ -134,7 +254,12 @@ static void smp_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_e
 		return;
 	}
 	if (mad[1] == IB_MGMT_CLASS_SUBN_LID_ROUTED) {
-		trap(f, &a, mad);
+		if (mad[3] == IB_MAD_METHOD_TRAP)
+			trap(f, &a, mad);
+		else if (!sib_mad_is_response(mad))
+			own_smp(f, &a, mad);
+		else
+			f->stray++;
 		return;
 	}
 	if (mad[1] == IB_MGMT_CLASS_SUBN_ADM) {
@@ -147,6 +272,15 @@ static void smp_rx(void *arg, const uint8_t *pkt, size_t len, const struct sib_e
 		return;
 	}
 	ib_dr_smp_decode(&dr, mad);
+	/* A request whose outbound path ends at this CA (IBA 14.2.2.2, as
+	 * the HCAs' SMA takes it: mgmt/sma.c) is for the SM's own port. */
+	if (!dr.D && !dr.R) {
+		if (dr.HopCount <= IB_SMP_MAX_HOPS && (!dr.HopCount || dr.HopPointer == dr.HopCount))
+			own_smp(f, &a, mad);
+		else
+			f->stray++;
+		return;
+	}
 	if (!dr.R || !dr.D ||
 	    ib_dr_smp_arrive(&dr, false, f->att.nports, f->att.port, &port, &why) != IB_DR_DELIVER) {
 		f->stray++;
@@ -387,16 +521,7 @@ out:
 static void sweep(struct fsm *f, const struct sib_sm_fabric_opts *o, volatile sig_atomic_t *stop,
 		  unsigned *last_nodes)
 {
-	struct ib_node_info self = {
-		.BaseVersion = IB_MAD_BASE_VERSION,
-		.ClassVersion = IB_SMP_CLASS_VERSION,
-		.NodeType = IB_NODE_TYPE_CA,
-		.NumPorts = f->att.nports,
-		.SystemImageGUID = f->att.sys_image_guid,
-		.NodeGUID = f->att.node_guid,
-		.PortGUID = f->att.node_guid + f->att.port,
-		.LocalPortNum = f->att.port,
-	};
+	struct ib_node_info self = own_node_info(f);
 	struct exchange dx = { disc_next, disc_answer, NULL };
 	struct exchange sx = { set_next, set_answer, NULL };
 	struct set_run sr = { 0 };

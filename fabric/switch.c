@@ -522,6 +522,20 @@ static uint16_t sma_attr(struct sib_switch *sw, unsigned in_port, uint8_t method
 	}
 }
 
+/* The PMA's ClassPortInfo (IBA 16.1.3.1, 13.4.8.1): PortCounters only (no
+ * PortCountersExtended: CapabilityMask without ExtWidth). */
+static uint16_t pma_class_port_info(uint8_t *resp)
+{
+	struct ib_class_port_info cpi = {
+		.BaseVersion = IB_MAD_BASE_VERSION,
+		.ClassVersion = IB_PERF_CLASS_VERSION,
+		.RespTimeValue = 8,
+	};
+
+	ib_class_port_info_encode(&cpi, resp);
+	return 0;
+}
+
 /* PortCounters (IBA 16.1.4.10) of one port, or of all (PortSelect 0xff,
  * summed); a Set clears the port's counters. */
 static uint16_t pma_counters(struct sib_switch *sw, uint8_t method, const uint8_t *data,
@@ -573,7 +587,8 @@ static uint16_t pma_counters(struct sib_switch *sw, uint8_t method, const uint8_
 bool sib_switch_mgmt(struct sib_switch *sw, unsigned in_port, const struct ib_packet *pkt,
 		     uint8_t *buf, struct sib_switch_out *out)
 {
-	uint8_t mad[IB_MAD_BYTES], resp[IB_SMP_DATA_BYTES];
+	uint8_t mad[IB_MAD_BYTES], resp[IB_MAD_BYTES - IB_PERF_DATA_OFFSET];
+	size_t rlen = IB_SMP_DATA_BYTES;
 	const uint8_t *in;
 	struct sib_mad_addr a, ra;
 	struct ib_mad_hdr h;
@@ -619,23 +634,25 @@ bool sib_switch_mgmt(struct sib_switch *sw, unsigned in_port, const struct ib_pa
 	else if (smp)
 		status = sma_attr(sw, in_port, h.Method, h.AttributeID, h.AttributeModifier, hide,
 				  mad + off, resp);
-	else if (h.AttributeID == IB_PERF_ATTR_PORT_COUNTERS)
+	else if (h.AttributeID == IB_PERF_ATTR_PORT_COUNTERS) {
 		status = pma_counters(sw, h.Method, mad + off, resp);
-	else
+		rlen = IB_PORT_COUNTERS_BYTES;
+	} else if (h.AttributeID == IB_PERF_ATTR_CLASS_PORT_INFO && h.Method == IB_MAD_METHOD_GET) {
+		status = pma_class_port_info(resp); /* perfquery asks it first */
+		rlen = IB_CLASS_PORT_INFO_BYTES;
+	} else {
 		status = IB_MAD_STATUS_UNSUP_METHOD_ATTR;
+	}
 
 	/* The response keeps the request, with GetResp and the status
 	 * (IBA 13.4.5; a DR SMP's Status is 15 bits beside D). */
 	if (!status)
-		memcpy(mad + off, resp, smp ? IB_SMP_DATA_BYTES : IB_PORT_COUNTERS_BYTES);
+		memcpy(mad + off, resp, rlen);
 	if (h.MgmtClass == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
 		struct ib_dr_smp dr;
 
 		ib_dr_smp_decode(&dr, mad);
-		dr.R = 1;
-		dr.Method = IB_MAD_METHOD_GET_RESP & 0x7f;
-		dr.D = 1;
-		dr.Status = status & 0x7fff;
+		ib_dr_smp_to_response(&dr, status);
 		ib_dr_smp_encode(&dr, mad);
 		ra = a;
 		if (!(out->len = sib_mgmt_build(&ra, mad, buf, IB_MAX_PACKET)))

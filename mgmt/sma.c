@@ -555,10 +555,7 @@ bool sib_sma_handle(struct sib_node *node, unsigned port_num, const struct sib_m
 		memcpy(smp.SMPData, resp_data, sizeof(resp_data));
 		ib_smp_encode(&smp, out);
 	} else {
-		dr.R = 1;
-		dr.Method = IB_MAD_METHOD_GET_RESP & 0x7f;
-		dr.D = 1;
-		dr.Status = status & 0x7fff;
+		ib_dr_smp_to_response(&dr, status);
 		/* IBA 14.2.2.2: the responder records the port it received on
 		 * in ReturnPath at HopPointer. */
 		if (dr.HopCount)

@@ -424,6 +424,38 @@ ssize_t write(int fd, const void *buf, size_t len)
 	return view_write(fd, buf, len, kind);
 }
 
+/* ---------------------------------------------------------------- ioctl */
+
+DEFINE_REAL(int, ioctl, "GLIBC_2.2.5", (int, unsigned long, ...))
+
+__attribute__((noinline)) static int view_ioctl(int fd, unsigned long request, void *arg,
+						unsigned kind)
+{
+	const struct softib_cdev_ops *ops;
+
+	if (kind != FD_CDEV)
+		return REAL(ioctl, -1, fd, request, arg);
+	ops = sib_fsv_ents[fd].ops;
+	if (ops && ops->ioctl)
+		return ops->ioctl(sib_fsv_ents[fd].key, request, arg);
+	errno = ENOTTY;
+	return -1;
+}
+
+int ioctl(int fd, unsigned long request, ...)
+{
+	unsigned kind = kind_of(fd);
+	va_list ap;
+	void *arg;
+
+	va_start(ap, request);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (__builtin_expect(kind == FD_NONE, 1))
+		return REAL(ioctl, -1, fd, request, arg);
+	return view_ioctl(fd, request, arg, kind);
+}
+
 /* ---------------------------------------------------------------- fstat */
 
 /* fstat of a descriptor of the view; -2: libc's. */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "provider/fs_view.h"
+#include "provider/umad.h"
 #include "provider/softib.h"
 #include "transport/caps.h"
 #include "base/log.h"
@@ -51,6 +52,17 @@ const char *const sib_fs_device_attrs[] = {
 	[DA_NUMA_NODE] = "numa_node", [DA_LOCAL_CPUS] = "local_cpus",
 };
 const unsigned sib_fs_device_attr_count = DA_COUNT;
+
+enum umad_attr { UA_IBDEV, UA_PORT, UA_DEV, UA_COUNT };
+const char *const sib_fs_umad_attrs[] = {
+	[UA_IBDEV] = "ibdev", [UA_PORT] = "port", [UA_DEV] = "dev",
+};
+const unsigned sib_fs_umad_attr_count = UA_COUNT;
+
+const char *sib_fs_umad_dir(unsigned i)
+{
+	return i ? SIB_ISSM_NAME : SIB_UMAD_NAME;
+}
 
 /* ---------------------------------------------------------------- the HCA */
 
@@ -316,6 +328,18 @@ int sib_fs_read_file(const struct sib_fs_node *n, char *buf, size_t size)
 		return out(buf, size, "6\n"); /* IB_USER_VERBS_ABI_VERSION */
 	case SIB_FS_RDMA_CM_ABI:
 		return out(buf, size, "4\n"); /* RDMA_USER_CM_ABI_VERSION */
+	case SIB_FS_MAD_ABI:
+		return out(buf, size, "5\n"); /* IB_USER_MAD_ABI_VERSION */
+	case SIB_FS_UMAD_ATTR:
+		switch (n->index) {
+		case UA_IBDEV:
+			return out(buf, size, "%s\n", SIB_DEV_NAME);
+		case UA_PORT:
+			return out(buf, size, "%u\n", SIB_UMAD_PORT);
+		default:
+			return out(buf, size, "%u:%u\n", SIB_UMAD_MAJOR,
+				   n->port ? SIB_ISSM_MINOR : SIB_UMAD_MINOR);
+		}
 	default:
 		return -EISDIR;
 	}

@@ -96,6 +96,8 @@ enum sib_fs_type sib_fs_type(const struct sib_fs_node *n)
 	case SIB_FS_DEV_ATTR:
 	case SIB_FS_VERBS_ABI:
 	case SIB_FS_RDMA_CM_ABI:
+	case SIB_FS_MAD_ABI:
+	case SIB_FS_UMAD_ATTR:
 		return SIB_FS_T_FILE;
 	case SIB_FS_CDEV:
 		return SIB_FS_T_CDEV;
@@ -113,6 +115,7 @@ bool sib_fs_real_backed(const struct sib_fs_node *n)
 	case SIB_FS_VERBS:
 	case SIB_FS_MISC:
 	case SIB_FS_RDMA_CM:
+	case SIB_FS_MAD:
 	case SIB_FS_DEV:
 	case SIB_FS_DEVIB:
 		return true;
@@ -189,6 +192,8 @@ static bool child_of(const struct sib_fs_node *dir, const char *name, struct sib
 			return *out = mk(SIB_FS_VERBS, 0, 0), true;
 		if (!strcmp(name, "misc"))
 			return *out = mk(SIB_FS_MISC, 0, 0), true;
+		if (!strcmp(name, "infiniband_mad"))
+			return *out = mk(SIB_FS_MAD, 0, 0), true;
 		return false;
 	case SIB_FS_IB:
 		if (!strcmp(name, ibdev_name()))
@@ -244,6 +249,17 @@ static bool child_of(const struct sib_fs_node *dir, const char *name, struct sib
 		if (!strcmp(name, "abi_version"))
 			return *out = mk(SIB_FS_RDMA_CM_ABI, 0, 0), true;
 		return false;
+	case SIB_FS_MAD:
+		if (!strcmp(name, "abi_version"))
+			return *out = mk(SIB_FS_MAD_ABI, 0, 0), true;
+		for (i = 0; i < 2; i++)
+			if (!strcmp(name, sib_fs_umad_dir(i)))
+				return *out = mk(SIB_FS_UMAD, 0, i), true;
+		return false;
+	case SIB_FS_UMAD:
+		if (find_name(sib_fs_umad_attrs, sib_fs_umad_attr_count, name, &i))
+			return *out = mk(SIB_FS_UMAD_ATTR, (uint16_t)dir->index, i), true;
+		return false;
 	case SIB_FS_DEV:
 		if (!strcmp(name, "infiniband"))
 			return *out = mk(SIB_FS_DEVIB, 0, 0), true;
@@ -283,6 +299,7 @@ void sib_fs_list(const struct sib_fs_node *dir,
 		EMIT("infiniband", mk(SIB_FS_IB, 0, 0));
 		EMIT("infiniband_verbs", mk(SIB_FS_VERBS, 0, 0));
 		EMIT("misc", mk(SIB_FS_MISC, 0, 0));
+		EMIT("infiniband_mad", mk(SIB_FS_MAD, 0, 0));
 		break;
 	case SIB_FS_IB:
 		EMIT(ibdev_name(), mk(SIB_FS_IBDEV, 0, 0));
@@ -334,6 +351,15 @@ void sib_fs_list(const struct sib_fs_node *dir,
 		break;
 	case SIB_FS_RDMA_CM:
 		EMIT("abi_version", mk(SIB_FS_RDMA_CM_ABI, 0, 0));
+		break;
+	case SIB_FS_MAD:
+		EMIT("abi_version", mk(SIB_FS_MAD_ABI, 0, 0));
+		for (i = 0; i < 2; i++)
+			EMIT(sib_fs_umad_dir(i), mk(SIB_FS_UMAD, 0, i));
+		break;
+	case SIB_FS_UMAD:
+		for (i = 0; i < sib_fs_umad_attr_count; i++)
+			EMIT(sib_fs_umad_attrs[i], mk(SIB_FS_UMAD_ATTR, (uint16_t)dir->index, i));
 		break;
 	case SIB_FS_DEV:
 		EMIT("infiniband", mk(SIB_FS_DEVIB, 0, 0));
@@ -427,6 +453,19 @@ bool sib_fs_path(const struct sib_fs_node *n, char *buf, size_t size)
 	case SIB_FS_RDMA_CM_ABI:
 		len = snprintf(buf, size, "/sys/class/misc/rdma_cm/abi_version");
 		break;
+	case SIB_FS_MAD:
+		len = snprintf(buf, size, "/sys/class/infiniband_mad");
+		break;
+	case SIB_FS_MAD_ABI:
+		len = snprintf(buf, size, "/sys/class/infiniband_mad/abi_version");
+		break;
+	case SIB_FS_UMAD:
+		len = snprintf(buf, size, "/sys/class/infiniband_mad/%s", sib_fs_umad_dir(n->index));
+		break;
+	case SIB_FS_UMAD_ATTR:
+		len = snprintf(buf, size, "/sys/class/infiniband_mad/%s/%s", sib_fs_umad_dir(n->port),
+			       sib_fs_umad_attrs[n->index]);
+		break;
 	case SIB_FS_DEV:
 		len = snprintf(buf, size, "/dev");
 		break;
@@ -488,7 +527,8 @@ bool sib_fs_maybe_ours(const char *p)
 	if (!comp_is(&p, "class"))
 		return false; /* /sys/devices, /sys/kernel, ...: never the view's */
 	return comp_end_or_dot(p) || comp_is(&p, "infiniband") ||
-	       comp_is(&p, "infiniband_verbs") || comp_is(&p, "misc");
+	       comp_is(&p, "infiniband_verbs") || comp_is(&p, "misc") ||
+	       comp_is(&p, "infiniband_mad");
 }
 
 /* Appends s[0..len) to buf at *at (a path being built); false on overflow. */

@@ -37,10 +37,14 @@ struct softib_cdev_ops {
 	ssize_t (*read)(int fd, void *buf, size_t len);
 	/* close(2) of such a descriptor, before the real close. */
 	void (*close)(int fd);
+	/* ioctl(2) on such a descriptor; NULL: ENOTTY, as for a device
+	 * without ioctls. */
+	int (*ioctl)(int fd, unsigned long request, void *arg);
 };
 /* Makes /dev/infiniband/<ops->name> exist for this process: stat, access
  * and open answer for it, fstat on its descriptors says S_ISCHR with
- * st_rdev = makedev(major, minor), and write/read/close on them go to ops.
+ * st_rdev = makedev(major, minor), and write/read/close/ioctl on them go
+ * to ops.
  * 0, or -EEXIST / -ENOMEM.  ops must outlive the process.
  * (Also -EINVAL for an ops without open or a name that is not one path
  * component.)  Descriptors copied with dup/dup2/dup3/F_DUPFD reach ops
@@ -74,6 +78,11 @@ enum sib_fs_id {
 	SIB_FS_MISC,	   /* /sys/class/misc */
 	SIB_FS_RDMA_CM,	   /* /sys/class/misc/rdma_cm */
 	SIB_FS_RDMA_CM_ABI, /* /sys/class/misc/rdma_cm/abi_version */
+	SIB_FS_MAD,	   /* /sys/class/infiniband_mad */
+	SIB_FS_MAD_ABI,	   /* /sys/class/infiniband_mad/abi_version */
+	SIB_FS_UMAD,	   /* .../infiniband_mad/umadN, issmN: index 0 umad, 1 issm */
+	SIB_FS_UMAD_ATTR,  /* .../umadN/<attr>: port = the umad dir's index, index =
+			    * sib_fs_umad_attrs[] */
 	SIB_FS_DEV,	   /* /dev */
 	SIB_FS_DEVIB,	   /* /dev/infiniband */
 	SIB_FS_CDEV,	   /* /dev/infiniband/<name>: index = registration order */
@@ -152,6 +161,10 @@ extern const char *const sib_fs_port_attrs[];
 extern const unsigned sib_fs_port_attr_count;
 extern const char *const sib_fs_device_attrs[];
 extern const unsigned sib_fs_device_attr_count;
+extern const char *const sib_fs_umad_attrs[];
+extern const unsigned sib_fs_umad_attr_count;
+/* The name of /sys/class/infiniband_mad's directory i: 0 umad, 1 issm. */
+const char *sib_fs_umad_dir(unsigned i);
 
 /*
  * The text a file of the view holds now, as the kernel's sysfs prints it

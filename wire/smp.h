@@ -295,6 +295,16 @@ static inline unsigned ib_mft_mod_block(uint32_t mod)
 	return mod & 0x1ff;
 }
 
+/* A DR SMP request turned into its response (IBA 13.4.5, 14.2.2.2): R
+ * set, method GetResp (for a Set too), D set, the 15-bit status. */
+static inline void ib_dr_smp_to_response(struct ib_dr_smp *dr, uint16_t status)
+{
+	dr->R = 1;
+	dr->Method = IB_MAD_METHOD_GET_RESP & 0x7f;
+	dr->D = 1;
+	dr->Status = status & 0x7fff;
+}
+
 /*
  * Directed-route SMPs hop by hop (IBA 14.2.2).  A DR SMP travels its
  * InitialPath outbound (D = 0) and its ReturnPath back (D = 1); every node

@@ -300,6 +300,35 @@ sib_pair()
 	return 0
 }
 
+# sib_fabric_switch TOPO [VAR=VALUE ...]: softib-switch (background ID
+# "switch", with those variables) hosting tests/fabric/TOPO with switched
+# data on a free UDP port of 127.0.0.1, which SOFTIB_FABRIC names from now
+# on (SOFTIB_SM is unset: the SM is the fabric's); returns once the switch
+# listens.  Skips when softib-switch or softib-sm is not built; sets SWITCH
+# and SM to their paths.
+sib_fabric_switch()
+{
+	local topo=$1 fport i
+
+	shift
+	SWITCH=$B/softib-switch
+	SM=$B/softib-sm
+	[ -x "$SWITCH" ] && [ -x "$SM" ] || sib_skip "$SWITCH or $SM is not built (run make)"
+	sib_need ss
+	fport=$(sib_free_port udp) || exit 1
+	export SOFTIB_FABRIC=127.0.0.1:$fport
+	unset SOFTIB_SM
+	sib_start switch 300 env "$@" "$SWITCH" --topology "$SIB_TOP/tests/fabric/$topo" \
+		--listen "$SOFTIB_FABRIC" --data switched
+	for ((i = 0; i < 100; i++)); do
+		[ -n "$(ss -Hulnp "sport = :$fport" 2>/dev/null)" ] && return 0
+		kill -0 "${SIB_PID[switch]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	sib_show switch
+	sib_fail "softib-switch did not listen on $SOFTIB_FABRIC"
+}
+
 # Kills the softib-sm serving UDP PORT in namespace NS (started by a port of
 # this test, or by the test itself), found by its socket so that no other SM
 # is touched.

@@ -18,21 +18,8 @@
 . "$(dirname "$0")/lib.sh"
 
 sib_init fabric
-sib_need ibv_rc_pingpong ibv_ud_pingpong ibv_devinfo ib_write_bw ib_read_lat ib_send_bw rping ss timeout
-SWITCH=$B/softib-switch
-SM=$B/softib-sm
-[ -x "$SWITCH" ] && [ -x "$SM" ] || sib_skip "$SWITCH or $SM is not built (run make)"
-
-fport=$(sib_free_port udp) || exit 1
-export SOFTIB_FABRIC=127.0.0.1:$fport
-unset SOFTIB_SM
-sib_start switch 300 env SOFTIB_CAPTURE="$SIB_TMP/switch.pcap" \
-	"$SWITCH" --topology "$SIB_TOP/tests/fabric/fat-tree-4x2.topo" \
-	--listen "$SOFTIB_FABRIC" --data switched
-for ((i = 0; i < 100; i++)); do
-	[ -n "$(ss -Hulnp "sport = :$fport" 2>/dev/null)" ] && break
-	sleep 0.1
-done
+sib_need ibv_rc_pingpong ibv_ud_pingpong ibv_devinfo ib_write_bw ib_read_lat ib_send_bw rping timeout
+sib_fabric_switch fat-tree-4x2.topo SOFTIB_CAPTURE="$SIB_TMP/switch.pcap"
 # Sweeps every half second: a port that attaches is configured soon.
 sib_start sm 300 env SOFTIB_NODE=H1 SOFTIB_LOG=info "$SM" --routing updn --sweep 0.5
 
@@ -144,7 +131,7 @@ kill "${SIB_PID[holder]}" 2>/dev/null
 sib_wait holder
 
 # A datagram from a socket cabled to nothing.
-exec 3<>/dev/udp/127.0.0.1/"$fport" && echo -n "not a packet from a port" >&3 && exec 3>&-
+exec 3<>/dev/udp/127.0.0.1/"${SOFTIB_FABRIC##*:}" && echo -n "not a packet from a port" >&3 && exec 3>&-
 sleep 0.5
 kill -TERM "${SIB_PID[sm]}" "${SIB_PID[switch]}"
 sib_wait sm

@@ -14,20 +14,8 @@
 . "$(dirname "$0")/lib.sh"
 
 sib_init fabric_reroute
-sib_need ib_write_bw ss timeout
-SWITCH=$B/softib-switch
-SM=$B/softib-sm
-[ -x "$SWITCH" ] && [ -x "$SM" ] || sib_skip "$SWITCH or $SM is not built (run make)"
-
-fport=$(sib_free_port udp) || exit 1
-export SOFTIB_FABRIC=127.0.0.1:$fport
-unset SOFTIB_SM
-sib_start switch 300 "$SWITCH" --topology "$SIB_TOP/tests/fabric/two-switches-2-links.topo" \
-	--listen "$SOFTIB_FABRIC" --data switched
-for ((i = 0; i < 100; i++)); do
-	[ -n "$(ss -Hulnp "sport = :$fport" 2>/dev/null)" ] && break
-	sleep 0.1
-done
+sib_need ib_write_bw timeout
+sib_fabric_switch two-switches-2-links.topo
 # A sweep every 30 s: what the SM learns sooner, it learns from traps.
 sib_start sm 300 env SOFTIB_NODE=H2 SOFTIB_LOG=info "$SM" --sweep 30
 

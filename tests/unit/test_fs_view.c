@@ -202,7 +202,9 @@ static void directories_list_what_the_kernel_lists(void **state)
 			    "numa_node local_cpus net");
 	assert_string_equal(list("/sys/class/infiniband_verbs"), "abi_version");
 	assert_string_equal(list("/sys/class/misc"), "rdma_cm");
-	assert_string_equal(list("/sys/class"), "infiniband infiniband_verbs misc");
+	assert_string_equal(list("/sys/class"), "infiniband infiniband_verbs misc infiniband_mad");
+	assert_string_equal(list("/sys/class/infiniband_mad"), "abi_version umad31 issm31");
+	assert_string_equal(list("/sys/class/infiniband_mad/umad31"), "ibdev port dev");
 	assert_string_equal(list("/dev"), "infiniband");
 	assert_true(strstr(list("/dev/infiniband"), SIB_DEV_NAME) != NULL);
 	/* The directories a host with RDMA hardware has for real are merged. */
@@ -372,6 +374,12 @@ static void files_use_the_kernels_formats(void **state)
 	assert_string_equal(text("/sys/class/infiniband/softib0/device/numa_node"), "-1\n");
 	assert_string_equal(text("/sys/class/infiniband_verbs/abi_version"), "6\n");
 	assert_string_equal(text("/sys/class/misc/rdma_cm/abi_version"), "4\n");
+	/* libibumad: abi_version >= 5, then umadN/ibdev and port for N < 64 */
+	assert_string_equal(text("/sys/class/infiniband_mad/abi_version"), "5\n");
+	assert_string_equal(text("/sys/class/infiniband_mad/umad31/ibdev"), SIB_DEV_NAME "\n");
+	assert_string_equal(text("/sys/class/infiniband_mad/umad31/port"), "1\n");
+	assert_string_equal(text("/sys/class/infiniband_mad/umad31/dev"), "231:31\n");
+	assert_string_equal(text("/sys/class/infiniband_mad/issm31/dev"), "231:95\n");
 
 	/* local_cpus: one bit per CPU, 32-bit hex words, first one trimmed. */
 	if (ncpus <= 32)

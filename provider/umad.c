@@ -1,0 +1,611 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * /dev/infiniband/umad31 and issm31 (umad.h).  Descriptors are eventfds
+ * in semaphore mode whose count is the number of MADs queued, so poll and
+ * epoll see a descriptor readable exactly while read(2) has something.
+ */
+#include "provider/umad.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "hca/hca.h"
+#include "mgmt/mad_send.h"
+#include "mgmt/sa_client.h"
+#include "provider/softib.h"
+#include "wire/smp.h"
+
+/* The kernel's ABI (include/uapi/rdma/ib_user_mad.h), version 5 with
+ * P_Key indexes: 64 bytes of header before each MAD. */
+struct umad_hdr {
+	uint32_t agent_id;
+	uint32_t status;
+	uint32_t timeout_ms;
+	uint32_t retries;
+	uint32_t length;
+	uint32_t qpn;	 /* big-endian */
+	uint32_t qkey;	 /* big-endian */
+	uint16_t lid;	 /* big-endian */
+	uint8_t sl;
+	uint8_t path_bits;
+	uint8_t grh_present;
+	uint8_t gid_index;
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint8_t gid[16];
+	uint32_t flow_label; /* big-endian */
+	uint16_t pkey_index;
+	uint8_t reserved[6];
+};
+_Static_assert(sizeof(struct umad_hdr) == 64, "struct ib_user_mad_hdr is 64 bytes");
+
+struct umad_reg_req {
+	uint32_t id;
+	uint32_t method_mask[4];
+	uint8_t qpn;
+	uint8_t mgmt_class;
+	uint8_t mgmt_class_version;
+	uint8_t oui[3];
+	uint8_t rmpp_version;
+};
+
+#define UMAD_IOC_MAGIC 0x1b
+#define UMAD_REGISTER_AGENT _IOWR(UMAD_IOC_MAGIC, 1, struct umad_reg_req)
+#define UMAD_UNREGISTER_AGENT _IOW(UMAD_IOC_MAGIC, 2, uint32_t)
+#define UMAD_ENABLE_PKEY _IO(UMAD_IOC_MAGIC, 3)
+
+enum {
+	UMAD_MAX_AGENTS = 32,	/* IB_UMAD_MAX_AGENTS */
+	UMAD_MAX_QUEUED = 1024, /* MADs waiting for read(2) on one descriptor */
+	UMAD_MAX_FILES = 64,
+	UMAD_MAD_HDR = 24,	/* the common MAD header: the least a write carries */
+};
+
+struct umad_pkt {
+	struct umad_pkt *next;
+	struct umad_hdr hdr;
+	uint8_t mad[IB_MAD_BYTES];
+};
+
+struct umad_agent {
+	bool used;
+	uint8_t qpn, mclass, version, rmpp;
+	const struct sib_mad_agent *layer; /* the node's agent it sends through */
+};
+
+struct umad_file {
+	int fd; /* the eventfd the caller holds */
+	struct sib_hca *hca;
+	pthread_mutex_t lock;
+	struct umad_pkt *head, *tail;
+	unsigned queued, refs; /* refs: the descriptor, and each send out */
+	bool closed;
+	uint64_t dropped; /* MADs that found the queue full */
+	struct umad_agent agent[UMAD_MAX_AGENTS];
+};
+
+/* One send out: where its answer or its end goes. */
+struct umad_send {
+	struct umad_file *f;
+	struct umad_hdr hdr; /* as written */
+	uint8_t mad[IB_MAD_BYTES];
+};
+
+static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct umad_file *files[UMAD_MAX_FILES];
+
+static struct umad_file *file_of(int fd)
+{
+	struct umad_file *f = NULL;
+
+	pthread_mutex_lock(&files_lock);
+	for (unsigned i = 0; i < UMAD_MAX_FILES && !f; i++)
+		if (files[i] && files[i]->fd == fd)
+			f = files[i];
+	pthread_mutex_unlock(&files_lock);
+	return f;
+}
+
+static void file_put(struct umad_file *f)
+{
+	bool last;
+
+	pthread_mutex_lock(&f->lock);
+	last = --f->refs == 0;
+	pthread_mutex_unlock(&f->lock);
+	if (!last)
+		return;
+	while (f->head) {
+		struct umad_pkt *p = f->head;
+
+		f->head = p->next;
+		free(p);
+	}
+	sib_hca_put(f->hca);
+	pthread_mutex_destroy(&f->lock);
+	free(f);
+}
+
+/* Queues a MAD for read(2); the eventfd counts it. */
+static void enqueue(struct umad_file *f, const struct umad_hdr *h, const uint8_t *mad)
+{
+	struct umad_pkt *p;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->closed || f->queued >= UMAD_MAX_QUEUED || !(p = malloc(sizeof(*p)))) {
+		f->dropped++;
+		pthread_mutex_unlock(&f->lock);
+		return;
+	}
+	p->next = NULL;
+	p->hdr = *h;
+	memcpy(p->mad, mad, IB_MAD_BYTES);
+	if (f->tail)
+		f->tail->next = p;
+	else
+		f->head = p;
+	f->tail = p;
+	f->queued++;
+	syscall(SYS_write, f->fd, &one, sizeof(one));
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* ---------------------------------------------------------------- the node's agents */
+
+/* One agent of the node's MAD layer per QP and class that umad sends on,
+ * serving no request (methods 0): its sends' answers come by TID. */
+static pthread_mutex_t layer_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sib_mad_agent layer_agents[2][256];
+
+static bool layer_rx(void *owner, const struct sib_mad_recv *r)
+{
+	(void)owner;
+	(void)r;
+	return false; /* a response no send of ours took: the layer counts it */
+}
+
+static const struct sib_mad_agent *layer_agent(struct sib_hca *hca, uint8_t qpn, uint8_t mclass)
+{
+	struct sib_mad_agent *a = &layer_agents[qpn ? 1 : 0][mclass];
+	int rc = 0;
+
+	pthread_mutex_lock(&layer_lock);
+	if (!a->name) {
+		a->name = "umad";
+		a->qp = qpn ? SIB_QP1 : SIB_QP0;
+		a->mgmt_class = mclass;
+		a->rx = layer_rx;
+	}
+	if (!sib_mad_agent_id(&hca->node.mads, a))
+		rc = sib_mad_agent_register(&hca->node, a);
+	pthread_mutex_unlock(&layer_lock);
+	return rc ? NULL : a;
+}
+
+/* ---------------------------------------------------------------- open, close */
+
+static int umad_open(int flags)
+{
+	struct umad_file *f = calloc(1, sizeof(*f));
+	int err;
+
+	if (!f) {
+		errno = ENOMEM;
+		return -1;
+	}
+	f->hca = sib_hca_get();
+	if (!f->hca) {
+		err = errno ? errno : ENODEV;
+		free(f);
+		errno = err;
+		return -1;
+	}
+	f->fd = eventfd(0, EFD_SEMAPHORE | (flags & O_CLOEXEC ? EFD_CLOEXEC : 0) |
+				   (flags & O_NONBLOCK ? EFD_NONBLOCK : 0));
+	if (f->fd < 0) {
+		err = errno;
+		sib_hca_put(f->hca);
+		free(f);
+		errno = err;
+		return -1;
+	}
+	pthread_mutex_init(&f->lock, NULL);
+	f->refs = 1;
+	pthread_mutex_lock(&files_lock);
+	for (unsigned i = 0; i < UMAD_MAX_FILES; i++)
+		if (!files[i]) {
+			files[i] = f;
+			pthread_mutex_unlock(&files_lock);
+			return f->fd;
+		}
+	pthread_mutex_unlock(&files_lock);
+	syscall(SYS_close, f->fd);
+	sib_hca_put(f->hca);
+	pthread_mutex_destroy(&f->lock);
+	free(f);
+	sib_warn("open /dev/infiniband/%s: %d descriptors are open already", SIB_UMAD_NAME,
+		 UMAD_MAX_FILES);
+	errno = EMFILE;
+	return -1;
+}
+
+static void umad_close(int fd)
+{
+	struct umad_file *f = NULL;
+
+	pthread_mutex_lock(&files_lock);
+	for (unsigned i = 0; i < UMAD_MAX_FILES; i++)
+		if (files[i] && files[i]->fd == fd) {
+			f = files[i];
+			files[i] = NULL;
+		}
+	pthread_mutex_unlock(&files_lock);
+	if (!f)
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->closed = true;
+	pthread_mutex_unlock(&f->lock);
+	file_put(f); /* sends still out hold it until they end */
+}
+
+/* ---------------------------------------------------------------- ioctl */
+
+static int register_agent(struct umad_file *f, struct umad_reg_req *req)
+{
+	unsigned id;
+
+	if (!req) {
+		errno = EFAULT;
+		return -1;
+	}
+	if (req->method_mask[0] | req->method_mask[1] | req->method_mask[2] | req->method_mask[3]) {
+		/* Serving requests (an SM, an ibping server) is not there yet. */
+		sib_warn("umad: an agent for class 0x%02x that serves requests (a method mask): "
+			 "not supported yet, only agents that send and hear answers",
+			 req->mgmt_class);
+		errno = EINVAL;
+		return -1;
+	}
+	if (req->qpn > 1 || (req->qpn == 0) != (req->mgmt_class == IB_MGMT_CLASS_SUBN_LID_ROUTED ||
+						   req->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE)) {
+		errno = EINVAL; /* SMPs on QP0, everything else on QP1 (IBA 13.5.1) */
+		return -1;
+	}
+	pthread_mutex_lock(&f->lock);
+	for (id = 0; id < UMAD_MAX_AGENTS && f->agent[id].used; id++)
+		;
+	if (id == UMAD_MAX_AGENTS) {
+		pthread_mutex_unlock(&f->lock);
+		errno = ENOMEM;
+		return -1;
+	}
+	f->agent[id] = (struct umad_agent){ .used = true,
+					    .qpn = req->qpn,
+					    .mclass = req->mgmt_class,
+					    .version = req->mgmt_class_version,
+					    .rmpp = req->rmpp_version };
+	pthread_mutex_unlock(&f->lock);
+	f->agent[id].layer = layer_agent(f->hca, req->qpn, req->mgmt_class);
+	if (!f->agent[id].layer) {
+		pthread_mutex_lock(&f->lock);
+		f->agent[id].used = false;
+		pthread_mutex_unlock(&f->lock);
+		errno = ENOMEM;
+		return -1;
+	}
+	req->id = id;
+	return 0;
+}
+
+static int umad_ioctl(int fd, unsigned long request, void *arg)
+{
+	struct umad_file *f = file_of(fd);
+	uint32_t id;
+
+	if (!f) {
+		errno = EBADF;
+		return -1;
+	}
+	switch (request) {
+	case UMAD_REGISTER_AGENT:
+		return register_agent(f, arg);
+	case UMAD_UNREGISTER_AGENT:
+		if (!arg) {
+			errno = EFAULT;
+			return -1;
+		}
+		memcpy(&id, arg, sizeof(id));
+		pthread_mutex_lock(&f->lock);
+		if (id >= UMAD_MAX_AGENTS || !f->agent[id].used) {
+			pthread_mutex_unlock(&f->lock);
+			errno = EINVAL;
+			return -1;
+		}
+		f->agent[id].used = false; /* its sends still out end unseen */
+		pthread_mutex_unlock(&f->lock);
+		return 0;
+	case UMAD_ENABLE_PKEY:
+		return 0; /* the 64-byte header is the only one softib has */
+	default:
+		/* REGISTER_AGENT2 among them: libibumad falls back to the
+		 * first interface on EINVAL, as with older kernels. */
+		errno = EINVAL;
+		return -1;
+	}
+}
+
+/* ---------------------------------------------------------------- write: send */
+
+static enum sib_mad_verdict send_done(void *owner, const struct sib_mad_send_wc *wc)
+{
+	struct umad_send *s = wc->context;
+	struct umad_hdr h = s->hdr;
+
+	(void)owner;
+	switch (wc->status) {
+	case SIB_MAD_RESENT:
+		return SIB_MAD_DONE;
+	case SIB_MAD_RESPONSE: {
+		const struct sib_mad_addr *a = wc->resp->a;
+
+		memset(&h, 0, sizeof(h));
+		h.agent_id = s->hdr.agent_id;
+		h.length = sizeof(h) + IB_MAD_BYTES;
+		h.qpn = htonl(a->SrcQP);
+		h.qkey = htonl(a->Q_Key);
+		h.lid = htons(a->SLID);
+		h.sl = a->SL;
+		enqueue(s->f, &h, wc->resp->mad);
+		break;
+	}
+	case SIB_MAD_TIMEOUT:
+		h.status = ETIMEDOUT; /* the request comes back (umad_send(3)) */
+		enqueue(s->f, &h, s->mad);
+		break;
+	case SIB_MAD_CANCELED:
+		break;
+	}
+	file_put(s->f);
+	free(s);
+	return SIB_MAD_DONE;
+}
+
+/* Where a MAD to dlid leaves for: the cable on a fabric, this port's own
+ * socket for its own LID or a directed route that ends here, else where
+ * the SA says the LID lives (the SM's LID, and a directed route's first
+ * hop, in a subnet without switches: the SM's port, the far end of every
+ * port's cable). */
+static int destination(struct sib_hca *hca, uint16_t dlid, bool dr_here, struct sib_endpoint *ep)
+{
+	struct sib_node *node = &hca->node;
+	struct sib_port_mgmt *pm = &node->mgmt[0];
+	uint16_t my_lid;
+
+	pthread_mutex_lock(&node->lock);
+	my_lid = node->ports[0].LID;
+	if (pm->link && (dr_here || (dlid && dlid == my_lid))) {
+		*ep = pm->link->local;
+		pthread_mutex_unlock(&node->lock);
+		return 0;
+	}
+	if (pm->fabric) {
+		*ep = pm->cable;
+		pthread_mutex_unlock(&node->lock);
+		return 0;
+	}
+	if (dlid == SIB_LID_PERMISSIVE || (dlid && dlid == node->ports[0].SMLID)) {
+		int rc = pm->sm_heard ? 0 : -ENETDOWN;
+
+		*ep = pm->sm_ep;
+		pthread_mutex_unlock(&node->lock);
+		return rc;
+	}
+	pthread_mutex_unlock(&node->lock);
+	return sib_sa_resolve_lid(node, SIB_UMAD_PORT, dlid, ep);
+}
+
+static ssize_t umad_write(int fd, const void *buf, size_t len)
+{
+	struct umad_file *f = file_of(fd);
+	struct sib_mad_send_req req;
+	const struct sib_mad_agent *la;
+	struct umad_send *s;
+	struct umad_agent ag;
+	struct umad_hdr h;
+	uint16_t my_lid;
+	bool dr_here = false, request;
+	int rc;
+
+	if (!f) {
+		errno = EBADF;
+		return -1;
+	}
+	if (!buf || len < sizeof(h) + UMAD_MAD_HDR) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (len > sizeof(h) + IB_MAD_BYTES) {
+		sib_warn("umad: a MAD of %zu bytes: RMPP sends are not supported yet",
+			 len - sizeof(h));
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(&h, buf, sizeof(h));
+	pthread_mutex_lock(&f->lock);
+	ag = h.agent_id < UMAD_MAX_AGENTS ? f->agent[h.agent_id] : (struct umad_agent){ 0 };
+	pthread_mutex_unlock(&f->lock);
+	if (!ag.used || !(la = ag.layer)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!(s = calloc(1, sizeof(*s)))) {
+		errno = ENOMEM;
+		return -1;
+	}
+	s->f = f;
+	s->hdr = h;
+	memcpy(s->mad, (const uint8_t *)buf + sizeof(h), len - sizeof(h));
+	request = !sib_mad_is_response(s->mad);
+	/* A directed-route request leaves as its first node sends it
+	 * (IBA C14-9:1: HopPointer and the first ReturnPath entry). */
+	if (s->mad[1] == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE && request) {
+		struct ib_dr_smp dr;
+		const char *why;
+		unsigned out;
+
+		ib_dr_smp_decode(&dr, s->mad);
+		switch (ib_dr_smp_depart(&dr, &out, &why)) {
+		case IB_DR_FORWARD:
+			if (out != SIB_UMAD_PORT) {
+				free(s);
+				errno = EINVAL;
+				return -1;
+			}
+			break;
+		case IB_DR_DELIVER:
+			dr_here = true; /* HopCount 0: this port's own SMA */
+			break;
+		default:
+			sib_dbg("umad: a directed-route SMP refused: %s", why);
+			free(s);
+			errno = EINVAL;
+			return -1;
+		}
+		ib_dr_smp_encode(&dr, s->mad);
+	}
+	memset(&req, 0, sizeof(req));
+	req.port_num = SIB_UMAD_PORT;
+	rc = destination(f->hca, ntohs(h.lid), dr_here, &req.dst);
+	if (rc) {
+		free(s);
+		errno = rc == -ENOENT ? EHOSTUNREACH : -rc;
+		return -1;
+	}
+	pthread_mutex_lock(&f->hca->node.lock);
+	my_lid = f->hca->node.ports[0].LID;
+	pthread_mutex_unlock(&f->hca->node.lock);
+	req.addr.DLID = ntohs(h.lid);
+	req.addr.SLID = my_lid ? my_lid : SIB_LID_PERMISSIVE;
+	req.addr.SL = h.sl & 0xf;
+	req.addr.P_Key = 0xffff;
+	req.addr.DestQP = ntohl(h.qpn) & 0xffffff;
+	req.addr.SrcQP = ag.qpn ? SIB_QP1 : SIB_QP0;
+	req.addr.Q_Key = ntohl(h.qkey);
+	req.mad = s->mad;
+	/* A request keeps the caller's low TID half; the layer's agent id
+	 * goes above it, as the kernel's hi_tid (consumers match 32 bits). */
+	memcpy(&req.tid, s->mad + 8, sizeof(req.tid));
+	req.tid = be64toh(req.tid);
+	if (request)
+		req.tid = (uint64_t)sib_mad_agent_id(&f->hca->node.mads, la) << 32 |
+			  (req.tid & 0xffffffffu);
+	if (request && h.timeout_ms) {
+		req.timeout_ns = (uint64_t)h.timeout_ms * 1000000ull;
+		req.retries = h.retries;
+		req.fn = send_done;
+		req.context = s;
+		pthread_mutex_lock(&f->lock);
+		f->refs++;
+		pthread_mutex_unlock(&f->lock);
+	}
+	rc = sib_mad_post(&f->hca->node.mads, la, &req, NULL);
+	if (rc || !req.timeout_ns) {
+		if (req.timeout_ns)
+			file_put(f);
+		free(s);
+		if (rc) {
+			errno = -rc;
+			return -1;
+		}
+	}
+	return (ssize_t)len;
+}
+
+/* ---------------------------------------------------------------- read */
+
+static ssize_t umad_read(int fd, void *buf, size_t len)
+{
+	struct umad_file *f = file_of(fd);
+	struct umad_pkt *p;
+	uint64_t v;
+
+	if (!f) {
+		errno = EBADF;
+		return -1;
+	}
+	for (;;) {
+		pthread_mutex_lock(&f->lock);
+		p = f->head;
+		if (p && len >= sizeof(p->hdr) + IB_MAD_BYTES) {
+			f->head = p->next;
+			if (!f->head)
+				f->tail = NULL;
+			f->queued--;
+			syscall(SYS_read, f->fd, &v, sizeof(v)); /* the count goes with it */
+		}
+		pthread_mutex_unlock(&f->lock);
+		if (p && len < sizeof(p->hdr) + IB_MAD_BYTES) {
+			errno = EINVAL; /* too small for the MAD: it stays queued */
+			return -1;
+		}
+		if (p)
+			break;
+		if (syscall(SYS_fcntl, f->fd, F_GETFL) & O_NONBLOCK) {
+			errno = EAGAIN;
+			return -1;
+		}
+		struct pollfd pfd = { .fd = f->fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+			return -1;
+	}
+	memcpy(buf, &p->hdr, sizeof(p->hdr));
+	memcpy((uint8_t *)buf + sizeof(p->hdr), p->mad, IB_MAD_BYTES);
+	free(p);
+	return (ssize_t)(sizeof(p->hdr) + IB_MAD_BYTES);
+}
+
+const struct softib_cdev_ops sib_umad_cdev = {
+	.name = SIB_UMAD_NAME,
+	.major = SIB_UMAD_MAJOR,
+	.minor = SIB_UMAD_MINOR,
+	.open = umad_open,
+	.write = umad_write,
+	.read = umad_read,
+	.close = umad_close,
+	.ioctl = umad_ioctl,
+};
+
+/* ---------------------------------------------------------------- issm */
+
+/* Holding issm31 open says "an SM is here" (PortInfo:CapabilityMask IsSM,
+ * IBA 14.2.5.6); softib's SMA does not advertise it yet, so it is an
+ * empty descriptor: OpenSM opens it and goes on. */
+static int issm_open(int flags)
+{
+	return eventfd(0, flags & O_CLOEXEC ? EFD_CLOEXEC : 0);
+}
+
+const struct softib_cdev_ops sib_issm_cdev = {
+	.name = SIB_ISSM_NAME,
+	.major = SIB_UMAD_MAJOR,
+	.minor = SIB_ISSM_MINOR,
+	.open = issm_open,
+};
+
+__attribute__((constructor)) static void umad_register(void)
+{
+	if (softib_fs_add_cdev(&sib_umad_cdev) || softib_fs_add_cdev(&sib_issm_cdev))
+		sib_warn("umad: /dev/infiniband/%s could not be added", SIB_UMAD_NAME);
+}
