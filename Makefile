@@ -129,7 +129,7 @@ DEB_BUILD_PKGS := gcc make pkg-config binutils \
 DEB_PKGS := $(DEB_BUILD_PKGS) clang libclang-rt-dev \
             libibverbs-dev ibverbs-utils rdma-core perftest python3-pyverbs \
             liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev \
-            zlib1g-dev tshark librsvg2-bin iproute2 procps ucx-utils infiniband-diags \
+            zlib1g-dev tshark librsvg2-bin iproute2 procps ucx-utils infiniband-diags opensm \
             rdmacm-utils qperf \
             openmpi-bin libopenmpi-dev libfabric-bin tgt \
             groff-base man-db

@@ -86,6 +86,16 @@ int sib_mad_register(struct sib_mad_layer *l, const struct sib_mad_agent *agent)
 	return rc;
 }
 
+uint64_t sib_mad_methods_served(struct sib_mad_layer *l, uint32_t qp, uint8_t mclass)
+{
+	uint64_t m = 0;
+
+	for (struct sib_mad_reg *r = __atomic_load_n(&l->agents, __ATOMIC_ACQUIRE); r; r = r->next)
+		if (r->agent->qp == qp && r->agent->mgmt_class == mclass)
+			m |= r->agent->methods;
+	return m;
+}
+
 uint32_t sib_mad_agent_id(struct sib_mad_layer *l, const struct sib_mad_agent *agent)
 {
 	for (struct sib_mad_reg *r = __atomic_load_n(&l->agents, __ATOMIC_ACQUIRE); r; r = r->next)

@@ -103,6 +103,10 @@ void sib_mad_layer_fini(struct sib_mad_layer *l);
 /* 0; -EEXIST when an agent of that QP and class already serves one of its
  * methods in an overlapping version; -ENOMEM. */
 int sib_mad_register(struct sib_mad_layer *l, const struct sib_mad_agent *agent);
+/* The request methods registered agents serve on qp for mclass (any
+ * version): what a further agent of that class may still take. */
+uint64_t sib_mad_methods_served(struct sib_mad_layer *l, uint32_t qp, uint8_t mclass);
+
 /* The id of a registered agent (the upper half of its TIDs); 0: none. */
 uint32_t sib_mad_agent_id(struct sib_mad_layer *l, const struct sib_mad_agent *agent);
 

@@ -139,6 +139,13 @@ struct sib_node {
 	struct sib_cm *cm;		  /* the communication manager (cm.c) */
 	struct sib_timers *timers;	  /* where agents arm their timers */
 	const struct sib_node_ops *ops;
+	/* A subnet manager running on this node through user MADs
+	 * (provider/umad.c, OpenSM): the SM-class requests an HCA's own SMA
+	 * does not answer -- SMInfo, traps -- go to it when it takes them
+	 * (sma.c), and while it holds issm the port says IsSM (IBA 14.2.5.6).
+	 * Set by the provider, read without the lock. */
+	bool (*user_sm)(struct sib_node *node, const struct sib_mad_recv *r);
+	bool is_sm;
 };
 
 /* Ports DOWN with no link, GID[0] from the port GUIDs (node GUID + port

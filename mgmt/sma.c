@@ -9,6 +9,7 @@
 #include "mgmt/port_up.h"
 #include "mgmt/sma.h"
 #include "mgmt/sa_client.h"
+#include "wire/bitfield.h"
 #include "wire/smp.h"
 
 /* PortInfo:LinkWidth/LinkSpeed encodings (IBA 14.2.5.6): 4X at QDR, the
@@ -47,7 +48,8 @@ void sib_sma_port_info(struct sib_node *node, unsigned port_num, struct ib_port_
 	pi->LID = port->LID;
 	pi->MasterSMLID = port->SMLID;
 	pi->CapabilityMask = IB_PORT_CAP_IS_TRAP_SUP | IB_PORT_CAP_IS_SYS_IMAGE_GUID_SUP |
-			     IB_PORT_CAP_IS_CLIENT_REREG_SUP;
+			     IB_PORT_CAP_IS_CLIENT_REREG_SUP |
+			     (__atomic_load_n(&node->is_sm, __ATOMIC_RELAXED) ? IB_PORT_CAP_IS_SM : 0);
 	pi->LocalPortNum = (uint8_t)port_num;
 	pi->LinkWidthEnabled = LINK_WIDTH_1X_4X;
 	pi->LinkWidthSupported = LINK_WIDTH_1X_4X;
@@ -400,8 +402,13 @@ static enum mkey_verdict admit(struct sib_node *node, unsigned port_num, const s
 
 	pthread_mutex_lock(&node->lock);
 	v = mkey_check(pm, r->method, r->M_Key, now);
+	/* ... and from this port itself when an SM runs here (node.h:
+	 * is_sm): it configures its own port by a 0-hop directed route, and
+	 * only this process's socket sends from its endpoint. */
 	stranger = v != MKEY_DISCARD && !pm->M_Key && r->method == IB_MAD_METHOD_SET && from &&
-		   !pm->sm_none && sib_port_sm_addr_index(pm, from) < 0;
+		   !pm->sm_none && sib_port_sm_addr_index(pm, from) < 0 &&
+		   !(__atomic_load_n(&node->is_sm, __ATOMIC_RELAXED) && pm->link &&
+		     sib_endpoint_equal(from, &pm->link->local));
 	if (v == MKEY_DISCARD || stranger) {
 		pm->smp_refused++;
 		warn = refusal_warns(pm, now);
@@ -589,12 +596,20 @@ static bool sma_rx(void *owner, const struct sib_mad_recv *rcv)
 	struct sib_mad_addr ra;
 	uint16_t my_lid;
 
+	bool (*user_sm)(struct sib_node *, const struct sib_mad_recv *) =
+		__atomic_load_n(&node->user_sm, __ATOMIC_ACQUIRE);
+
 	if (mad[3] & IB_MAD_METHOD_RESP) {
 		pthread_mutex_lock(&node->lock);
 		pm->smp_refused++;
 		pthread_mutex_unlock(&node->lock);
 		return true;
 	}
+	/* What a real HCA's SMA leaves to the SM running on the node. */
+	if (user_sm && (ib_bits_get(mad, 128, 16) == IB_SMP_ATTR_SM_INFO ||
+			mad[3] == IB_MAD_METHOD_TRAP) &&
+	    user_sm(node, rcv))
+		return true;
 	if (!sib_sma_handle(node, port_num, a, mad, from, out))
 		return true;
 	pthread_mutex_lock(&node->lock);
@@ -602,10 +617,13 @@ static bool sma_rx(void *owner, const struct sib_mad_recv *rcv)
 	pthread_mutex_unlock(&node->lock);
 	sib_mad_addr_reply(a, my_lid ? my_lid : SIB_LID_PERMISSIVE, &ra);
 	/* IBA 14.2.2: directed-route responses travel with permissive LIDs
-	 * until the end of the path. */
+	 * until the end of the path -- the SLID too: the answer to the Set
+	 * that gave this port its LID leaves before any switch's LFT knows
+	 * that LID, and a switch drops a CA's packet whose SLID it does not
+	 * route back to it (OpenSM writes LFTs only after every LID Set). */
 	if (mad[1] == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
 		ra.DLID = SIB_LID_PERMISSIVE;
-		ra.SLID = my_lid ? my_lid : SIB_LID_PERMISSIVE;
+		ra.SLID = SIB_LID_PERMISSIVE;
 	}
 	if (pm->link)
 		sib_mgmt_send(pm->link, &ra, out, from);

@@ -23,6 +23,7 @@
 #include "mgmt/mad_send.h"
 #include "mgmt/sa_client.h"
 #include "provider/softib.h"
+#include "wire/sa.h"
 #include "wire/smp.h"
 
 /* The kernel's ABI (include/uapi/rdma/ib_user_mad.h), version 5 with
@@ -80,6 +81,7 @@ struct umad_pkt {
 struct umad_agent {
 	bool used;
 	uint8_t qpn, mclass, version, rmpp;
+	uint64_t methods; /* the requests it serves (SIB_MAD_METHOD bits) */
 	const struct sib_mad_agent *layer; /* the node's agent it sends through */
 };
 
@@ -193,6 +195,93 @@ static const struct sib_mad_agent *layer_agent(struct sib_hca *hca, uint8_t qpn,
 	return rc ? NULL : a;
 }
 
+/*
+ * Requests for umad agents with a method mask: one more agent of the
+ * node's layer per QP and class, serving the methods no agent of softib's
+ * own serves there (a real HCA's own agents answer first, too), and, for
+ * the SM classes, the SMA's hook (node.h: user_sm) for SMInfo and traps.
+ * The first umad agent whose class, version and mask match takes it.
+ */
+static struct sib_mad_agent server_agents[2][256];
+
+static bool deliver_request(struct sib_node *node, const struct sib_mad_recv *r)
+{
+	const uint8_t *mad = r->mad;
+	uint8_t qpn = r->a->DestQP ? 1 : 0;
+	struct umad_file *f = NULL;
+	unsigned id = 0;
+	struct umad_hdr h;
+
+	(void)node;
+	/* RMPP ACK, STOP and ABORT are the sender's business (kernel's too) */
+	if ((mad[26] & IB_RMPP_FLAG_ACTIVE) && mad[25] != IB_RMPP_TYPE_DATA)
+		return true;
+	pthread_mutex_lock(&files_lock);
+	for (unsigned i = 0; i < UMAD_MAX_FILES && !f; i++) {
+		if (!files[i])
+			continue;
+		pthread_mutex_lock(&files[i]->lock);
+		for (id = 0; id < UMAD_MAX_AGENTS; id++) {
+			const struct umad_agent *a = &files[i]->agent[id];
+
+			if (a->used && a->qpn == qpn && a->mclass == mad[1] &&
+			    (!a->version || a->version == mad[2]) &&
+			    (a->methods & SIB_MAD_METHOD(mad[3]))) {
+				f = files[i];
+				f->refs++;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&files[i]->lock);
+	}
+	pthread_mutex_unlock(&files_lock);
+	sib_dbg("umad: a request of class 0x%02x method 0x%02x attribute 0x%04x from LID %u: %s",
+		mad[1], mad[3], (unsigned)(mad[16] << 8 | mad[17]), r->a->SLID,
+		f ? "to an agent" : "no agent takes it");
+	if (!f)
+		return false;
+	memset(&h, 0, sizeof(h));
+	h.agent_id = id;
+	h.length = sizeof(h) + IB_MAD_BYTES;
+	h.qpn = htonl(r->a->SrcQP);
+	h.qkey = htonl(r->a->Q_Key);
+	h.lid = htons(r->a->SLID);
+	h.sl = r->a->SL;
+	enqueue(f, &h, mad);
+	file_put(f);
+	return true;
+}
+
+static bool server_rx(void *owner, const struct sib_mad_recv *r)
+{
+	return deliver_request(owner, r);
+}
+
+/* Makes requests of qpn and mclass reach umad agents; false when softib's
+ * own agents serve every method of the class. */
+static bool serve_class(struct sib_hca *hca, uint8_t qpn, uint8_t mclass)
+{
+	struct sib_mad_agent *a = &server_agents[qpn ? 1 : 0][mclass];
+	struct sib_mad_layer *l = &hca->node.mads;
+	bool ok = true;
+
+	if (mclass == IB_MGMT_CLASS_SUBN_LID_ROUTED || mclass == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE) {
+		__atomic_store_n(&hca->node.user_sm, deliver_request, __ATOMIC_RELEASE);
+		return true;
+	}
+	pthread_mutex_lock(&layer_lock);
+	if (!sib_mad_agent_id(l, a)) {
+		a->name = "umad";
+		a->qp = qpn ? SIB_QP1 : SIB_QP0;
+		a->mgmt_class = mclass;
+		a->methods = SIB_MAD_METHODS_ALL & ~sib_mad_methods_served(l, a->qp, mclass);
+		a->rx = server_rx;
+		ok = a->methods && !sib_mad_agent_register(&hca->node, a);
+	}
+	pthread_mutex_unlock(&layer_lock);
+	return ok;
+}
+
 /* ---------------------------------------------------------------- open, close */
 
 static int umad_open(int flags)
@@ -204,7 +293,9 @@ static int umad_open(int flags)
 		errno = ENOMEM;
 		return -1;
 	}
-	f->hca = sib_hca_get();
+	/* No wait for ACTIVE: the SM a process may be (OpenSM) configures
+	 * its own port, and a tool sees the port as it is, as on hardware. */
+	f->hca = sib_hca_get_nowait();
 	if (!f->hca) {
 		err = errno ? errno : ENODEV;
 		free(f);
@@ -269,14 +360,6 @@ static int register_agent(struct umad_file *f, struct umad_reg_req *req)
 		errno = EFAULT;
 		return -1;
 	}
-	if (req->method_mask[0] | req->method_mask[1] | req->method_mask[2] | req->method_mask[3]) {
-		/* Serving requests (an SM, an ibping server) is not there yet. */
-		sib_warn("umad: an agent for class 0x%02x that serves requests (a method mask): "
-			 "not supported yet, only agents that send and hear answers",
-			 req->mgmt_class);
-		errno = EINVAL;
-		return -1;
-	}
 	if (req->qpn > 1 || (req->qpn == 0) != (req->mgmt_class == IB_MGMT_CLASS_SUBN_LID_ROUTED ||
 						   req->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE)) {
 		errno = EINVAL; /* SMPs on QP0, everything else on QP1 (IBA 13.5.1) */
@@ -297,6 +380,16 @@ static int register_agent(struct umad_file *f, struct umad_reg_req *req)
 					    .rmpp = req->rmpp_version };
 	pthread_mutex_unlock(&f->lock);
 	f->agent[id].layer = layer_agent(f->hca, req->qpn, req->mgmt_class);
+	if (f->agent[id].layer &&
+	    (req->method_mask[0] | req->method_mask[1] | req->method_mask[2] | req->method_mask[3]) &&
+	    !serve_class(f->hca, req->qpn, req->mgmt_class)) {
+		sib_warn("umad: class 0x%02x: every request method is served by softib's own agent",
+			 req->mgmt_class);
+		f->agent[id].layer = NULL;
+	}
+	pthread_mutex_lock(&f->lock);
+	f->agent[id].methods = (uint64_t)req->method_mask[1] << 32 | req->method_mask[0];
+	pthread_mutex_unlock(&f->lock);
 	if (!f->agent[id].layer) {
 		pthread_mutex_lock(&f->lock);
 		f->agent[id].used = false;
@@ -415,6 +508,96 @@ static int destination(struct sib_hca *hca, uint16_t dlid, bool dr_here, struct 
 	return sib_sa_resolve_lid(node, SIB_UMAD_PORT, dlid, ep);
 }
 
+/* req's port, destination and address for a MAD with header h from
+ * agent ag; 0 or a negative errno.  A directed-route SMP goes with the
+ * permissive LID as its SLID too, as softib-sm's (mgmt/mad_packet.h): on
+ * its directed part no LFT need know the sender yet. */
+static int mad_route(struct umad_file *f, const struct umad_hdr *h, const struct umad_agent *ag,
+		     const uint8_t *mad, bool dr_here, struct sib_mad_send_req *req)
+{
+	uint16_t my_lid;
+	int rc;
+
+	memset(req, 0, sizeof(*req));
+	req->port_num = SIB_UMAD_PORT;
+	rc = destination(f->hca, ntohs(h->lid), dr_here, &req->dst);
+	if (rc)
+		return rc == -ENOENT ? -EHOSTUNREACH : rc;
+	pthread_mutex_lock(&f->hca->node.lock);
+	my_lid = f->hca->node.ports[0].LID;
+	pthread_mutex_unlock(&f->hca->node.lock);
+	req->addr.DLID = ntohs(h->lid);
+	/* the MAD's class, not the agent's: an SM answers LID-routed SMPs
+	 * through its directed-route agent */
+	req->addr.SLID = my_lid && mad[1] != IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE
+				 ? my_lid
+				 : SIB_LID_PERMISSIVE;
+	req->addr.SL = h->sl & 0xf;
+	req->addr.P_Key = 0xffff;
+	req->addr.DestQP = ntohl(h->qpn) & 0xffffff;
+	req->addr.SrcQP = ag->qpn ? SIB_QP1 : SIB_QP0;
+	req->addr.Q_Key = ntohl(h->qkey);
+	return 0;
+}
+
+/*
+ * A response longer than one MAD (an SA GetTableResp an SM wrote whole,
+ * IBA 13.6): cut into RMPP DATA segments of 200 bytes of records, each
+ * behind the SA header, and sent at once.  The requester's ACKs are not
+ * waited for (deliver_request drops them): a lost segment makes it ask
+ * again.  Other classes' RMPP: EINVAL.
+ */
+static ssize_t rmpp_send(struct umad_file *f, const struct umad_hdr *h, const struct umad_agent *ag,
+			 const uint8_t *mad, size_t len)
+{
+	const size_t hdr = UMAD_MAD_HDR + 12 + IB_SA_CLASS_HDR_BYTES;
+	struct sib_mad_send_req req;
+	uint32_t dlen, n;
+	int rc;
+
+	if (mad[1] != IB_MGMT_CLASS_SUBN_ADM || !sib_mad_is_response(mad) ||
+	    !(mad[26] & IB_RMPP_FLAG_ACTIVE) || len < hdr || len > (1u << 24)) {
+		sib_warn("umad: a MAD of %zu bytes of class 0x%02x: only SA responses are cut "
+			 "into RMPP segments", len, mad[1]);
+		errno = EINVAL;
+		return -1;
+	}
+	rc = mad_route(f, h, ag, mad, false, &req);
+	if (rc) {
+		errno = -rc;
+		return -1;
+	}
+	dlen = (uint32_t)(len - hdr);
+	n = ib_sa_rmpp_segments(dlen);
+	for (uint32_t i = 1; i <= n; i++) {
+		uint8_t seg[IB_MAD_BYTES] = { 0 };
+		uint32_t off = (i - 1) * IB_SA_DATA_BYTES, chunk = dlen - off;
+		uint32_t be;
+
+		if (chunk > IB_SA_DATA_BYTES)
+			chunk = IB_SA_DATA_BYTES;
+		memcpy(seg, mad, hdr);
+		memcpy(seg + hdr, mad + hdr + off, chunk);
+		seg[24] = IB_RMPP_VERSION;
+		seg[25] = IB_RMPP_TYPE_DATA;
+		seg[26] = (uint8_t)((mad[26] & 0xf8) | ib_sa_rmpp_flags(dlen, i));
+		seg[27] = 0;
+		be = htonl(i);
+		memcpy(seg + 28, &be, 4);
+		be = htonl(ib_sa_rmpp_payload_length(dlen, i));
+		memcpy(seg + 32, &be, 4);
+		req.mad = seg;
+		memcpy(&req.tid, seg + 8, sizeof(req.tid));
+		req.tid = be64toh(req.tid);
+		rc = sib_mad_post(&f->hca->node.mads, ag->layer, &req, NULL);
+		if (rc) {
+			errno = -rc;
+			return -1;
+		}
+	}
+	return (ssize_t)(len + sizeof(*h));
+}
+
 static ssize_t umad_write(int fd, const void *buf, size_t len)
 {
 	struct umad_file *f = file_of(fd);
@@ -423,7 +606,6 @@ static ssize_t umad_write(int fd, const void *buf, size_t len)
 	struct umad_send *s;
 	struct umad_agent ag;
 	struct umad_hdr h;
-	uint16_t my_lid;
 	bool dr_here = false, request;
 	int rc;
 
@@ -435,12 +617,6 @@ static ssize_t umad_write(int fd, const void *buf, size_t len)
 		errno = EINVAL;
 		return -1;
 	}
-	if (len > sizeof(h) + IB_MAD_BYTES) {
-		sib_warn("umad: a MAD of %zu bytes: RMPP sends are not supported yet",
-			 len - sizeof(h));
-		errno = EINVAL;
-		return -1;
-	}
 	memcpy(&h, buf, sizeof(h));
 	pthread_mutex_lock(&f->lock);
 	ag = h.agent_id < UMAD_MAX_AGENTS ? f->agent[h.agent_id] : (struct umad_agent){ 0 };
@@ -449,6 +625,14 @@ static ssize_t umad_write(int fd, const void *buf, size_t len)
 		errno = EINVAL;
 		return -1;
 	}
+	/* An SA response with RMPP active gets its RMPP header from the
+	 * "kernel", however short (a GetTableResp always travels by RMPP,
+	 * IBA 15.2.5.x; the SM leaves SegmentNumber and PayloadLength to us). */
+	if (len > sizeof(h) + IB_MAD_BYTES ||
+	    (len >= sizeof(h) + 27 && ((const uint8_t *)buf)[sizeof(h) + 1] == IB_MGMT_CLASS_SUBN_ADM &&
+	     (((const uint8_t *)buf)[sizeof(h) + 26] & IB_RMPP_FLAG_ACTIVE) &&
+	     sib_mad_is_response((const uint8_t *)buf + sizeof(h))))
+		return rmpp_send(f, &h, &ag, (const uint8_t *)buf + sizeof(h), len - sizeof(h));
 	if (!(s = calloc(1, sizeof(*s)))) {
 		errno = ENOMEM;
 		return -1;
@@ -484,24 +668,12 @@ static ssize_t umad_write(int fd, const void *buf, size_t len)
 		}
 		ib_dr_smp_encode(&dr, s->mad);
 	}
-	memset(&req, 0, sizeof(req));
-	req.port_num = SIB_UMAD_PORT;
-	rc = destination(f->hca, ntohs(h.lid), dr_here, &req.dst);
+	rc = mad_route(f, &h, &ag, s->mad, dr_here, &req);
 	if (rc) {
 		free(s);
-		errno = rc == -ENOENT ? EHOSTUNREACH : -rc;
+		errno = -rc;
 		return -1;
 	}
-	pthread_mutex_lock(&f->hca->node.lock);
-	my_lid = f->hca->node.ports[0].LID;
-	pthread_mutex_unlock(&f->hca->node.lock);
-	req.addr.DLID = ntohs(h.lid);
-	req.addr.SLID = my_lid ? my_lid : SIB_LID_PERMISSIVE;
-	req.addr.SL = h.sl & 0xf;
-	req.addr.P_Key = 0xffff;
-	req.addr.DestQP = ntohl(h.qpn) & 0xffffff;
-	req.addr.SrcQP = ag.qpn ? SIB_QP1 : SIB_QP0;
-	req.addr.Q_Key = ntohl(h.qkey);
 	req.mad = s->mad;
 	/* A request keeps the caller's low TID half; the layer's agent id
 	 * goes above it, as the kernel's hi_tid (consumers match 32 bits). */
@@ -589,12 +761,53 @@ const struct softib_cdev_ops sib_umad_cdev = {
 
 /* ---------------------------------------------------------------- issm */
 
-/* Holding issm31 open says "an SM is here" (PortInfo:CapabilityMask IsSM,
- * IBA 14.2.5.6); softib's SMA does not advertise it yet, so it is an
- * empty descriptor: OpenSM opens it and goes on. */
+/* Holding issm31 open says "an SM is here": the port's PortInfo:
+ * CapabilityMask has IsSM while it is open (IBA 14.2.5.6; the kernel's
+ * issm does the same), as OpenSM holds it. */
+static pthread_mutex_t issm_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sib_hca *issm_hca;
+static int issm_fd = -1;
+
 static int issm_open(int flags)
 {
-	return eventfd(0, flags & O_CLOEXEC ? EFD_CLOEXEC : 0);
+	struct sib_hca *hca;
+	int fd;
+
+	pthread_mutex_lock(&issm_lock);
+	if (issm_fd >= 0) {
+		pthread_mutex_unlock(&issm_lock);
+		errno = EBUSY; /* one SM a port, as the kernel's issm */
+		return -1;
+	}
+	if (!(hca = sib_hca_get_nowait())) {
+		pthread_mutex_unlock(&issm_lock);
+		return -1;
+	}
+	fd = eventfd(0, flags & O_CLOEXEC ? EFD_CLOEXEC : 0);
+	if (fd < 0) {
+		sib_hca_put(hca);
+	} else {
+		issm_hca = hca;
+		issm_fd = fd;
+		__atomic_store_n(&hca->node.is_sm, true, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&issm_lock);
+	return fd;
+}
+
+static void issm_close(int fd)
+{
+	struct sib_hca *hca = NULL;
+
+	pthread_mutex_lock(&issm_lock);
+	if (fd == issm_fd) {
+		hca = issm_hca;
+		issm_hca = NULL;
+		issm_fd = -1;
+		__atomic_store_n(&hca->node.is_sm, false, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&issm_lock);
+	sib_hca_put(hca);
 }
 
 const struct softib_cdev_ops sib_issm_cdev = {
@@ -602,6 +815,7 @@ const struct softib_cdev_ops sib_issm_cdev = {
 	.major = SIB_UMAD_MAJOR,
 	.minor = SIB_ISSM_MINOR,
 	.open = issm_open,
+	.close = issm_close,
 };
 
 __attribute__((constructor)) static void umad_register(void)

@@ -15,8 +15,12 @@
  * read(2) returns one queued MAD with its header; the descriptor is
  * readable (poll) while any is queued.
  *
- * Not yet: agents that serve requests (a method mask; OpenSM, an ibping
- * server), RMPP (multi-segment GetTable answers), the GRH.  Index 31, as
+ * An agent with a method mask hears the requests of its class that
+ * softib's own agents do not serve (the SMA hands it SMInfo and traps:
+ * mgmt/node.h, user_sm), so OpenSM runs as a fabric's SM; issm31 held open
+ * makes the port IsSM.  An SA response with RMPP active is cut into
+ * segments and sent at once.  Not yet: RMPP reassembly for umad agents,
+ * RMPP of other classes, the GRH.  Index 31, as
  * softib's uverbs node, keeps clear of the umad devices a host numbers
  * from 0 (libibumad finds a device by reading umadN/ibdev for N < 64).
  */

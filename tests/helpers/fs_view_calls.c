@@ -527,8 +527,10 @@ static void cdev_hook_works_through_libc(void)
 		      st.st_rdev == makedev(10, 200),
 	      "stat of the node");
 	CHECK(!access("/dev/infiniband/fsview_test", R_OK | W_OK), "access R|W");
-	/* rdma_cm: the RDMA CM channel, registered by libsoftib.so itself. */
-	CHECK(names_are("/dev/infiniband", "fsview_test rdma_cm softib0"), "/dev/infiniband lists it");
+	/* rdma_cm, umad31, issm31: the RDMA CM channel and the user-MAD
+	 * devices, registered by libsoftib.so itself. */
+	CHECK(names_are("/dev/infiniband", "fsview_test issm31 rdma_cm softib0 umad31"),
+	      "/dev/infiniband lists it");
 
 	fd = open("/dev/infiniband/fsview_test", O_RDWR | O_CLOEXEC);
 	CHECK(fd >= 0, "open: %s", strerror(errno));
