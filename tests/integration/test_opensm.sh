@@ -17,10 +17,22 @@ sib_init opensm
 sib_need opensm rping ibv_rc_pingpong sminfo ibnetdiscover ibroute timeout
 sib_fabric_switch fat-tree-4x2.topo
 
+# OpenSM frees a request's buffer when its answer comes, and here the
+# answer can come before write(2) has returned; AddressSanitizer, which an
+# ASan build of libsoftib brings into OpenSM, checks the buffer after the
+# call and reports that as a use after free in OpenSM.  So under ASan
+# OpenSM runs on the plain build (the HCAs below stay on the ASan one).
+osm_softib=$SOFTIB
+if ldd "$SOFTIB" 2>/dev/null | grep -q libasan; then
+	osm_softib=$SIB_TOP/build/softib
+	[ -x "$osm_softib" ] ||
+		sib_skip "an AddressSanitizer build, and no plain build/softib to run OpenSM on"
+	echo "opensm: OpenSM on $osm_softib (AddressSanitizer would flag its own buffer reuse)"
+fi
 osm=$SIB_TMP/osm
 mkdir -p "$osm"
 sib_start opensm 300 env SOFTIB_NODE=H1 OSM_TMP_DIR="$osm" OSM_CACHE_DIR="$osm" \
-	"$SOFTIB" run -- opensm -d2 -F /dev/null -f "$osm/opensm.log"
+	"$osm_softib" run -- opensm -d2 -F /dev/null -f "$osm/opensm.log"
 for ((i = 0; i < 600; i++)); do
 	grep -q 'SUBNET UP' "$osm/opensm.log" 2>/dev/null && break
 	kill -0 "${SIB_PID[opensm]}" 2>/dev/null || break
