@@ -435,14 +435,14 @@ void sib_hca_free(struct sib_hca *hca)
 	free(hca);
 }
 
-static struct sib_hca *hca_get(const struct sib_hca_opts *opts)
+struct sib_hca *sib_hca_get(void)
 {
 	struct sib_hca *hca;
 
 	pthread_once(&atfork_once, atfork_register);
 	pthread_mutex_lock(&hca_global_lock);
 	if (!hca_current)
-		hca_current = sib_hca_new(opts);
+		hca_current = sib_hca_new(NULL);
 	hca = hca_current;
 	if (hca)
 		hca->refcnt++;
@@ -452,17 +452,6 @@ static struct sib_hca *hca_get(const struct sib_hca_opts *opts)
 	return hca;
 }
 
-struct sib_hca *sib_hca_get(void)
-{
-	return hca_get(NULL);
-}
-
-struct sib_hca *sib_hca_get_nowait(void)
-{
-	static const struct sib_hca_opts nowait = { .no_bringup_wait = true };
-
-	return hca_get(&nowait);
-}
 
 /* A process that exits without closing its device still sends what a
  * polling thread left queued (the transmit rule), as a real HCA would

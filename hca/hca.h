@@ -76,10 +76,6 @@ uint64_t sib_node_guid(void);
 
 /* The process's HCA, created on first use; NULL with errno on failure. */
 struct sib_hca *sib_hca_get(void);
-/* The same, but a new HCA does not wait for its port to be ACTIVE: for a
- * subnet manager's own process (provider/umad.c), whose port nobody else
- * configures. */
-struct sib_hca *sib_hca_get_nowait(void);
 /* Drop one reference; the last one destroys the HCA. */
 void sib_hca_put(struct sib_hca *hca);
 

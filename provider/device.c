@@ -190,7 +190,8 @@ void softib_port_attr(struct sib_hca *hca, const struct sib_port *port,
 	attr->max_mtu = (enum ibv_mtu)port->max_mtu;
 	attr->active_mtu = (enum ibv_mtu)port->active_mtu;
 	attr->gid_tbl_len = SIB_GID_TBL_LEN;
-	attr->port_cap_flags = IBV_PORT_SYS_IMAGE_GUID_SUP;
+	attr->port_cap_flags = IBV_PORT_SYS_IMAGE_GUID_SUP |
+			       (hca->node.is_sm ? IBV_PORT_SM : 0); /* issm held: umad.h */
 	attr->max_msg_sz = SIB_MAX_MSG_SZ;
 	attr->bad_pkey_cntr = ec.P_KeyViolations > 0xffff ? 0xffff : (uint32_t)ec.P_KeyViolations;
 	attr->qkey_viol_cntr = ec.Q_KeyViolations > 0xffff ? 0xffff : (uint32_t)ec.Q_KeyViolations;

@@ -293,9 +293,7 @@ static int umad_open(int flags)
 		errno = ENOMEM;
 		return -1;
 	}
-	/* No wait for ACTIVE: the SM a process may be (OpenSM) configures
-	 * its own port, and a tool sees the port as it is, as on hardware. */
-	f->hca = sib_hca_get_nowait();
+	f->hca = sib_hca_get();
 	if (!f->hca) {
 		err = errno ? errno : ENODEV;
 		free(f);
@@ -779,7 +777,7 @@ static int issm_open(int flags)
 		errno = EBUSY; /* one SM a port, as the kernel's issm */
 		return -1;
 	}
-	if (!(hca = sib_hca_get_nowait())) {
+	if (!(hca = sib_hca_get())) {
 		pthread_mutex_unlock(&issm_lock);
 		return -1;
 	}
