@@ -70,12 +70,16 @@ enum {
 	UMAD_MAX_QUEUED = 1024, /* MADs waiting for read(2) on one descriptor */
 	UMAD_MAX_FILES = 64,
 	UMAD_MAD_HDR = 24,	/* the common MAD header: the least a write carries */
+	UMAD_SA_HDR = UMAD_MAD_HDR + 12 + IB_SA_CLASS_HDR_BYTES, /* and RMPP's, and the SA's */
+	UMAD_RMPP_MAX = 1 << 24, /* bytes of one reassembled answer */
+	UMAD_RMPP_WINDOW = 16,	 /* segments the sender may send ahead */
 };
 
 struct umad_pkt {
 	struct umad_pkt *next;
 	struct umad_hdr hdr;
-	uint8_t mad[IB_MAD_BYTES];
+	uint32_t len; /* bytes of MAD: 256, or more for a reassembled RMPP answer */
+	uint8_t mad[];
 };
 
 struct umad_agent {
@@ -96,11 +100,16 @@ struct umad_file {
 	struct umad_agent agent[UMAD_MAX_AGENTS];
 };
 
-/* One send out: where its answer or its end goes. */
+/* One send out: where its answer or its end goes, and an RMPP answer
+ * being put together (IBA 13.6) for an agent that asked for RMPP. */
 struct umad_send {
 	struct umad_file *f;
 	struct umad_hdr hdr; /* as written */
 	uint8_t mad[IB_MAD_BYTES];
+	const struct sib_mad_agent *layer;
+	bool rmpp;
+	uint8_t *rbuf; /* the first segment's headers, then every segment's records */
+	uint32_t rlen, next_seg;
 };
 
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -139,20 +148,23 @@ static void file_put(struct umad_file *f)
 }
 
 /* Queues a MAD for read(2); the eventfd counts it. */
-static void enqueue(struct umad_file *f, const struct umad_hdr *h, const uint8_t *mad)
+static void enqueue(struct umad_file *f, const struct umad_hdr *h, const uint8_t *mad,
+		    uint32_t len)
 {
 	struct umad_pkt *p;
 	uint64_t one = 1;
 
 	pthread_mutex_lock(&f->lock);
-	if (f->closed || f->queued >= UMAD_MAX_QUEUED || !(p = malloc(sizeof(*p)))) {
+	if (f->closed || f->queued >= UMAD_MAX_QUEUED || !(p = malloc(sizeof(*p) + len))) {
 		f->dropped++;
 		pthread_mutex_unlock(&f->lock);
 		return;
 	}
 	p->next = NULL;
 	p->hdr = *h;
-	memcpy(p->mad, mad, IB_MAD_BYTES);
+	p->hdr.length = (uint32_t)sizeof(*h) + len;
+	p->len = len;
+	memcpy(p->mad, mad, len);
 	if (f->tail)
 		f->tail->next = p;
 	else
@@ -242,12 +254,11 @@ static bool deliver_request(struct sib_node *node, const struct sib_mad_recv *r)
 		return false;
 	memset(&h, 0, sizeof(h));
 	h.agent_id = id;
-	h.length = sizeof(h) + IB_MAD_BYTES;
 	h.qpn = htonl(r->a->SrcQP);
 	h.qkey = htonl(r->a->Q_Key);
 	h.lid = htons(r->a->SLID);
 	h.sl = r->a->SL;
-	enqueue(f, &h, mad);
+	enqueue(f, &h, mad, IB_MAD_BYTES);
 	file_put(f);
 	return true;
 }
@@ -438,6 +449,80 @@ static int umad_ioctl(int fd, unsigned long request, void *arg)
 
 /* ---------------------------------------------------------------- write: send */
 
+/* An RMPP ACK of segment seg back to where the answer came from (IBA
+ * 13.6.2.2), under its TID, with room for UMAD_RMPP_WINDOW more. */
+static void rmpp_ack(struct umad_send *s, const struct sib_mad_send_wc *wc, uint32_t seg)
+{
+	const struct sib_mad_addr *a = wc->resp->a;
+	struct sib_mad_send_req req = { .port_num = SIB_UMAD_PORT, .dst = *wc->dst };
+	uint8_t ack[IB_MAD_BYTES];
+	uint32_t be;
+
+	memcpy(ack, wc->resp->mad, UMAD_SA_HDR);
+	memset(ack + UMAD_SA_HDR, 0, sizeof(ack) - UMAD_SA_HDR);
+	ack[25] = IB_RMPP_TYPE_ACK;
+	ack[26] = (uint8_t)((ack[26] & 0xf8) | IB_RMPP_FLAG_ACTIVE);
+	ack[27] = 0;
+	be = htonl(seg);
+	memcpy(ack + 28, &be, 4);
+	be = htonl(seg + UMAD_RMPP_WINDOW);
+	memcpy(ack + 32, &be, 4);
+	req.addr = *a;
+	req.addr.DLID = a->SLID;
+	req.addr.SLID = a->DLID;
+	req.addr.DestQP = a->SrcQP;
+	req.addr.SrcQP = a->DestQP;
+	req.mad = ack;
+	req.tid = wc->tid;
+	sib_mad_post(&s->f->hca->node.mads, s->layer, &req, NULL);
+}
+
+/*
+ * One segment of an SA answer that travels by RMPP (sa.h's conventions:
+ * 200 bytes of records a segment, the last one's PayloadLength its own
+ * bytes with the SA header).  True once the last one is in (s->rbuf then
+ * holds the whole answer, s->rlen bytes); a duplicate, a gap or nonsense
+ * is ACKed at what is in order and waited past, as the sender resends.
+ */
+static bool rmpp_take(struct umad_send *s, const struct sib_mad_send_wc *wc)
+{
+	const uint8_t *m = wc->resp->mad;
+	uint32_t seg, paylen, n;
+	bool last = m[26] & IB_RMPP_FLAG_LAST;
+	uint8_t *nb;
+
+	memcpy(&seg, m + 28, 4);
+	seg = ntohl(seg);
+	memcpy(&paylen, m + 32, 4);
+	paylen = ntohl(paylen);
+	if (seg == 1)
+		s->next_seg = 1; /* the sender started over */
+	if (seg != s->next_seg) {
+		if (s->next_seg > 1)
+			rmpp_ack(s, wc, s->next_seg - 1);
+		return false;
+	}
+	n = last ? (paylen >= IB_SA_CLASS_HDR_BYTES ? paylen - IB_SA_CLASS_HDR_BYTES : 0)
+		 : IB_SA_DATA_BYTES;
+	if (n > IB_SA_DATA_BYTES || (seg == 1 ? 0 : s->rlen) + n + UMAD_SA_HDR > UMAD_RMPP_MAX)
+		return false;
+	if (seg == 1) {
+		free(s->rbuf);
+		s->rbuf = NULL;
+		s->rlen = UMAD_SA_HDR;
+	}
+	if (!(nb = realloc(s->rbuf, s->rlen + n)))
+		return false;
+	s->rbuf = nb;
+	if (seg == 1)
+		memcpy(s->rbuf, m, UMAD_SA_HDR);
+	memcpy(s->rbuf + s->rlen, m + UMAD_SA_HDR, n);
+	s->rlen += n;
+	s->next_seg++;
+	rmpp_ack(s, wc, seg);
+	return last;
+}
+
 static enum sib_mad_verdict send_done(void *owner, const struct sib_mad_send_wc *wc)
 {
 	struct umad_send *s = wc->context;
@@ -449,25 +534,37 @@ static enum sib_mad_verdict send_done(void *owner, const struct sib_mad_send_wc 
 		return SIB_MAD_DONE;
 	case SIB_MAD_RESPONSE: {
 		const struct sib_mad_addr *a = wc->resp->a;
+		const uint8_t *m = wc->resp->mad;
 
 		memset(&h, 0, sizeof(h));
 		h.agent_id = s->hdr.agent_id;
-		h.length = sizeof(h) + IB_MAD_BYTES;
 		h.qpn = htonl(a->SrcQP);
 		h.qkey = htonl(a->Q_Key);
 		h.lid = htons(a->SLID);
 		h.sl = a->SL;
-		enqueue(s->f, &h, wc->resp->mad);
+		/* A multi-segment SA answer for an agent that asked for RMPP:
+		 * the segments put together, as the kernel does. */
+		if (s->rmpp && m[1] == IB_MGMT_CLASS_SUBN_ADM && (m[26] & IB_RMPP_FLAG_ACTIVE) &&
+		    m[25] == IB_RMPP_TYPE_DATA &&
+		    (m[26] & (IB_RMPP_FLAG_FIRST | IB_RMPP_FLAG_LAST)) !=
+			    (IB_RMPP_FLAG_FIRST | IB_RMPP_FLAG_LAST)) {
+			if (!rmpp_take(s, wc))
+				return SIB_MAD_MORE;
+			enqueue(s->f, &h, s->rbuf, s->rlen);
+			break;
+		}
+		enqueue(s->f, &h, m, IB_MAD_BYTES);
 		break;
 	}
 	case SIB_MAD_TIMEOUT:
 		h.status = ETIMEDOUT; /* the request comes back (umad_send(3)) */
-		enqueue(s->f, &h, s->mad);
+		enqueue(s->f, &h, s->mad, IB_MAD_BYTES);
 		break;
 	case SIB_MAD_CANCELED:
 		break;
 	}
 	file_put(s->f);
+	free(s->rbuf);
 	free(s);
 	return SIB_MAD_DONE;
 }
@@ -548,7 +645,7 @@ static int mad_route(struct umad_file *f, const struct umad_hdr *h, const struct
 static ssize_t rmpp_send(struct umad_file *f, const struct umad_hdr *h, const struct umad_agent *ag,
 			 const uint8_t *mad, size_t len)
 {
-	const size_t hdr = UMAD_MAD_HDR + 12 + IB_SA_CLASS_HDR_BYTES;
+	const size_t hdr = UMAD_SA_HDR;
 	struct sib_mad_send_req req;
 	uint32_t dlen, n;
 	int rc;
@@ -637,6 +734,8 @@ static ssize_t umad_write(int fd, const void *buf, size_t len)
 	}
 	s->f = f;
 	s->hdr = h;
+	s->layer = la;
+	s->rmpp = ag.rmpp != 0;
 	memcpy(s->mad, (const uint8_t *)buf + sizeof(h), len - sizeof(h));
 	request = !sib_mad_is_response(s->mad);
 	/* A directed-route request leaves as its first node sends it
@@ -715,17 +814,28 @@ static ssize_t umad_read(int fd, void *buf, size_t len)
 		return -1;
 	}
 	for (;;) {
+		size_t need;
+
 		pthread_mutex_lock(&f->lock);
 		p = f->head;
-		if (p && len >= sizeof(p->hdr) + IB_MAD_BYTES) {
+		need = p ? sizeof(p->hdr) + p->len : 0;
+		if (p && len >= need) {
 			f->head = p->next;
 			if (!f->head)
 				f->tail = NULL;
 			f->queued--;
 			syscall(SYS_read, f->fd, &v, sizeof(v)); /* the count goes with it */
+		} else if (p && p->len > IB_MAD_BYTES && len >= sizeof(p->hdr)) {
+			/* A reassembled answer the buffer cannot hold: its header,
+			 * with the length it needs, and ENOSPC; it stays queued
+			 * (libibumad reads again with a bigger buffer). */
+			memcpy(buf, &p->hdr, sizeof(p->hdr));
+			pthread_mutex_unlock(&f->lock);
+			errno = ENOSPC;
+			return -1;
 		}
 		pthread_mutex_unlock(&f->lock);
-		if (p && len < sizeof(p->hdr) + IB_MAD_BYTES) {
+		if (p && len < need) {
 			errno = EINVAL; /* too small for the MAD: it stays queued */
 			return -1;
 		}
@@ -740,10 +850,14 @@ static ssize_t umad_read(int fd, void *buf, size_t len)
 		if (poll(&pfd, 1, -1) < 0 && errno == EINTR)
 			return -1;
 	}
-	memcpy(buf, &p->hdr, sizeof(p->hdr));
-	memcpy((uint8_t *)buf + sizeof(p->hdr), p->mad, IB_MAD_BYTES);
-	free(p);
-	return (ssize_t)(sizeof(p->hdr) + IB_MAD_BYTES);
+	{
+		ssize_t n = (ssize_t)(sizeof(p->hdr) + p->len);
+
+		memcpy(buf, &p->hdr, sizeof(p->hdr));
+		memcpy((uint8_t *)buf + sizeof(p->hdr), p->mad, p->len);
+		free(p);
+		return n;
+	}
 }
 
 const struct softib_cdev_ops sib_umad_cdev = {

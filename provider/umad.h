@@ -19,8 +19,9 @@
  * softib's own agents do not serve (the SMA hands it SMInfo and traps:
  * mgmt/node.h, user_sm), so OpenSM runs as a fabric's SM; issm31 held open
  * makes the port IsSM.  An SA response with RMPP active is cut into
- * segments and sent at once.  Not yet: RMPP reassembly for umad agents,
- * RMPP of other classes, the GRH.  Index 31, as
+ * segments and sent at once; a multi-segment SA answer is put together
+ * (segments ACKed) before an RMPP agent reads it, ENOSPC for a buffer too
+ * small.  Not yet: RMPP of other classes, the GRH.  Index 31, as
  * softib's uverbs node, keeps clear of the umad devices a host numbers
  * from 0 (libibumad finds a device by reading umadN/ibdev for N < 64).
  */

@@ -10,11 +10,12 @@
 # and the RDMA CM's ServiceRecords, connects H3 on leaf 2 and H7 on leaf 4,
 # and ibv_rc_pingpong passes between them.  The HCAs accept the SM's Sets
 # from the cable, and the SM's own port from itself (the 0-hop directed
-# route a local SM configures its port with).
+# route a local SM configures its port with).  saquery reads OpenSM's
+# NodeRecord and PathRecord tables, RMPP answers of several segments.
 . "$(dirname "$0")/lib.sh"
 
 sib_init opensm
-sib_need opensm rping ibv_rc_pingpong sminfo ibnetdiscover ibroute timeout
+sib_need opensm rping ibv_rc_pingpong sminfo ibnetdiscover saquery timeout
 sib_fabric_switch fat-tree-4x2.topo
 
 # OpenSM frees a request's buffer when its answer comes, and here the
@@ -67,6 +68,15 @@ sib_expect "$(sib_out sminfo)" 'SMINFO_MASTER' "OpenSM as master" || sib_fail "s
 diag discover ibnetdiscover
 n=$(grep -c '^Switch' "$(sib_out discover)")
 [ "$n" -eq 6 ] || { sib_show discover; sib_fail "ibnetdiscover found $n switches under OpenSM, not 6"; }
+# OpenSM's SA tables travel by RMPP, several segments each: OpenSM writes
+# one whole answer, the umad device cuts it into segments, and saquery's
+# reads them back put together (provider/umad.c).
+diag nodes saquery
+n=$(grep -c 'NodeRecord dump' "$(sib_out nodes)")
+[ "$n" -eq 8 ] || { sib_show nodes; sib_fail "saquery: $n NodeRecords, not 8 (6 switches, H1, H5)"; }
+diag paths saquery -p
+n=$(grep -c 'PathRecord dump' "$(sib_out paths)")
+[ "$n" -ge 64 ] || { sib_show paths; sib_fail "saquery -p: $n PathRecords, not 8 x 8"; }
 
 # Data and the RDMA CM between two leaves, routed and served by OpenSM.
 SIB_SERVER_WRAP=(env SOFTIB_NODE=H3)
@@ -100,4 +110,4 @@ sib_wait opensm
 sib_wait switch
 echo "opensm: $(grep -c ' ERR ' "$osm/opensm.log") ERR lines in its log, $errors other than 3111"
 [ "$errors" -eq 0 ] || { grep ' ERR ' "$osm/opensm.log" | head -20; sib_fail "OpenSM logged errors"; }
-echo "opensm: OpenSM brought the fat tree up and served the SA; sminfo, ibnetdiscover, ibv_rc_pingpong and rping ran under it"
+echo "opensm: OpenSM brought the fat tree up and served the SA; sminfo, ibnetdiscover, saquery, ibv_rc_pingpong and rping ran under it"
