@@ -717,6 +717,7 @@ static ssize_t umad_write(int fd, const void *buf, size_t len)
 	ag = h.agent_id < UMAD_MAX_AGENTS ? f->agent[h.agent_id] : (struct umad_agent){ 0 };
 	pthread_mutex_unlock(&f->lock);
 	if (!ag.used || !(la = ag.layer)) {
+		sib_dbg("umad: a write for agent %u, which is not registered: EINVAL", h.agent_id);
 		errno = EINVAL;
 		return -1;
 	}
@@ -767,6 +768,7 @@ static ssize_t umad_write(int fd, const void *buf, size_t len)
 	}
 	rc = mad_route(f, &h, &ag, s->mad, dr_here, &req);
 	if (rc) {
+		sib_dbg("umad: no route to LID %u: %s", ntohs(h.lid), strerror(-rc));
 		free(s);
 		errno = -rc;
 		return -1;
@@ -789,6 +791,8 @@ static ssize_t umad_write(int fd, const void *buf, size_t len)
 		pthread_mutex_unlock(&f->lock);
 	}
 	rc = sib_mad_post(&f->hca->node.mads, la, &req, NULL);
+	if (rc)
+		sib_dbg("umad: the send failed: %s", strerror(-rc));
 	if (rc || !req.timeout_ns) {
 		if (req.timeout_ns)
 			file_put(f);

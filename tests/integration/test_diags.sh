@@ -10,12 +10,13 @@
 #   (every switch and both CAs found hop by hop), ibroute (a leaf's LFT
 #   names the SM's port and H3), ibtracert (H3 to the SM across three
 #   switches), perfquery (H3's own PMA and a switch port's), iblinkinfo,
+#   ibping (a server on H5 answering H3),
 #   and a query to a LID nobody has, which times out as the kernel's umad
 #   makes it (the request comes back with ETIMEDOUT) instead of hanging.
 . "$(dirname "$0")/lib.sh"
 
 sib_init diags
-sib_need smpquery sminfo ibnetdiscover ibroute ibtracert perfquery iblinkinfo timeout
+sib_need smpquery sminfo ibnetdiscover ibroute ibtracert perfquery iblinkinfo ibping timeout
 sib_fabric_switch fat-tree-4x2.topo
 sib_start sm 300 env SOFTIB_NODE=H1 SOFTIB_LOG=info "$SM" --routing updn --sweep 0.5
 
@@ -77,6 +78,22 @@ sib_expect "$(sib_out perf_switch)" '^PortSelect:\.+7$' "a switch port's counter
 diag links iblinkinfo
 sib_expect "$(sib_out links)" '"spine 1"' "the spines" || sib_fail "iblinkinfo"
 
+# ibping: a server on H5 (its agent serves the vendor class's requests,
+# registered with a method mask and an OUI) answers a client on H3.
+sib_start ping.server 60 env SOFTIB_NODE=H5 SOFTIB_LOG=debug "$SOFTIB" run -- ibping -S
+for ((i = 0; i < 300; i++)); do
+	grep -q 'port 1 ACTIVE: LID' "$(sib_out ping.server)" && break
+	sleep 0.1
+done
+ping_lid=$(sed -n 's/.*port 1 ACTIVE: LID \([0-9]*\).*/\1/p' "$(sib_out ping.server)" | head -1)
+[ -n "$ping_lid" ] || { sib_show ping.server; sib_fail "the ibping server never came up"; }
+sleep 0.5 # its agent registers after the port is up
+diag ping ibping -c 3 "$ping_lid"
+sib_expect "$(sib_out ping)" '3 packets transmitted, 3 received' "three pongs" ||
+	{ sib_show ping ping.server; sib_fail "ibping across the fabric lost pings"; }
+kill "${SIB_PID[ping.server]}" 2>/dev/null
+{ sib_wait ping.server; } 2>/dev/null
+
 # Nobody has LID 99: the query times out (libibmad's retries), it does not hang.
 t0=$(date +%s)
 sib_run nobody 60 env SOFTIB_NODE=H3 "$SOFTIB" run -- smpquery -t 200 nodeinfo 99
@@ -88,4 +105,4 @@ echo "diags: LID 99 timed out in $(($(date +%s) - t0)) s"
 kill -TERM "${SIB_PID[sm]}" "${SIB_PID[switch]}"
 sib_wait sm
 sib_wait switch
-echo "diags: smpquery, sminfo, ibnetdiscover, ibroute, ibtracert, perfquery and iblinkinfo read the fabric"
+echo "diags: smpquery, sminfo, ibnetdiscover, ibroute, ibtracert, perfquery, iblinkinfo and ibping read the fabric"
