@@ -115,14 +115,20 @@ struct umad_send {
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct umad_file *files[UMAD_MAX_FILES];
 
-static struct umad_file *file_of(int fd)
+/* The file of descriptor fd, with a reference: a close on another thread
+ * cannot free it under the call. */
+static struct umad_file *file_get(int fd)
 {
 	struct umad_file *f = NULL;
 
 	pthread_mutex_lock(&files_lock);
 	for (unsigned i = 0; i < UMAD_MAX_FILES && !f; i++)
-		if (files[i] && files[i]->fd == fd)
+		if (files[i] && files[i]->fd == fd) {
 			f = files[i];
+			pthread_mutex_lock(&f->lock);
+			f->refs++;
+			pthread_mutex_unlock(&f->lock);
+		}
 	pthread_mutex_unlock(&files_lock);
 	return f;
 }
@@ -410,15 +416,10 @@ static int register_agent(struct umad_file *f, struct umad_reg_req *req)
 	return 0;
 }
 
-static int umad_ioctl(int fd, unsigned long request, void *arg)
+static int ioctl_on(struct umad_file *f, unsigned long request, void *arg)
 {
-	struct umad_file *f = file_of(fd);
 	uint32_t id;
 
-	if (!f) {
-		errno = EBADF;
-		return -1;
-	}
 	switch (request) {
 	case UMAD_REGISTER_AGENT:
 		return register_agent(f, arg);
@@ -445,6 +446,30 @@ static int umad_ioctl(int fd, unsigned long request, void *arg)
 		errno = EINVAL;
 		return -1;
 	}
+}
+
+/* The calls on a descriptor hold its file while they run (file_get);
+ * letting go keeps the call's errno. */
+static void file_done(struct umad_file *f)
+{
+	int e = errno;
+
+	file_put(f);
+	errno = e;
+}
+
+static int umad_ioctl(int fd, unsigned long request, void *arg)
+{
+	struct umad_file *f = file_get(fd);
+	int rc;
+
+	if (!f) {
+		errno = EBADF;
+		return -1;
+	}
+	rc = ioctl_on(f, request, arg);
+	file_done(f);
+	return rc;
 }
 
 /* ---------------------------------------------------------------- write: send */
@@ -693,9 +718,8 @@ static ssize_t rmpp_send(struct umad_file *f, const struct umad_hdr *h, const st
 	return (ssize_t)(len + sizeof(*h));
 }
 
-static ssize_t umad_write(int fd, const void *buf, size_t len)
+static ssize_t write_on(struct umad_file *f, const void *buf, size_t len)
 {
-	struct umad_file *f = file_of(fd);
 	struct sib_mad_send_req req;
 	const struct sib_mad_agent *la;
 	struct umad_send *s;
@@ -704,10 +728,6 @@ static ssize_t umad_write(int fd, const void *buf, size_t len)
 	bool dr_here = false, request;
 	int rc;
 
-	if (!f) {
-		errno = EBADF;
-		return -1;
-	}
 	if (!buf || len < sizeof(h) + UMAD_MAD_HDR) {
 		errno = EINVAL;
 		return -1;
@@ -807,16 +827,11 @@ static ssize_t umad_write(int fd, const void *buf, size_t len)
 
 /* ---------------------------------------------------------------- read */
 
-static ssize_t umad_read(int fd, void *buf, size_t len)
+static ssize_t read_on(struct umad_file *f, void *buf, size_t len)
 {
-	struct umad_file *f = file_of(fd);
 	struct umad_pkt *p;
 	uint64_t v;
 
-	if (!f) {
-		errno = EBADF;
-		return -1;
-	}
 	for (;;) {
 		size_t need;
 
@@ -862,6 +877,34 @@ static ssize_t umad_read(int fd, void *buf, size_t len)
 		free(p);
 		return n;
 	}
+}
+
+static ssize_t umad_write(int fd, const void *buf, size_t len)
+{
+	struct umad_file *f = file_get(fd);
+	ssize_t n;
+
+	if (!f) {
+		errno = EBADF;
+		return -1;
+	}
+	n = write_on(f, buf, len);
+	file_done(f);
+	return n;
+}
+
+static ssize_t umad_read(int fd, void *buf, size_t len)
+{
+	struct umad_file *f = file_get(fd);
+	ssize_t n;
+
+	if (!f) {
+		errno = EBADF;
+		return -1;
+	}
+	n = read_on(f, buf, len);
+	file_done(f);
+	return n;
 }
 
 const struct softib_cdev_ops sib_umad_cdev = {
