@@ -120,11 +120,6 @@ static void trap(struct fsm *f, const struct sib_mad_addr *a, const uint8_t *mad
 
 /* ---------------------------------------------------------------- the SM's own port */
 
-/*
- * The SMA of the SM's own CA port (IBA 14.2.5), for the fabric's tools:
- * Get NodeInfo, NodeDescription, PortInfo and SMInfo (14.2.5.13: sminfo
- * asks the SM's port).  Data into out; 0 or a MAD status.
- */
 /* The SM's own CA, as it attached (the sweeps start from it). */
 static struct ib_node_info own_node_info(const struct fsm *f)
 {
@@ -141,6 +136,11 @@ static struct ib_node_info own_node_info(const struct fsm *f)
 	};
 }
 
+/*
+ * The SMA of the SM's own CA port (IBA 14.2.5), for the fabric's tools:
+ * Get NodeInfo, NodeDescription, PortInfo and SMInfo (14.2.5.13: sminfo
+ * asks the SM's port).  Data into out; 0 or a MAD status.
+ */
 static uint16_t own_attr(struct fsm *f, uint16_t attr, uint32_t mod, uint8_t *out)
 {
 	memset(out, 0, IB_SMP_DATA_BYTES);
@@ -231,7 +231,7 @@ static void own_smp(struct fsm *f, const struct sib_mad_addr *a, const uint8_t *
 		if (!status)
 			memcpy(dr.SMPData, data, sizeof(data));
 		ib_dr_smp_encode(&dr, out);
-		sib_mad_addr_reply(a, SIB_SM_LID, &ra);
+		sib_mad_addr_reply(a, SIB_LID_PERMISSIVE, &ra); /* as mgmt/sma.c answers */
 		ra.DLID = SIB_LID_PERMISSIVE;
 	}
 	f->own_smps++;
