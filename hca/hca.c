@@ -452,7 +452,6 @@ struct sib_hca *sib_hca_get(void)
 	return hca;
 }
 
-
 /* A process that exits without closing its device still sends what a
  * polling thread left queued (the transmit rule), as a real HCA would
  * have sent it already. */

@@ -595,7 +595,6 @@ static bool sma_rx(void *owner, const struct sib_mad_recv *rcv)
 	uint8_t out[IB_MAD_BYTES];
 	struct sib_mad_addr ra;
 	uint16_t my_lid;
-
 	bool (*user_sm)(struct sib_node *, const struct sib_mad_recv *) =
 		__atomic_load_n(&node->user_sm, __ATOMIC_ACQUIRE);
 
