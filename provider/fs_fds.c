@@ -433,13 +433,16 @@ __attribute__((noinline)) static int view_ioctl(int fd, unsigned long request, v
 {
 	const struct softib_cdev_ops *ops;
 
-	if (kind != FD_CDEV)
-		return REAL(ioctl, -1, fd, request, arg);
-	ops = sib_fsv_ents[fd].ops;
-	if (ops && ops->ioctl)
-		return ops->ioctl(sib_fsv_ents[fd].key, request, arg);
-	errno = ENOTTY;
-	return -1;
+	ops = kind == FD_CDEV ? sib_fsv_ents[fd].ops : NULL;
+	if (ops && ops->ioctl) {
+		int rc = ops->ioctl(sib_fsv_ents[fd].key, request, arg);
+
+		if (rc != -1 || errno != ENOTTY)
+			return rc;
+	}
+	/* Not the device's own: the descriptor's (FIONBIO, FIOCLEX and the
+	 * like work on every file, the eventfd behind a device too). */
+	return REAL(ioctl, -1, fd, request, arg);
 }
 
 int ioctl(int fd, unsigned long request, ...)

@@ -37,8 +37,9 @@ struct softib_cdev_ops {
 	ssize_t (*read)(int fd, void *buf, size_t len);
 	/* close(2) of such a descriptor, before the real close. */
 	void (*close)(int fd);
-	/* ioctl(2) on such a descriptor; NULL: ENOTTY, as for a device
-	 * without ioctls. */
+	/* ioctl(2) on such a descriptor; NULL, or -1 with ENOTTY: the real
+	 * ioctl on the descriptor open returned (generic requests such as
+	 * FIONBIO work on it as on any file). */
 	int (*ioctl)(int fd, unsigned long request, void *arg);
 };
 /* Makes /dev/infiniband/<ops->name> exist for this process: stat, access

@@ -442,8 +442,9 @@ static int ioctl_on(struct umad_file *f, unsigned long request, void *arg)
 		return 0; /* the 64-byte header is the only one softib has */
 	default:
 		/* REGISTER_AGENT2 among them: libibumad falls back to the
-		 * first interface on EINVAL, as with older kernels. */
-		errno = EINVAL;
+		 * first interface on EINVAL, as with older kernels.  Others
+		 * (FIONBIO ...) are the descriptor's: ENOTTY hands them on. */
+		errno = _IOC_TYPE(request) == UMAD_IOC_MAGIC ? EINVAL : ENOTTY;
 		return -1;
 	}
 }

@@ -93,9 +93,14 @@ pingpong_once()
 		# after a CQ poll that found nothing: a process that loses the
 		# CPU between the two finds the last completions gone with the
 		# QP (fi_pingpong's "fin" exchange, after every size passed).
-		# Real HCAs see it too (libfabric PR 5228); it is retried.
+		# Real HCAs see it too (libfabric PR 5228); it is retried.  The
+		# other side of the same race: the server got the client's fin
+		# and closed before its own fin left, and the client waits for
+		# it until its time runs out (CI's fresh bookworm, two suites
+		# on 2 cores).
 		if [ "$rows" = "$want " ] && [[ "$id" == rxm.* ]] &&
 			{ [ "${SIB_RC[$c]}" -eq 0 ] ||
+				{ [ "${SIB_RC[$c]}" -eq 124 ] && [ "${SIB_RC[$s]}" -eq 0 ]; } ||
 				grep -q 'cq_readerr: Work Request Flushed Error' "$(sib_out "$c")"; }; then
 			echo "note: $id: every size passed; the final exchange was lost to ofi_rxm's" \
 				"shutdown race (server $(sib_status_text "${SIB_RC[$s]}")," \
