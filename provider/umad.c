@@ -68,6 +68,7 @@ struct umad_reg_req {
 enum {
 	UMAD_MAX_AGENTS = 32,	/* IB_UMAD_MAX_AGENTS */
 	UMAD_MAX_QUEUED = 1024, /* MADs waiting for read(2) on one descriptor */
+	UMAD_MAX_QUEUED_BYTES = 64 << 20, /* and their bytes (reassembled answers) */
 	UMAD_MAX_FILES = 64,
 	UMAD_MAD_HDR = 24,	/* the common MAD header: the least a write carries */
 	UMAD_SA_HDR = UMAD_MAD_HDR + 12 + IB_SA_CLASS_HDR_BYTES, /* and RMPP's, and the SA's */
@@ -95,6 +96,7 @@ struct umad_file {
 	pthread_mutex_t lock;
 	struct umad_pkt *head, *tail;
 	unsigned queued, refs; /* refs: the descriptor, and each send out */
+	size_t queued_bytes;
 	bool closed;
 	uint64_t dropped; /* MADs that found the queue full */
 	struct umad_agent agent[UMAD_MAX_AGENTS];
@@ -161,9 +163,16 @@ static void enqueue(struct umad_file *f, const struct umad_hdr *h, const uint8_t
 	uint64_t one = 1;
 
 	pthread_mutex_lock(&f->lock);
-	if (f->closed || f->queued >= UMAD_MAX_QUEUED || !(p = malloc(sizeof(*p) + len))) {
-		f->dropped++;
+	if (f->closed || f->queued >= UMAD_MAX_QUEUED ||
+	    f->queued_bytes + len > UMAD_MAX_QUEUED_BYTES || !(p = malloc(sizeof(*p) + len))) {
+		uint64_t n = ++f->dropped;
+
 		pthread_mutex_unlock(&f->lock);
+		if (n) /* a program that does not read, or a flood of answers */
+			sib_log(sib_log_nth(n),
+				"umad: a MAD for a descriptor with %u MADs unread (or closed) dropped "
+				"(%llu so far)",
+				UMAD_MAX_QUEUED, (unsigned long long)n);
 		return;
 	}
 	p->next = NULL;
@@ -177,6 +186,7 @@ static void enqueue(struct umad_file *f, const struct umad_hdr *h, const uint8_t
 		f->head = p;
 	f->tail = p;
 	f->queued++;
+	f->queued_bytes += len;
 	syscall(SYS_write, f->fd, &one, sizeof(one));
 	pthread_mutex_unlock(&f->lock);
 }
@@ -844,6 +854,7 @@ static ssize_t read_on(struct umad_file *f, void *buf, size_t len)
 			if (!f->head)
 				f->tail = NULL;
 			f->queued--;
+			f->queued_bytes -= p->len;
 			syscall(SYS_read, f->fd, &v, sizeof(v)); /* the count goes with it */
 		} else if (p && p->len > IB_MAD_BYTES && len >= sizeof(p->hdr)) {
 			/* A reassembled answer the buffer cannot hold: its header,
