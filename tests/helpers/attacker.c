@@ -86,7 +86,12 @@
  *	"address record: STATUS" and "listener record: STATUS".
  *
  * TARGET and SM are ADDR:PORT.  The socket is on SOFTIB_ADDR, else
- * 127.0.0.1.  Exit 0 when the attempt was made (whatever
+ * 127.0.0.1.  With ATTACKER_NODE set, the socket first plugs into the
+ * softib-switch at TARGET (or SM) as that CA of its topology, as any process
+ * can take a free cable: it keeps the cable up and, acting as a port,
+ * answers the fabric SM's directed-route SMPs instead of trapping to it;
+ * everything then goes through the switch, whose edge check (softib-switch(8))
+ * is what a forged SLID meets.  Exit 0 when the attempt was made (whatever
  * came of it), 2 for bad arguments, 1 when the socket cannot be had.
  */
 #include <arpa/inet.h>
@@ -99,6 +104,7 @@
 #include <time.h>
 
 #include "link/link.h"
+#include "mgmt/cable_port.h"
 #include "mgmt/mad_packet.h"
 #include "wire/cm.h"
 #include "wire/packet.h"
@@ -106,6 +112,13 @@
 #include "wire/smp.h"
 
 static struct sib_link *link_;
+
+/* ATTACKER_NODE: the cable to the switch, when there is one. */
+static struct {
+	bool on;
+	struct sib_endpoint sw;
+	uint64_t node_guid, next_keepalive;
+} fabric;
 
 struct rx {
 	int smp_resp, sa_queries, data, sets;
@@ -222,6 +235,10 @@ static void listen_for(struct rx *r, int ms)
 
 		while (sib_link_poll(link_, 64, rx_cb, r) > 0)
 			;
+		if (fabric.on && now >= fabric.next_keepalive) {
+			sib_cable_say(link_, &fabric.sw, SIB_CABLE_KEEPALIVE);
+			fabric.next_keepalive = now + SIB_CABLE_KEEPALIVE_MS * 1000000ull;
+		}
 		if (r->port_guid && r->have_request) {
 			r->have_request = false;
 			answer_as_port(r, r->port_guid);
@@ -481,6 +498,13 @@ static uint16_t become_port(const struct sib_endpoint *sm, struct rx *r)
 			       .TrapNumber = IB_TRAP_LINK_STATE_CHANGE };
 	struct ib_smp smp;
 
+	if (fabric.on) { /* the fabric's SM sweeps and finds the new CA itself */
+		r->port_guid = fabric.node_guid + 1;
+		for (int i = 0; i < 1000 && !r->active; i++)
+			listen_for(r, 20);
+		listen_for(r, 500); /* the switch's port follows the CA's to ACTIVE */
+		return r->active ? r->set_lid : 0;
+	}
 	r->port_guid = 0x02000000a0000000ull | (uint64_t)(rand() & 0xffffff) << 1;
 	smp_hdr(&smp, IB_MAD_METHOD_TRAP, IB_SMP_ATTR_NOTICE, 0);
 	ib_notice_encode(&n, smp.SMPData);
@@ -956,6 +980,20 @@ int main(int argc, char **argv)
 			      &link_))
 		return 1;
 	srand((unsigned)now_ns());
+	if (getenv("ATTACKER_NODE")) {
+		struct sib_cable_msg got;
+
+		rc = sib_cable_attach(link_, argv[2], getenv("ATTACKER_NODE"), 5000, &got,
+				      &fabric.sw);
+		if (rc) {
+			printf("cable: %s\n", rc == -ECONNREFUSED ? sib_cable_reason_str(got.reason)
+								   : "no answer");
+			return 1;
+		}
+		fabric.on = true;
+		fabric.node_guid = got.node_guid;
+		printf("cable: %s, switch port %u\n", got.id, got.switch_port);
+	}
 	if (!strcmp(argv[1], "set-lid") && argc >= 4) {
 		uint64_t key = 0;
 		int count = 10;
@@ -996,6 +1034,8 @@ int main(int argc, char **argv)
 		rc = usage();
 	}
 	fflush(stdout);
+	if (fabric.on)
+		sib_cable_say(link_, &fabric.sw, SIB_CABLE_DETACH);
 	sib_link_close(link_);
 	return rc;
 }
