@@ -204,6 +204,11 @@ $(B)/helpers/%: $(B)/obj/tests/helpers/%.o $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(CORE_LIB) -libverbs $(SYS_LIBS)
 
+# topo_compare reads netfiles with fabric/topology.c.
+$(B)/helpers/topo_compare: $(B)/obj/tests/helpers/topo_compare.o $(FABRIC_LIB) $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(FABRIC_LIB) $(CORE_LIB) $(SYS_LIBS)
+
 # The multicast members and cm_port talk through librdmacm.
 $(B)/helpers/mcast_members $(B)/helpers/cm_port: $(B)/helpers/%: $(B)/obj/tests/helpers/%.o $(CORE_LIB)
 	@mkdir -p $(@D)

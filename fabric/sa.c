@@ -12,9 +12,11 @@
  * components are not checked (there is only one path to choose).
  *
  * ServiceRecords and RMPP transfers: sa_service.c and sa_rmpp.c;
- * MCMemberRecords: sa_mcast.c.  Every request passes the source check
+ * MCMemberRecords: sa_mcast.c; NodeRecords and PortInfoRecords on a
+ * fabric: sa_nodes.c.  Every request passes the source check
  * first (source_ok), so the requester they act for is the checked source.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "fabric/sa.h"
@@ -79,53 +81,15 @@ static void respond(struct sib_sm *sm, const struct sib_mad_addr *a,
 	sib_mgmt_send(sm->link, &ra, out, from);
 }
 
-static void path_record(struct sib_sm *sm, const struct sib_mad_addr *a,
-			const struct sib_endpoint *from, struct ib_sa_mad *m, uint8_t method)
+/* The one path from src to dst (both reachable), as q's ServiceID asks. */
+static void path_fill(const struct sib_sm_port *src, const struct sib_sm_port *dst,
+		      const struct ib_path_record *q, uint64_t cm, uint8_t *rec)
 {
-	uint8_t resp = method == IB_MAD_METHOD_GET ? IB_MAD_METHOD_GET_RESP
-						   : IB_MAD_METHOD_GET_TABLE_RESP;
-	struct sib_sm_port *src = NULL, *dst = NULL;
-	struct ib_path_record q, pr;
-	uint8_t rec[IB_PATH_RECORD_BYTES];
-	uint64_t cm = m->ComponentMask;
-	bool ok = true;
+	struct ib_path_record pr;
 
-	ib_path_record_decode(&q, m->SubnAdmData);
-	if (!(cm & (IB_PR_COMP_DGID | IB_PR_COMP_DLID))) {
-		respond(sm, a, from, m, resp, IB_SA_STATUS_REQ_INSUFFICIENT_COMPONENTS, NULL, 0, 0);
-		return;
-	}
-	if (cm & IB_PR_COMP_DGID)
-		dst = port_by_gid(sm, q.DGID.raw);
-	if (cm & IB_PR_COMP_DLID) {
-		struct sib_sm_port *d = sib_sm_port_by_lid(sm, q.DLID);
-
-		if ((cm & IB_PR_COMP_DGID) && d != dst)
-			d = NULL;
-		dst = d;
-	}
-	if (cm & IB_PR_COMP_SGID)
-		src = port_by_gid(sm, q.SGID.raw);
-	else if (cm & IB_PR_COMP_SLID)
-		src = sib_sm_port_by_lid(sm, q.SLID);
-	else
-		src = sib_sm_port_by_lid(sm, a->SLID);
-	if ((cm & IB_PR_COMP_SGID) && (cm & IB_PR_COMP_SLID) && src && src->lid != q.SLID)
-		src = NULL;
-	if ((cm & IB_PR_COMP_P_KEY) && (q.P_Key & 0x7fff) != 0x7fff)
-		ok = false;
-	if (!src || !dst || !port_reachable(dst) || !port_reachable(src))
-		ok = false;
-	if (!ok) {
-		if (method == IB_MAD_METHOD_GET)
-			respond(sm, a, from, m, resp, IB_SA_STATUS_NO_RECORDS, NULL, 0, 0);
-		else
-			respond(sm, a, from, m, resp, 0, NULL, IB_PATH_RECORD_BYTES, 0);
-		return;
-	}
 	memset(&pr, 0, sizeof(pr));
 	if (cm & IB_PR_COMP_SERVICE_ID)
-		pr.ServiceID = q.ServiceID;
+		pr.ServiceID = q->ServiceID;
 	sib_sm_port_gid(dst, pr.DGID.raw);
 	sib_sm_port_gid(src, pr.SGID.raw);
 	pr.DLID = dst->lid;
@@ -140,8 +104,109 @@ static void path_record(struct sib_sm *sm, const struct sib_mad_addr *a,
 	pr.PacketLifeTimeSelector = IB_SA_SELECTOR_EQ;
 	pr.PacketLifeTime = SIB_SM_PACKET_LIFE_TIME;
 	ib_path_record_encode(&pr, rec);
+}
+
+/* A side of a path the query names (by GID, LID or both); *named false
+ * when it names none. */
+static struct sib_sm_port *path_end(struct sib_sm *sm, uint64_t cm, uint64_t gid_bit,
+				    const uint8_t *gid, uint64_t lid_bit, uint16_t lid, bool *named)
+{
+	struct sib_sm_port *p = NULL;
+
+	*named = cm & (gid_bit | lid_bit);
+	if (cm & gid_bit) {
+		p = port_by_gid(sm, gid);
+		if ((cm & lid_bit) && p && p->lid != lid)
+			p = NULL;
+	} else if (cm & lid_bit) {
+		p = sib_sm_port_by_lid(sm, lid);
+	}
+	return p;
+}
+
+/* Fills recs (NULL: only counts) with the paths from src (NULL: every
+ * reachable port) to dst (likewise); how many. */
+static unsigned path_table(struct sib_sm *sm, const struct sib_sm_port *src,
+			   const struct sib_sm_port *dst, bool src_named, bool dst_named,
+			   const struct ib_path_record *q, uint64_t cm, uint8_t *recs)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < (src_named ? 1 : sm->nports); i++) {
+		const struct sib_sm_port *s = src_named ? src : &sm->ports[i];
+
+		if (!s || !s->lid || !port_reachable(s))
+			continue;
+		for (unsigned j = 0; j < (dst_named ? 1 : sm->nports); j++) {
+			const struct sib_sm_port *d = dst_named ? dst : &sm->ports[j];
+
+			if (!d || !d->lid || !port_reachable(d))
+				continue;
+			if (recs)
+				path_fill(s, d, q, cm, recs + (size_t)n * IB_PATH_RECORD_BYTES);
+			n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * The source is the requester when the query names a destination and no
+ * source.  Get: the one path between the two.  GetTable: a destination the
+ * query does not name is every reachable port, and so is a source then, as
+ * OpenSM answers "half world" and "world" queries (ibqueryerrors, saquery
+ * -p), at most PATH_TABLE_MAX records.
+ */
+enum { PATH_TABLE_MAX = 65536 };
+
+static void path_record(struct sib_sm *sm, const struct sib_mad_addr *a,
+			const struct sib_endpoint *from, struct ib_sa_mad *m, uint8_t method)
+{
+	uint8_t resp = method == IB_MAD_METHOD_GET ? IB_MAD_METHOD_GET_RESP
+						   : IB_MAD_METHOD_GET_TABLE_RESP;
+	struct sib_sm_port *src, *dst;
+	struct ib_path_record q;
+	uint8_t rec[IB_PATH_RECORD_BYTES], *recs;
+	uint64_t cm = m->ComponentMask;
+	bool src_named, dst_named, pkey_ok;
+	unsigned n = 0;
+
+	ib_path_record_decode(&q, m->SubnAdmData);
+	pkey_ok = !(cm & IB_PR_COMP_P_KEY) || (q.P_Key & 0x7fff) == 0x7fff;
+	dst = path_end(sm, cm, IB_PR_COMP_DGID, q.DGID.raw, IB_PR_COMP_DLID, q.DLID, &dst_named);
+	src = path_end(sm, cm, IB_PR_COMP_SGID, q.SGID.raw, IB_PR_COMP_SLID, q.SLID, &src_named);
+	if (method == IB_MAD_METHOD_GET) {
+		if (!dst_named) {
+			respond(sm, a, from, m, resp, IB_SA_STATUS_REQ_INSUFFICIENT_COMPONENTS, NULL,
+				0, 0);
+			return;
+		}
+		if (!src_named)
+			src = sib_sm_port_by_lid(sm, a->SLID);
+		if (!pkey_ok || !src || !dst || !port_reachable(dst) || !port_reachable(src)) {
+			respond(sm, a, from, m, resp, IB_SA_STATUS_NO_RECORDS, NULL, 0, 0);
+			return;
+		}
+		path_fill(src, dst, &q, cm, rec);
+		m->ComponentMask = cm;
+		respond(sm, a, from, m, resp, 0, rec, IB_PATH_RECORD_BYTES, 1);
+		return;
+	}
+	if (!src_named && dst_named) { /* as a Get: from the requester */
+		src = sib_sm_port_by_lid(sm, a->SLID);
+		src_named = true;
+	}
+	n = pkey_ok ? path_table(sm, src, dst, src_named, dst_named, &q, cm, NULL) : 0;
+	recs = n <= PATH_TABLE_MAX ? calloc(n ? n : 1, IB_PATH_RECORD_BYTES) : NULL;
+	if (!recs) {
+		respond(sm, a, from, m, resp, IB_SA_STATUS_NO_RESOURCES, NULL, 0, 0);
+		return;
+	}
+	if (n)
+		n = path_table(sm, src, dst, src_named, dst_named, &q, cm, recs);
 	m->ComponentMask = cm;
-	respond(sm, a, from, m, resp, 0, rec, IB_PATH_RECORD_BYTES, 1);
+	sib_sa_send_table(sm, a, from, m, recs, IB_PATH_RECORD_BYTES, n);
+	free(recs);
 }
 
 static void endpoint_record(struct sib_sm *sm, const struct sib_mad_addr *a,
@@ -242,6 +307,11 @@ void sib_sa_serve(struct sib_sm *sm, const struct sib_mad_addr *a, const uint8_t
 	case IB_SA_ATTR_MCMEMBER_RECORD:
 		sib_sa_mcmember_record(sm, a, from, &m, method);
 		return;
+	case IB_SA_ATTR_NODE_RECORD:
+	case IB_SA_ATTR_PORT_INFO_RECORD:
+		if (sib_sa_nodes_query(sm, a, from, &m, method))
+			return;
+		/* fall through */
 	default:
 		if (method == IB_MAD_METHOD_GET || method == IB_MAD_METHOD_GET_TABLE ||
 		    method == IB_MAD_METHOD_SET || method == IB_MAD_METHOD_DELETE) {

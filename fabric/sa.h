@@ -58,6 +58,11 @@ struct sib_sa_state {
 	uint64_t service_sets, service_deletes;
 	uint64_t address_claims_refused; /* address records another host holds */
 	uint64_t services_refused; /* Sets beyond the records of a port or of the SA */
+	/* NodeRecords and PortInfoRecords, encoded (sa_nodes.c): on a fabric
+	 * only, where the sweeps read every node (have_nodes). */
+	bool have_nodes;
+	uint8_t *node_recs, *port_recs;
+	unsigned n_node_recs, n_port_recs;
 };
 
 /* The state, made on first use; NULL when out of memory. */
@@ -86,6 +91,16 @@ void sib_sa_send_table(struct sib_sm *sm, const struct sib_mad_addr *a,
 /* An RMPP ACK, STOP or ABORT from the requester at LID slid behind from. */
 void sib_sa_rmpp_rx(struct sib_sm *sm, const struct ib_sa_mad *m, uint16_t slid,
 		    const struct sib_endpoint *from);
+
+struct sib_disc;
+/* The nodes and ports of a sweep's fabric (lids[i]: node i's LID, 0: none
+ * yet), as NodeRecords and PortInfoRecords from now on. */
+void sib_sa_nodes_set(struct sib_sm *sm, const struct sib_disc *d, const uint16_t *lids);
+void sib_sa_nodes_free(struct sib_sa_state *s);
+/* A NodeRecord or PortInfoRecord Get or GetTable, answered: true; false
+ * when it is neither, or no sweep gave records (then it is not served). */
+bool sib_sa_nodes_query(struct sib_sm *sm, const struct sib_mad_addr *a,
+			const struct sib_endpoint *from, struct ib_sa_mad *m, uint8_t method);
 
 /* Retransmissions, expired leases; and when that is next due (0: never). */
 void sib_sa_step(struct sib_sm *sm);

@@ -60,6 +60,7 @@ void sib_sa_state_free(struct sib_sm *sm)
 		free(s->transfers[i].data);
 	free(s->transfers);
 	free(s->services);
+	sib_sa_nodes_free(s);
 	free(s);
 	sm->sa = NULL;
 }

@@ -556,8 +556,18 @@ static void sweep(struct fsm *f, const struct sib_sm_fabric_opts *o, volatile si
 			sib_sm_port_found(&f->sa, n->ni.PortGUID, n->ni.NodeGUID, lids[i], mtu,
 					  &f->sw);
 	}
-	if (sib_disc_done(&d))
+	if (sib_disc_done(&d)) {
+		struct sib_disc_port *own = &d.node[0].port[d.node[0].ni.LocalPortNum];
+		uint8_t pi[IB_SMP_DATA_BYTES];
+
 		sib_sm_sweep_end(&f->sa);
+		/* The SM's own port is in the records too (saquery -s) */
+		if (!own->have_pi && !own_attr(f, IB_SMP_ATTR_PORT_INFO, 0, pi)) {
+			ib_port_info_decode(&own->pi, pi);
+			own->have_pi = true;
+		}
+		sib_sa_nodes_set(&f->sa, &d, lids);
+	}
 	if (!sib_cfg_plan(&d, lids, SIB_SM_LID, o->engine, &f->st, &sets, &sr.n, &c)) {
 		sr.sets = sets;
 		sx.ctx = &sr;

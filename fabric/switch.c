@@ -15,6 +15,11 @@
 
 enum { MLID_BASE = 0xc000 };
 
+static bool mlid(uint16_t dlid)
+{
+	return dlid >= MLID_BASE && dlid != SIB_LID_PERMISSIVE;
+}
+
 static const char *const drop_names[SIB_DROP_COUNT] = {
 	[SIB_DROP_NO_ROUTE] = "no_route",     [SIB_DROP_LOOP] = "loop",
 	[SIB_DROP_PORT_STATE] = "port_state", [SIB_DROP_DR] = "directed_route",
@@ -143,7 +148,7 @@ static void route_lid(struct sib_switch *sw, unsigned in_port, uint16_t dlid, bo
 {
 	unsigned p;
 
-	if (dlid >= MLID_BASE && dlid != SIB_LID_PERMISSIVE) {
+	if (mlid(dlid)) {
 		unsigned idx = dlid - MLID_BASE;
 
 		if (idx >= SIB_SWITCH_MFT_CAP || dlid > sw->si.MulticastFDBTop)
@@ -238,6 +243,7 @@ void sib_switch_route(struct sib_switch *sw, unsigned in_port, const struct ib_p
 		struct sib_switch_port *sp = &sw->port[in_port];
 
 		sp->rcv_pkts++;
+		sp->mcast_rcv_pkts += mlid(dlid);
 		sp->rcv_data += raw_len / 4;
 		sp->pc.PortRcvPkts = sp->rcv_pkts > UINT32_MAX ? UINT32_MAX : (uint32_t)sp->rcv_pkts;
 		sp->pc.PortRcvData = sp->rcv_data > UINT32_MAX ? UINT32_MAX : (uint32_t)sp->rcv_data;
@@ -307,7 +313,7 @@ bool sib_switch_trap(struct sib_switch *sw, uint64_t now_ns, uint8_t *buf,
 	return out->nports > 0;
 }
 
-void sib_switch_sent(struct sib_switch *sw, unsigned p, size_t len)
+void sib_switch_sent(struct sib_switch *sw, unsigned p, const uint8_t *pkt, size_t len)
 {
 	struct sib_switch_port *sp;
 
@@ -315,6 +321,7 @@ void sib_switch_sent(struct sib_switch *sw, unsigned p, size_t len)
 		return;
 	sp = &sw->port[p];
 	sp->xmit_pkts++;
+	sp->mcast_xmit_pkts += len >= 4 && mlid((uint16_t)(pkt[2] << 8 | pkt[3]));
 	sp->xmit_data += len / 4;
 	sp->pc.PortXmitPkts = sp->xmit_pkts > UINT32_MAX ? UINT32_MAX : (uint32_t)sp->xmit_pkts;
 	sp->pc.PortXmitData = sp->xmit_data > UINT32_MAX ? UINT32_MAX : (uint32_t)sp->xmit_data;
@@ -484,6 +491,17 @@ static uint16_t sma_attr(struct sib_switch *sw, unsigned in_port, uint8_t method
 		ib_p_key_table_encode(&t, resp);
 		return 0;
 	}
+	case IB_SMP_ATTR_SL_TO_VL_MAPPING_TABLE: {
+		/* IBA 14.2.5.8: input port in bits 15:8, output port in 7:0 */
+		unsigned ip = (mod >> 8) & 0xff, op = mod & 0xff;
+
+		if ((mod & 0xffff0000) || ip > sw->nports || op > sw->nports)
+			return IB_MAD_STATUS_INVALID_FIELD;
+		if (set)
+			memcpy(sw->port[op].sl2vl, data, IB_SL2VL_BYTES);
+		memcpy(resp, sw->port[op].sl2vl, IB_SL2VL_BYTES);
+		return 0;
+	}
 	case IB_SMP_ATTR_LINEAR_FORWARDING_TABLE: {
 		struct ib_lft_block b;
 
@@ -522,18 +540,44 @@ static uint16_t sma_attr(struct sib_switch *sw, unsigned in_port, uint8_t method
 	}
 }
 
-/* The PMA's ClassPortInfo (IBA 16.1.3.1, 13.4.8.1): PortCounters only (no
- * PortCountersExtended: CapabilityMask without ExtWidth). */
+/* The PMA's ClassPortInfo (IBA 16.1.3.1, 13.4.8.1): PortCounters of one
+ * port or all (AllPortSelect), and PortCountersExtended (ExtWidth). */
 static uint16_t pma_class_port_info(uint8_t *resp)
 {
 	struct ib_class_port_info cpi = {
 		.BaseVersion = IB_MAD_BASE_VERSION,
 		.ClassVersion = IB_PERF_CLASS_VERSION,
+		.CapabilityMask = IB_PERF_CAP_ALL_PORT_SELECT | IB_PERF_CAP_EXT_WIDTH,
 		.RespTimeValue = 8,
 	};
 
 	ib_class_port_info_encode(&cpi, resp);
 	return 0;
+}
+
+/* The ports PortSelect names: one, or all (0xff, AllPortSelect). */
+static bool pma_ports(const struct sib_switch *sw, uint8_t sel, unsigned *first, unsigned *last)
+{
+	if (sel == 0xff) {
+		*first = 1;
+		*last = sw->nports;
+		return true;
+	}
+	*first = *last = sel;
+	return sel <= sw->nports;
+}
+
+/* A Set of PortCounters or PortCountersExtended clears both: the 32-bit
+ * data counters follow the 64-bit ones. */
+static void pma_clear(struct sib_switch *sw, unsigned first, unsigned last)
+{
+	for (unsigned p = first; p <= last; p++) {
+		struct sib_switch_port *sp = &sw->port[p];
+
+		memset(&sp->pc, 0, sizeof(sp->pc));
+		sp->xmit_data = sp->rcv_data = sp->xmit_pkts = sp->rcv_pkts = 0;
+		sp->mcast_xmit_pkts = sp->mcast_rcv_pkts = 0;
+	}
 }
 
 /* PortCounters (IBA 16.1.4.10) of one port, or of all (PortSelect 0xff,
@@ -545,21 +589,10 @@ static uint16_t pma_counters(struct sib_switch *sw, uint8_t method, const uint8_
 	unsigned first, last;
 
 	ib_port_counters_decode(&in, data);
-	if (in.PortSelect == 0xff) {
-		first = 1;
-		last = sw->nports;
-	} else if (in.PortSelect <= sw->nports) {
-		first = last = in.PortSelect;
-	} else {
+	if (!pma_ports(sw, in.PortSelect, &first, &last))
 		return IB_MAD_STATUS_INVALID_FIELD;
-	}
 	if (method == IB_MAD_METHOD_SET)
-		for (unsigned p = first; p <= last; p++) {
-			struct sib_switch_port *sp = &sw->port[p];
-
-			memset(&sp->pc, 0, sizeof(sp->pc));
-			sp->xmit_data = sp->rcv_data = sp->xmit_pkts = sp->rcv_pkts = 0;
-		}
+		pma_clear(sw, first, last);
 	memset(&pc, 0, sizeof(pc));
 	for (unsigned p = first; p <= last; p++) {
 		const struct ib_port_counters *c = &sw->port[p].pc;
@@ -581,6 +614,38 @@ static uint16_t pma_counters(struct sib_switch *sw, uint8_t method, const uint8_
 	pc.PortSelect = in.PortSelect;
 	pc.CounterSelect = in.CounterSelect;
 	ib_port_counters_encode(&pc, resp);
+	return 0;
+}
+
+/* PortCountersExtended (IBA 16.1.4.11): 64 bits, of one port or of all
+ * (PortSelect 0xff, summed); a Set clears them. */
+static uint16_t pma_counters_ext(struct sib_switch *sw, uint8_t method, const uint8_t *data,
+				 uint8_t *resp)
+{
+	struct ib_port_counters_ext in, x;
+	unsigned first, last;
+
+	ib_port_counters_ext_decode(&in, data);
+	if (!pma_ports(sw, in.PortSelect, &first, &last))
+		return IB_MAD_STATUS_INVALID_FIELD;
+	if (method == IB_MAD_METHOD_SET)
+		pma_clear(sw, first, last);
+	memset(&x, 0, sizeof(x));
+	for (unsigned p = first; p <= last; p++) {
+		const struct sib_switch_port *sp = &sw->port[p];
+
+		x.PortXmitData += sp->xmit_data;
+		x.PortRcvData += sp->rcv_data;
+		x.PortXmitPkts += sp->xmit_pkts;
+		x.PortRcvPkts += sp->rcv_pkts;
+		x.PortUnicastXmitPkts += sp->xmit_pkts - sp->mcast_xmit_pkts;
+		x.PortUnicastRcvPkts += sp->rcv_pkts - sp->mcast_rcv_pkts;
+		x.PortMulticastXmitPkts += sp->mcast_xmit_pkts;
+		x.PortMulticastRcvPkts += sp->mcast_rcv_pkts;
+	}
+	x.PortSelect = in.PortSelect;
+	x.CounterSelect = in.CounterSelect;
+	ib_port_counters_ext_encode(&x, resp);
 	return 0;
 }
 
@@ -637,6 +702,9 @@ bool sib_switch_mgmt(struct sib_switch *sw, unsigned in_port, const struct ib_pa
 	else if (h.AttributeID == IB_PERF_ATTR_PORT_COUNTERS) {
 		status = pma_counters(sw, h.Method, mad + off, resp);
 		rlen = IB_PORT_COUNTERS_BYTES;
+	} else if (h.AttributeID == IB_PERF_ATTR_PORT_COUNTERS_EXT) {
+		status = pma_counters_ext(sw, h.Method, mad + off, resp);
+		rlen = IB_PORT_COUNTERS_EXT_BYTES;
 	} else if (h.AttributeID == IB_PERF_ATTR_CLASS_PORT_INFO && h.Method == IB_MAD_METHOD_GET) {
 		status = pma_class_port_info(resp); /* perfquery asks it first */
 		rlen = IB_CLASS_PORT_INFO_BYTES;

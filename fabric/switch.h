@@ -59,6 +59,10 @@ struct sib_switch_port {
 	struct ib_port_info pi; /* what SubnGet(PortInfo) of this port answers */
 	struct ib_port_counters pc;
 	uint64_t xmit_data, rcv_data, xmit_pkts, rcv_pkts; /* PortCountersExtended */
+	uint64_t mcast_xmit_pkts, mcast_rcv_pkts;	   /* to a multicast DLID */
+	/* SLtoVLMappingTable of packets leaving by this port, from any input
+	 * port (one VL yet: nothing reads it). */
+	uint8_t sl2vl[IB_SL2VL_BYTES];
 	bool cabled;	/* something is attached at the far end */
 	bool edge;	/* a CA is at the far end: its SLIDs are checked */
 	bool cut;	/* the cable was cut by command (softib fabric unlink) */
@@ -131,8 +135,9 @@ bool sib_switch_mgmt(struct sib_switch *sw, unsigned in_port, const struct ib_pa
 bool sib_switch_trap(struct sib_switch *sw, uint64_t now_ns, uint8_t *buf,
 		     struct sib_switch_out *out);
 
-/* A packet left by port p: its transmit counters. */
-void sib_switch_sent(struct sib_switch *sw, unsigned p, size_t len);
+/* A packet (pkt, len bytes, LRH first) left by port p: its transmit
+ * counters. */
+void sib_switch_sent(struct sib_switch *sw, unsigned p, const uint8_t *pkt, size_t len);
 
 const char *sib_switch_drop_name(enum sib_switch_drop d);
 

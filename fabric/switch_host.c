@@ -131,7 +131,7 @@ static void emit(struct sib_switch_host *h, int sw, unsigned p, const uint8_t *p
 	const struct sib_topo_node *node = h->sw[sw].node;
 	const struct sib_topo_link *l = &node->port[p];
 
-	sib_switch_sent(&h->sw[sw], p, len);
+	sib_switch_sent(&h->sw[sw], p, pkt, len);
 	if (l->peer < 0)
 		return;
 	if (h->sw_of[l->peer] >= 0) {

@@ -34,6 +34,7 @@
 #include "transport/caps.h"
 #include "transport/events.h"
 #include "transport/port.h"
+#include "wire/smp.h"
 
 struct sib_node;
 struct sib_cm;
@@ -75,6 +76,10 @@ struct sib_port_mgmt {
 	uint64_t last_smp_ns;	   /* when the verified SM last spoke to us */
 	struct sib_timer trap_timer;
 	char node_desc[64];	   /* NodeDescription, NUL-padded */
+	/* As the SM set them; VL0 is the only data VL, so nothing reads them
+	 * yet (virtual lanes come with their own issue). */
+	uint8_t sl2vl[IB_SL2VL_BYTES];
+	uint8_t vl_arb[IB_VL_ARB_BLOCKS][IB_VL_ARB_BLOCK_BYTES];
 
 	/* M_Key protection (IBA 14.2.4), as the SM set it with SubnSet(PortInfo). */
 	uint64_t M_Key;		   /* 0: no protection yet */

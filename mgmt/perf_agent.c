@@ -108,8 +108,9 @@ bool sib_perf_process(struct sib_node *node, unsigned port_num, const uint8_t *i
 		status = IB_MAD_STATUS_UNSUP_METHOD_ATTR;
 	else if (method == IB_MAD_METHOD_SET)
 		status = IB_MAD_STATUS_UNSUP_METHOD_ATTR; /* counters are not the caller's to clear */
-	else if (port_select != port_num)
-		status = IB_MAD_STATUS_INVALID_FIELD;
+	else if (port_select != port_num && port_select != 0)
+		status = IB_MAD_STATUS_INVALID_FIELD; /* 0: the port it came in by, as perfquery
+						       * asks a LID without a port */
 	else if (h.AttributeID == IB_PERF_ATTR_PORT_COUNTERS)
 		status = port_counters(&c, port_select, data);
 	else

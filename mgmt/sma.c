@@ -268,6 +268,34 @@ static uint16_t sma_attr(struct sib_node *node, unsigned port_num, uint8_t metho
 		ib_p_key_table_encode(&pt, out);
 		return 0;
 	}
+	case IB_SMP_ATTR_SL_TO_VL_MAPPING_TABLE:
+	case IB_SMP_ATTR_VL_ARBITRATION_TABLE: {
+		struct sib_port_mgmt *pm = &node->mgmt[port_num - 1];
+		unsigned block = mod >> 16;
+		uint8_t *t;
+		size_t len;
+
+		/* On a CA the port is the one the SMP came in on (the
+		 * modifier's port bits, if any, must name it). */
+		if (attr == IB_SMP_ATTR_SL_TO_VL_MAPPING_TABLE) {
+			if (mod != 0 && mod != port_num)
+				return IB_MAD_STATUS_INVALID_FIELD;
+			t = pm->sl2vl;
+			len = IB_SL2VL_BYTES;
+		} else {
+			if (block < 1 || block > IB_VL_ARB_BLOCKS ||
+			    ((mod & 0xffff) != 0 && (mod & 0xffff) != port_num))
+				return IB_MAD_STATUS_INVALID_FIELD;
+			t = pm->vl_arb[block - 1];
+			len = IB_VL_ARB_BLOCK_BYTES;
+		}
+		pthread_mutex_lock(&node->lock);
+		if (set)
+			memcpy(t, in, len);
+		memcpy(out, t, len);
+		pthread_mutex_unlock(&node->lock);
+		return 0;
+	}
 	case IB_SMP_ATTR_SM_INFO: {
 		/* No SM runs on a softib port: SMInfo says so (IBA 14.4.1). */
 		struct ib_sm_info si = {

@@ -578,12 +578,12 @@ static enum sib_mad_verdict send_done(void *owner, const struct sib_mad_send_wc 
 		h.qkey = htonl(a->Q_Key);
 		h.lid = htons(a->SLID);
 		h.sl = a->SL;
-		/* A multi-segment SA answer for an agent that asked for RMPP:
-		 * the segments put together, as the kernel does. */
+		/* An SA answer by RMPP for an agent that asked for RMPP: the
+		 * segments put together, as the kernel does, and cut to the
+		 * last segment's PayloadLength even when it is the only one
+		 * (saquery counts records by the length it reads). */
 		if (s->rmpp && m[1] == IB_MGMT_CLASS_SUBN_ADM && (m[26] & IB_RMPP_FLAG_ACTIVE) &&
-		    m[25] == IB_RMPP_TYPE_DATA &&
-		    (m[26] & (IB_RMPP_FLAG_FIRST | IB_RMPP_FLAG_LAST)) !=
-			    (IB_RMPP_FLAG_FIRST | IB_RMPP_FLAG_LAST)) {
+		    m[25] == IB_RMPP_TYPE_DATA) {
 			if (!rmpp_take(s, wc))
 				return SIB_MAD_MORE;
 			enqueue(s->f, &h, s->rbuf, s->rlen);

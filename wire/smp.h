@@ -57,6 +57,19 @@ enum {
 	IB_SMP_ATTR_LED_INFO = 0x0031,
 };
 
+/*
+ * SLtoVLMappingTable (IBA 14.2.5.8): 16 SLs' VLs, 4 bits each, SL 0 in
+ * the high nibble of byte 0.  VLArbitrationTable (14.2.5.9): blocks 1..4
+ * (the modifier's bits 31:16: low priority entries 0-31 and 32-63, high
+ * priority 0-31 and 32-63) of 32 entries, each a VL (low 4 bits of its
+ * first byte) and a weight.
+ */
+enum {
+	IB_SL2VL_BYTES = 8,
+	IB_VL_ARB_BLOCKS = 4,
+	IB_VL_ARB_BLOCK_BYTES = 64,
+};
+
 /* Bit 15 of a directed-route SMP's raw Status word is the D bit (IBA 14.2.1.2). */
 enum { IB_DR_SMP_STATUS_D = 0x8000 };
 

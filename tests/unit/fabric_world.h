@@ -208,7 +208,7 @@ static int world_carry(struct world *w, int from, unsigned port, uint8_t *pkt, s
 			memcpy(pkt, buf, out.len);
 			*len = out.len;
 		}
-		sib_switch_sent(s, out.port[0], *len);
+		sib_switch_sent(s, out.port[0], pkt, *len);
 		from = l->peer;
 		port = out.port[0];
 	}

@@ -30,6 +30,7 @@
 #include "fabric/sa_mcast.c"
 #include "fabric/sm_mcast.c"
 #include "fabric/sa_service.c"
+#include "fabric/sa_nodes.c"
 #include "fabric/partitions.c"
 #include "fabric/sm.c"
 #include "fabric/sm_admit.c"

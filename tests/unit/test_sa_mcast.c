@@ -24,6 +24,7 @@
 #include "fabric/sm_mcast.c"
 #include "fabric/sa_rmpp.c"
 #include "fabric/sa_service.c"
+#include "fabric/sa_nodes.c"
 #include "fabric/partitions.c"
 #include "fabric/sm.c"
 #include "fabric/sm_admit.c"

@@ -26,6 +26,7 @@
 #include "fabric/sa_mcast.c"
 #include "fabric/sm_mcast.c"
 #include "fabric/sa_service.c"
+#include "fabric/sa_nodes.c"
 #include "fabric/partitions.c"
 #include "fabric/sm.c"
 #include "fabric/sm_admit.c"
@@ -1526,6 +1527,114 @@ static void sa_on_a_fabric_serves_the_ports_its_sweeps_found(void **state)
 	sib_link_close(sw);
 }
 
+/* What an SA request through sw answered: one MAD, decoded into *m. */
+static void fabric_answer(struct fixture *f, struct sib_link *sw, uint16_t slid, uint8_t method,
+			  uint16_t attr, uint64_t comp, const uint8_t *rec, unsigned rec_len,
+			  struct ib_sa_mad *m)
+{
+	struct got g = { 0 };
+
+	sa_send(f, sw, slid, method, attr, comp, rec, rec_len);
+	while (sib_link_poll(f->sm_link, 16, fabric_sm_rx, &f->sm) > 0)
+		;
+	sib_link_flush(f->sm_link);
+	assert_int_equal(sib_link_poll(sw, 4, got_rx, &g), 1);
+	ib_sa_mad_decode(m, g.mad);
+}
+
+/*
+ * NodeRecords and PortInfoRecords from a sweep's fabric (sa_nodes.c): the
+ * SM's CA at LID 1 and a 2-port switch at LID 2.  saquery's GetTable of
+ * every node, a Get by LID, and saquery -s: the PortInfoRecords whose
+ * CapabilityMask has IsSM (every bit asked for set), which must not tell
+ * the M_Key the sweep read.
+ */
+static void sa_on_a_fabric_answers_node_and_port_info_records(void **state)
+{
+	struct fixture *f = *state;
+	struct sib_disc_port ca_ports[2], sw_ports[3];
+	struct sib_disc_node nodes[2];
+	struct sib_disc d = { .node = nodes, .nnodes = 2 };
+	const uint16_t lids[2] = { 1, 2 };
+	struct ib_port_info pi;
+	struct ib_node_info ni;
+	struct ib_sa_mad m;
+	struct sib_link *sw;
+	uint8_t q[72];
+
+	assert_int_equal(sib_link_mem_open(f->hub, 4096, &sw), 0);
+	f->sm.fabric = true;
+	assert_int_equal(sib_sm_port_found(&f->sm, 0x0200000000000a01ull, 0x0200000000000a00ull, 5,
+					   IB_MTU_4096, &sw->local), 0);
+	sib_sm_sweep_end(&f->sm);
+	/* No sweep's records yet: not served. */
+	fabric_answer(f, sw, 5, IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_NODE_RECORD, 0, NULL, 0, &m);
+	assert_int_equal(m.hdr.Status, IB_MAD_STATUS_UNSUP_METHOD_ATTR);
+
+	memset(nodes, 0, sizeof(nodes));
+	memset(ca_ports, 0, sizeof(ca_ports));
+	memset(sw_ports, 0, sizeof(sw_ports));
+	nodes[0].ni = (struct ib_node_info){ .NodeType = IB_NODE_TYPE_CA, .NumPorts = 1,
+					     .NodeGUID = 0x0200000000000100ull,
+					     .PortGUID = 0x0200000000000101ull, .LocalPortNum = 1 };
+	snprintf(nodes[0].desc, sizeof(nodes[0].desc), "softib-sm");
+	nodes[0].port = ca_ports;
+	ca_ports[1].have_pi = true;
+	ca_ports[1].pi.CapabilityMask = IB_PORT_CAP_IS_SM | IB_PORT_CAP_IS_TRAP_SUP;
+	ca_ports[1].pi.M_Key = 0x5ec2e7;
+	nodes[1].ni = (struct ib_node_info){ .NodeType = IB_NODE_TYPE_SWITCH, .NumPorts = 2,
+					     .NodeGUID = 0x0200000000000200ull,
+					     .PortGUID = 0x0200000000000200ull, .LocalPortNum = 1 };
+	snprintf(nodes[1].desc, sizeof(nodes[1].desc), "leaf 1");
+	nodes[1].port = sw_ports;
+	for (int p = 0; p <= 2; p++) {
+		sw_ports[p].have_pi = true;
+		sw_ports[p].pi.M_Key = 0x5ec2e7;
+		sw_ports[p].pi.CapabilityMask = p ? 0 : IB_PORT_CAP_IS_TRAP_SUP;
+	}
+	sib_sa_nodes_set(&f->sm, &d, lids);
+
+	/* saquery: every node, 112 bytes apart. */
+	fabric_answer(f, sw, 5, IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_NODE_RECORD, 0, NULL, 0, &m);
+	assert_int_equal(m.hdr.Status, 0);
+	assert_int_equal(m.AttributeOffset, 14);
+	assert_int_equal(m.rmpp.Data2, 2 * IB_SA_CLASS_HDR_BYTES + 2 * 112); /* two segments */
+	assert_int_equal(ib_bits_get(m.SubnAdmData, 0, 16), 1);
+	assert_memory_equal(m.SubnAdmData + 44, "softib-sm", 9);
+	assert_int_equal(ib_bits_get(m.SubnAdmData + 112, 0, 16), 2);
+	/* By LID: the switch alone. */
+	memset(q, 0, sizeof(q));
+	q[1] = 2;
+	fabric_answer(f, sw, 5, IB_MAD_METHOD_GET, IB_SA_ATTR_NODE_RECORD, 1, q, sizeof(q), &m);
+	assert_int_equal(m.hdr.Status, 0);
+	ib_node_info_decode(&ni, m.SubnAdmData + 4);
+	assert_int_equal(ni.NodeType, IB_NODE_TYPE_SWITCH);
+	assert_memory_equal(m.SubnAdmData + 44, "leaf 1", 6);
+	/* saquery -s: IsSM set, whatever else is; M_Key 0. */
+	memset(q, 0, sizeof(q));
+	pi = (struct ib_port_info){ .CapabilityMask = IB_PORT_CAP_IS_SM };
+	ib_port_info_encode(&pi, q + 4);
+	fabric_answer(f, sw, 5, IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_PORT_INFO_RECORD, 1u << 7, q,
+		      sizeof(q), &m);
+	assert_int_equal(m.hdr.Status, 0);
+	assert_int_equal(m.rmpp.Data2, IB_SA_CLASS_HDR_BYTES + 72);
+	assert_int_equal(ib_bits_get(m.SubnAdmData, 0, 16), 1);
+	ib_port_info_decode(&pi, m.SubnAdmData + 4);
+	assert_int_equal(pi.M_Key, 0);
+	assert_int_equal(pi.LID, 1);
+	assert_int_equal(pi.MasterSMLID, SIB_SM_LID);
+	/* Every PortInfoRecord: the CA's port and the switch's ports 0-2. */
+	fabric_answer(f, sw, 5, IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_PORT_INFO_RECORD, 0, NULL, 0,
+		      &m);
+	assert_int_equal(m.rmpp.RMPPFlags, IB_RMPP_FLAG_ACTIVE | IB_RMPP_FLAG_FIRST);
+	assert_int_equal(m.rmpp.Data2, 2 * IB_SA_CLASS_HDR_BYTES + 4 * 72);
+	for (int i = 0; i < 2; i++) {
+		ib_port_info_decode(&pi, m.SubnAdmData + 72 * i + 4);
+		assert_int_equal(pi.M_Key, 0);
+	}
+	sib_link_close(sw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1553,6 +1662,7 @@ int main(void)
 		T(sa_keys_go_to_owners_and_an_address_to_one_host),
 		T(a_flooding_port_spends_only_its_own_share),
 		T(sa_on_a_fabric_serves_the_ports_its_sweeps_found),
+		T(sa_on_a_fabric_answers_node_and_port_info_records),
 #undef T
 	};
 

@@ -251,6 +251,40 @@ static void tables_and_descriptions_answer_get(void **state)
 			 IB_MAD_STATUS_INVALID_FIELD);
 }
 
+/* What smpquery sl2vl and vlarb read and an SM writes: tables kept as set
+ * (VL0 is the only data VL, so nothing maps by them yet). */
+static void sl_to_vl_and_vl_arbitration_tables_keep_what_the_sm_sets(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t sl2vl[IB_SMP_DATA_BYTES] = { 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0f };
+	uint8_t arb[IB_SMP_DATA_BYTES] = { 0x00, 0x20 }; /* VL0, weight 32 */
+	struct ib_smp r;
+
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_SL_TO_VL_MAPPING_TABLE, 0,
+			     NULL, &r), 0);
+	assert_int_equal(r.SMPData[7], 0);
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_SL_TO_VL_MAPPING_TABLE, 0,
+			     sl2vl, &r), 0);
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_SL_TO_VL_MAPPING_TABLE, 1,
+			     NULL, &r), 0);
+	assert_memory_equal(r.SMPData, sl2vl, IB_SL2VL_BYTES);
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_SET, IB_SMP_ATTR_VL_ARBITRATION_TABLE,
+			     1u << 16, arb, &r), 0);
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_VL_ARBITRATION_TABLE,
+			     1u << 16 | 1, NULL, &r), 0);
+	assert_memory_equal(r.SMPData, arb, IB_VL_ARB_BLOCK_BYTES);
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_VL_ARBITRATION_TABLE,
+			     3u << 16, NULL, &r), 0);
+	assert_int_equal(r.SMPData[1], 0); /* the high-priority block is its own */
+	/* No block 0 or 5, no port 2 on a one-port CA. */
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_VL_ARBITRATION_TABLE, 0, NULL,
+			     &r), IB_MAD_STATUS_INVALID_FIELD);
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_VL_ARBITRATION_TABLE,
+			     5u << 16, NULL, &r), IB_MAD_STATUS_INVALID_FIELD);
+	assert_int_equal(sma(f->hca, IB_MAD_METHOD_GET, IB_SMP_ATTR_SL_TO_VL_MAPPING_TABLE, 2,
+			     NULL, &r), IB_MAD_STATUS_INVALID_FIELD);
+}
+
 static void unsupported_requests_get_the_iba_status(void **state)
 {
 	struct fixture *f = *state;
@@ -785,6 +819,12 @@ static void perfmgt_answers_port_counters(void **state)
 	assert_int_equal(x.PortUnicastXmitPkts, x.PortXmitPkts);
 	assert_int_equal(perf_ask(f, IB_MAD_METHOD_GET, IB_PERF_ATTR_PORT_COUNTERS, 2, r),
 			 IB_MAD_STATUS_INVALID_FIELD);
+	/* PortSelect 0, as perfquery sends for a LID without a port: the
+	 * port the request came in by. */
+	assert_int_equal(perf_ask(f, IB_MAD_METHOD_GET, IB_PERF_ATTR_PORT_COUNTERS, 0, r), 0);
+	ib_port_counters_decode(&pc, r + IB_PERF_DATA_OFFSET);
+	assert_int_equal(pc.PortSelect, 0);
+	assert_true(pc.PortXmitPkts >= 2);
 	assert_int_equal(perf_ask(f, IB_MAD_METHOD_SET, IB_PERF_ATTR_PORT_COUNTERS, 1, r),
 			 IB_MAD_STATUS_UNSUP_METHOD_ATTR);
 	assert_int_equal(perf_ask(f, IB_MAD_METHOD_GET, IB_PERF_ATTR_PORT_SAMPLES_CONTROL, 1, r),
@@ -943,6 +983,7 @@ int main(void)
 		T(set_port_info_arms_then_activates_and_raises_port_active),
 		T(set_port_info_refuses_bad_transitions_and_changes_nothing),
 		T(tables_and_descriptions_answer_get),
+		T(sl_to_vl_and_vl_arbitration_tables_keep_what_the_sm_sets),
 		T(unsupported_requests_get_the_iba_status),
 		T(directed_route_smp_is_answered_on_the_return_path),
 		T(trap_goes_to_the_sm_and_smp_is_answered_over_the_link),

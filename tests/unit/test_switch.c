@@ -257,6 +257,46 @@ static void test_routes_by_lid_once_programmed(void **state)
 		ib_port_counters_decode(&pc, resp + IB_PERF_DATA_OFFSET);
 		assert_int_equal(pc.PortSelect, 2);
 		assert_true(pc.PortRcvPkts >= 2); /* the data and this request */
+
+		/* PortCountersExtended of that port, then of all (0xff):
+		 * 64 bits, unicast and multicast apart (perfquery -x). */
+		for (unsigned sel = 2; sel <= 0xff; sel += 0xff - 2) {
+			struct ib_port_counters_ext x;
+
+			h.AttributeID = IB_PERF_ATTR_PORT_COUNTERS_EXT;
+			ib_mad_hdr_encode(&h, mad);
+			memset(&x, 0, sizeof(x));
+			x.PortSelect = (uint8_t)sel;
+			ib_port_counters_ext_encode(&x, mad + IB_PERF_DATA_OFFSET);
+			sib_mad_addr_init(&a, SIB_QP1, 6, 4);
+			len = sib_mgmt_build(&a, mad, pkt, sizeof(pkt));
+			assert_int_equal(carry(node("H4"), 1, pkt, &len), node("H4"));
+			assert_int_equal(ib_packet_decode(pkt, len, &p), IB_PKT_OK);
+			resp = sib_mgmt_parse(&p, &a);
+			assert_int_equal(ib_bits_get(resp, 32, 16), 0); /* Status */
+			ib_port_counters_ext_decode(&x, resp + IB_PERF_DATA_OFFSET);
+			assert_int_equal(x.PortSelect, sel);
+			assert_true(x.PortRcvPkts >= (sel == 2 ? 3u : 4u));
+			assert_int_equal(x.PortUnicastRcvPkts, x.PortRcvPkts);
+			assert_int_equal(x.PortMulticastRcvPkts, 0);
+			assert_true(x.PortRcvData >= x.PortRcvPkts * 6); /* words: LRH+BTH and more */
+		}
+	}
+	/* SLtoVLMappingTable by (input port, output port), kept as set */
+	{
+		uint8_t t[IB_SMP_DATA_BYTES] = { 0, 0, 0, 0, 0, 0, 0, 0x0f };
+		struct ib_dr_smp r;
+
+		assert_true(ask(to_s1, 1, IB_MAD_METHOD_SET, IB_SMP_ATTR_SL_TO_VL_MAPPING_TABLE,
+				1 << 8 | 3, t, 0, &r));
+		assert_int_equal(r.Status, 0);
+		assert_true(ask(to_s1, 1, IB_MAD_METHOD_GET, IB_SMP_ATTR_SL_TO_VL_MAPPING_TABLE,
+				2 << 8 | 3, NULL, 0, &r));
+		assert_int_equal(r.Status, 0);
+		assert_memory_equal(r.SMPData, t, IB_SL2VL_BYTES);
+		assert_true(ask(to_s1, 1, IB_MAD_METHOD_GET, IB_SMP_ATTR_SL_TO_VL_MAPPING_TABLE,
+				1 << 8 | 9, NULL, 0, &r));
+		assert_int_equal(r.Status, IB_MAD_STATUS_INVALID_FIELD);
 	}
 }
 
