@@ -130,6 +130,7 @@ DEB_PKGS := $(DEB_BUILD_PKGS) clang libclang-rt-dev \
             libibverbs-dev ibverbs-utils rdma-core perftest python3-pyverbs \
             liburing-dev libnl-3-dev libnl-route-3-dev libcmocka-dev libisal-dev \
             zlib1g-dev tshark librsvg2-bin iproute2 procps ucx-utils infiniband-diags opensm \
+            ibsim-utils libumad2sim0 \
             rdmacm-utils qperf \
             openmpi-bin libopenmpi-dev libfabric-bin tgt \
             groff-base man-db
@@ -204,8 +205,8 @@ $(B)/helpers/%: $(B)/obj/tests/helpers/%.o $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(CORE_LIB) -libverbs $(SYS_LIBS)
 
-# topo_compare reads netfiles with fabric/topology.c.
-$(B)/helpers/topo_compare: $(B)/obj/tests/helpers/topo_compare.o $(FABRIC_LIB) $(CORE_LIB)
+# topo_compare and topo_netfile read netfiles with fabric/topology.c.
+$(B)/helpers/topo_compare $(B)/helpers/topo_netfile: $(B)/helpers/%: $(B)/obj/tests/helpers/%.o $(FABRIC_LIB) $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(FABRIC_LIB) $(CORE_LIB) $(SYS_LIBS)
 

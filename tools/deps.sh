@@ -35,7 +35,7 @@ build_needs=(
 	"h:isa-l/crc.h     isa-l-devel         isa-l"
 	"h:zlib.h          zlib-devel          zlib"
 )
-test_rpms="clang compiler-rt libibverbs-utils perftest python3-pyverbs wireshark-cli librsvg2-tools iproute procps-ng ucx groff-base man-db scsi-target-utils infiniband-diags opensm"
+test_rpms="clang compiler-rt libibverbs-utils perftest python3-pyverbs wireshark-cli librsvg2-tools iproute procps-ng ucx groff-base man-db scsi-target-utils infiniband-diags opensm ibsim"
 test_pacman="clang compiler-rt rdma-core wireshark-cli librsvg iproute2 procps-ng groff man-db (perftest and ucx: AUR)"
 
 as_root() {
