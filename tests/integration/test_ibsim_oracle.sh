@@ -6,8 +6,9 @@
 # CAs), OpenSM sweeps once (opensm -o) as CA H1
 # on ibsim (ibsim-utils, OpenSM through libumad2sim) and on softib (every
 # other CA held open by a verbs_hold, so that both fabrics have every
-# node), and the two runs are compared field by field, from OpenSM's own
-# dumps (-D 0x43 writes them after the sweep):
+# node), with its minhop routing engine and, on the fat tree, with updn and
+# ftree too, and the two runs are compared field by field, from OpenSM's
+# own dumps (-D 0x43 writes them after the sweep):
 #   - the LID of every port (opensm-subnet.lst),
 #   - every cable, end to end (ditto),
 #   - every switch's LFT, LID by LID (opensm-lfts.dump),
@@ -78,7 +79,8 @@ lfts_held()
 	     /^  LFT:/ { for (i = 2; i <= NF; i++) { split($i, e, ">"); printf "%s %d %d\n", tolower(g), e[1], e[2] } }' "$1" | sort
 }
 
-# same WHAT A B: the two lists equal, or the test fails showing the difference.
+# same WHAT A B: the two lists equal, or the test fails showing the
+# difference ($where says which topology and engine).
 same()
 {
 	local what=$1 n
@@ -86,13 +88,14 @@ same()
 	n=$(wc -l <"$2")
 	if ! diff -u "$2" "$3" >"$SIB_TMP/diff"; then
 		head -40 "$SIB_TMP/diff"
-		sib_fail "$what differ between ibsim and softib"
+		sib_fail "$where: $what differ between ibsim and softib"
 	fi
 	[ "$n" -gt 0 ] || sib_fail "$what: none to compare"
-	echo "oracle: $topo: $what: $n equal"
+	echo "oracle: $where: $what: $n equal"
 }
 
-# --- ibsim: OpenSM once, and ibnetdiscover, in a namespace of its own.
+# --- ibsim: OpenSM once with each routing engine of ENGINES, and
+# ibnetdiscover, in a namespace of its own.
 ibsim_run()
 {
 	local dir=$1
@@ -105,24 +108,29 @@ ibsim_run()
 			ss -xlH 2>/dev/null | grep -q "@sim:ctl" && break
 			sleep 0.1
 		done
-		SIM_HOST=H1 OSM_TMP_DIR=$PWD OSM_CACHE_DIR=$PWD LD_PRELOAD=$2 \
-			timeout 120 opensm -o -D 0x43 --dump_files_dir "$PWD" -F /dev/null \
-			-f "$PWD/opensm.log" >opensm.out 2>&1
-		rc=$?
+		rc=0
+		for e in $3; do
+			mkdir -p "$e"
+			SIM_HOST=H1 OSM_TMP_DIR=$PWD OSM_CACHE_DIR=$PWD LD_PRELOAD=$2 \
+				timeout 120 opensm -o -R "$e" -D 0x43 --dump_files_dir "$PWD/$e" \
+				-F /dev/null -f "$PWD/$e/opensm.log" >"$e/opensm.out" 2>&1 || rc=1
+		done
 		SIM_HOST=H2 LD_PRELOAD=$2 timeout 60 ibnetdiscover "$PWD/discovered.topo" \
 			>ibnetdiscover.out 2>&1 || rc=1
 		kill $sim
 		wait $sim 2>/dev/null
-		exit $rc' ibsim "$dir" "$umad2sim"
+		exit $rc' ibsim "$dir" "$umad2sim" "$2"
 }
 
 for topo in one-switch-8.topo two-switches-2-links.topo fat-tree-4x2.topo irregular-16x14.topo; do
 	dir=$SIB_TMP/${topo%.topo}
+	engines=minhop
+	[ "$topo" = fat-tree-4x2.topo ] && engines="minhop updn ftree"
 	mkdir -p "$dir/ibsim" "$dir/softib"
 	"$B/helpers/topo_netfile" "$SIB_TOP/tests/fabric/$topo" >"$dir/ibsim/net" ||
 		sib_fail "topo_netfile $topo failed"
-	if ! ibsim_run "$dir/ibsim"; then
-		tail -20 "$dir/ibsim/ibsim.out" "$dir/ibsim/opensm.out" "$dir/ibsim/opensm.log" 2>/dev/null
+	if ! ibsim_run "$dir/ibsim" "$engines"; then
+		tail -20 "$dir/ibsim/ibsim.out" "$dir"/ibsim/*/opensm.out "$dir"/ibsim/*/opensm.log 2>/dev/null
 		sib_fail "OpenSM or ibnetdiscover on ibsim failed ($topo)"
 	fi
 	sib_run compare.$topo 10 "$B/helpers/topo_compare" "$SIB_TOP/tests/fabric/$topo" \
@@ -151,26 +159,34 @@ for topo in one-switch-8.topo two-switches-2-links.topo fat-tree-4x2.topo irregu
 	done
 	[ "$(grep -c '^CA ' "$dir/softib/show")" -ge "$want" ] ||
 		{ cat "$dir/softib/show"; sib_fail "$topo: not all of $want CAs attached"; }
-	sib_run opensm.$topo 180 env SOFTIB_NODE=H1 OSM_TMP_DIR="$dir/softib" OSM_CACHE_DIR="$dir/softib" \
-		"$osm_softib" run -- opensm -o -D 0x43 --dump_files_dir "$dir/softib" -F /dev/null \
-		-f "$dir/softib/opensm.log" ||
-		{ sib_show "opensm.$topo"; tail -20 "$dir/softib/opensm.log"; sib_fail "OpenSM -o on softib failed ($topo)"; }
-	"$SOFTIB" fabric show >"$dir/softib/show" 2>&1 || sib_fail "softib fabric show failed"
+	for e in $engines; do
+		o=$dir/softib/$e
+		mkdir -p "$o"
+		sib_run "opensm.$topo.$e" 180 env SOFTIB_NODE=H1 OSM_TMP_DIR="$dir/softib" \
+			OSM_CACHE_DIR="$dir/softib" "$osm_softib" run -- opensm -o -R "$e" -D 0x43 \
+			--dump_files_dir "$o" -F /dev/null -f "$o/opensm.log" ||
+			{ sib_show "opensm.$topo.$e"; tail -20 "$o/opensm.log"; sib_fail "OpenSM -o -R $e on softib failed ($topo)"; }
+		grep -q "$e tables configured on all switches" "$o/opensm.log" ||
+			{ grep -E 'ERR|routing|tables' "$o/opensm.log" | head; sib_fail "$topo: OpenSM did not route with $e"; }
+		"$SOFTIB" fabric show >"$o/show" 2>&1 || sib_fail "softib fabric show failed"
+		i=$dir/ibsim/$e
+		where="$topo, $e"
 
-	lids_of "$dir/ibsim/opensm-subnet.lst" >"$dir/ibsim.lids"
-	lids_of "$dir/softib/opensm-subnet.lst" >"$dir/softib.lids"
-	same "the LIDs of the ports" "$dir/ibsim.lids" "$dir/softib.lids"
-	cables_of "$dir/ibsim/opensm-subnet.lst" >"$dir/ibsim.cables"
-	cables_of "$dir/softib/opensm-subnet.lst" >"$dir/softib.cables"
-	same "the cable ends" "$dir/ibsim.cables" "$dir/softib.cables"
-	lfts_of "$dir/ibsim/opensm-lfts.dump" >"$dir/ibsim.lfts"
-	lfts_of "$dir/softib/opensm-lfts.dump" >"$dir/softib.lfts"
-	same "the LFT entries OpenSM computed" "$dir/ibsim.lfts" "$dir/softib.lfts"
-	lfts_held "$dir/softib/show" >"$dir/softib.held"
-	same "the LFT entries the switches hold (softib fabric show, against ibsim's)" \
-		"$dir/ibsim.lfts" "$dir/softib.held"
-	echo "oracle: $topo: not compared: speeds (ibsim $(grep -o 'SPD=[0-9.]*' "$dir/ibsim/opensm-subnet.lst" | sort -u | tr '\n' ' ')," \
-		"softib $(grep -o 'SPD=[0-9.]*' "$dir/softib/opensm-subnet.lst" | sort -u | tr '\n' ' ')), SLtoVL and VLArbitration tables (8 VLs against 1)"
+		lids_of "$i/opensm-subnet.lst" >"$i.lids"
+		lids_of "$o/opensm-subnet.lst" >"$o.lids"
+		same "the LIDs of the ports" "$i.lids" "$o.lids"
+		cables_of "$i/opensm-subnet.lst" >"$i.cables"
+		cables_of "$o/opensm-subnet.lst" >"$o.cables"
+		same "the cable ends" "$i.cables" "$o.cables"
+		lfts_of "$i/opensm-lfts.dump" >"$i.lfts"
+		lfts_of "$o/opensm-lfts.dump" >"$o.lfts"
+		same "the LFT entries OpenSM computed" "$i.lfts" "$o.lfts"
+		lfts_held "$o/show" >"$o.held"
+		same "the LFT entries the switches hold (softib fabric show, against ibsim's)" \
+			"$i.lfts" "$o.held"
+	done
+	echo "oracle: $topo: not compared: speeds (ibsim $(grep -o 'SPD=[0-9.]*' "$i/opensm-subnet.lst" | sort -u | tr '\n' ' ')," \
+		"softib $(grep -o 'SPD=[0-9.]*' "$o/opensm-subnet.lst" | sort -u | tr '\n' ' ')), SLtoVL and VLArbitration tables (8 VLs against 1)"
 
 	for fd in "${fds[@]}"; do
 		exec {fd}>&-
