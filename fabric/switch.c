@@ -57,8 +57,11 @@ static void port_defaults(struct sib_switch_port *sp, unsigned p, const struct s
 	pi->RespTimeValue = 16; /* 4.096 us * 2^16, about 268 ms */
 	pi->LocalPhyErrors = 15;
 	pi->OverrunErrors = 15;
+	/* MulticastFDBTop bounds the MFT (below 0xc000: no entry in use), so
+	 * port 0 says it has it: OpenSM sets it only then. */
 	if (!p)
-		pi->CapabilityMask = IB_PORT_CAP_IS_TRAP_SUP | IB_PORT_CAP_IS_SYS_IMAGE_GUID_SUP;
+		pi->CapabilityMask = IB_PORT_CAP_IS_TRAP_SUP | IB_PORT_CAP_IS_SYS_IMAGE_GUID_SUP |
+				     IB_PORT_CAP_IS_MCAST_FDB_TOP_SUP;
 }
 
 int sib_switch_init(struct sib_switch *sw, const struct sib_topo_node *node)

@@ -159,6 +159,7 @@ enum {
 	IB_PORT_CAP_IS_DEVICE_MGMT_SUP = 1u << 19,
 	IB_PORT_CAP_IS_VENDOR_CLASS_SUP = 1u << 20,
 	IB_PORT_CAP_IS_CLIENT_REREG_SUP = 1u << 25,
+	IB_PORT_CAP_IS_MCAST_FDB_TOP_SUP = 1u << 30, /* a switch's SwitchInfo:MulticastFDBTop */
 };
 
 struct ib_port_info {

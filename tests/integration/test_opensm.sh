@@ -17,12 +17,12 @@
 # reads OpenSM's NodeRecord, PortInfoRecord and PathRecord tables, RMPP
 # answers of several segments); ibv_rc_pingpong and rping, which needs
 # PathRecords and the RDMA CM's ServiceRecords, from leaf 2 to leaf 4
-# (H4 to H8).
+# (H4 to H8), and mckey from H4 to H6 through the MFTs OpenSM writes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/diags_lib.sh"
 
 sib_init opensm
-sib_need opensm rping ibv_rc_pingpong smpquery sminfo ibnetdiscover ibswitches ibhosts ibroute \
+sib_need opensm rping mckey ibv_rc_pingpong smpquery sminfo ibnetdiscover ibswitches ibhosts ibroute \
 	ibtracert perfquery iblinkinfo ibping ibqueryerrors saquery timeout
 [ -x "$B/helpers/topo_compare" ] || sib_skip "$B/helpers/topo_compare is not built (run make)"
 
@@ -132,5 +132,20 @@ if [ "${SIB_RC[rping.client]}" -ne 0 ] || [ "${SIB_RC[rping.server]}" -ne 0 ]; t
 	sib_fail "rping under OpenSM: client $(sib_status_text "${SIB_RC[rping.client]}"), server $(sib_status_text "${SIB_RC[rping.server]}")"
 fi
 sib_expect "$(sib_out rping.client)" '^ping data: rdma-ping-4: ' "rping's 5th ping" || sib_fail "rping"
+
+# Multicast through the MFTs OpenSM writes (it sets each switch's
+# MulticastFDBTop, which port 0 says it has): mckey from leaf 2 to leaf 3.
+sib_start mc.recv 60 env SOFTIB_NODE=H6 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- \
+	mckey -m 239.1.2.11 -b 127.0.0.1 -C 5
+for ((i = 0; i < 300; i++)); do
+	grep -q '^receiving data transfers' "$(sib_out mc.recv)" 2>/dev/null && break
+	sleep 0.1
+done
+sleep 1 # OpenSM writes the group's MFT blocks after it answered the join
+sib_run mc.send 60 env SOFTIB_NODE=H4 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- \
+	mckey -m 239.1.2.11 -b 127.0.0.1 -s -C 5 || { sib_show mc.send; sib_fail "mckey's sender failed"; }
+sib_wait mc.recv ||
+	{ sib_show mc.recv; grep -i mcast "$osm/opensm.log" | tail; sib_fail "mckey's receiver under OpenSM got nothing"; }
+sib_expect "$(sib_out mc.recv)" '^data transfers complete' "the receiver's 5 messages" || sib_fail "mckey"
 osm_down
-echo "opensm: OpenSM brought up two switches and the fat tree; every diagnostic, ibv_rc_pingpong and rping ran under it"
+echo "opensm: OpenSM brought up two switches and the fat tree; every diagnostic, ibv_rc_pingpong, rping and mckey ran under it"
