@@ -23,7 +23,8 @@
 #                        traffic), saquery (the SM's IsSM PortInfoRecord,
 #                        NodeRecords, every PathRecord), ibqueryerrors,
 #                        ibping; SMDESC is the
-#                        SM's NodeDescription, a regular expression
+#                        SM's NodeDescription, a regular expression; leaf
+#                        2's LID in DG_LEAF2 then
 
 DG_TOPO=$SIB_TOP/tests/fabric/fat-tree-4x2.topo
 DG_CA=H5
@@ -100,6 +101,7 @@ dg_all()
 	leaf1=$(sed -n 's/^Switch.*# "leaf 1" base port 0 lid \([0-9]*\) .*/\1/p' "$SIB_TMP/discovered.topo")
 	leaf2=$(sed -n 's/^Switch.*# "leaf 2" base port 0 lid \([0-9]*\) .*/\1/p' "$SIB_TMP/discovered.topo")
 	[ -n "$leaf1" ] && [ -n "$leaf2" ] || sib_fail "ibnetdiscover gave leaf 1 or leaf 2 no LID"
+	DG_LEAF2=$leaf2
 
 	dg_diag switches ibswitches
 	n=$(grep -c '^Switch' "$(sib_out switches)")

@@ -18,6 +18,9 @@
 # answers of several segments); ibv_rc_pingpong and rping, which needs
 # PathRecords and the RDMA CM's ServiceRecords, from leaf 2 to leaf 4
 # (H4 to H8), and mckey from H4 to H6 through the MFTs OpenSM writes.
+# Last, a second OpenSM on H2 becomes STANDBY, the master is killed while
+# rping runs between H3 and H7, the standby takes over (sminfo names it),
+# and rping's connection lives on.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/diags_lib.sh"
 
@@ -40,7 +43,10 @@ if ldd "$SOFTIB" 2>/dev/null | grep -q libasan; then
 fi
 
 # osm_up TOPO: softib-switch hosting tests/fabric/TOPO and OpenSM as its H1,
-# until OpenSM says SUBNET UP; its log is $osm/opensm.log.
+# until OpenSM says SUBNET UP; its log is $osm/opensm.log.  It sweeps every
+# second (-s 1): every tool below is a port plugged in, and a trap 128 that
+# comes while a sweep is under way can wait for the next periodic one
+# (10 s by default), longer than a port waits for its SM (8 s).
 osm_up()
 {
 	local i
@@ -49,7 +55,7 @@ osm_up()
 	mkdir -p "$osm"
 	sib_fabric_switch "$1"
 	sib_start opensm 300 env SOFTIB_NODE=H1 OSM_TMP_DIR="$osm" OSM_CACHE_DIR="$osm" \
-		"$osm_softib" run -- opensm -d2 -F /dev/null -f "$osm/opensm.log"
+		"$osm_softib" run -- opensm -d2 -s 1 -F /dev/null -f "$osm/opensm.log"
 	for ((i = 0; i < 600; i++)); do
 		grep -q 'SUBNET UP' "$osm/opensm.log" 2>/dev/null && break
 		kill -0 "${SIB_PID[opensm]}" 2>/dev/null || break
@@ -63,26 +69,30 @@ osm_up()
 	echo "opensm: $1: SUBNET UP after $((i / 10)).$((i % 10)) s"
 }
 
-# osm_down: OpenSM and the switch stop; OpenSM logged no error but those a
-# CA whose program came and went mid-sweep causes, as a port that goes down
-# on hardware does (each tool above is a process, and a CA is cabled only
-# while a process has it open): ERR 3111, an SMP answered with an error
-# status (0x1C: a PortInfo Set for a state the port cannot take), the
-# timeouts of SMPs to a port that left (5411, 3113, 3119, 3120), and a
-# light sweep's port whose far end came after the last heavy sweep (3315).
+# osm_down: OpenSM and the switch stop, and osm_errors judges its log.
 osm_down()
 {
-	local errors
-
-	errors=$(grep ' ERR ' "$osm/opensm.log" | grep -Evc ' ERR (3111|5411|3113|3119|3120|3315): ')
 	kill -TERM "${SIB_PID[opensm]}" "${SIB_PID[switch]}"
 	sib_wait opensm
 	sib_wait switch
-	echo "opensm: $(grep -c ' ERR ' "$osm/opensm.log") ERR lines in its log, $errors of other kinds"
-	[ "$errors" -eq 0 ] || {
-		grep ' ERR ' "$osm/opensm.log" | grep -Ev ' ERR (3111|5411|3113|3119|3120|3315): ' | head -20
-		sib_fail "OpenSM logged errors"
-	}
+	osm_errors "$osm/opensm.log"
+}
+
+# osm_errors LOG: OpenSM logged no error but those a CA whose program came
+# and went mid-sweep causes, as a port that goes down
+# on hardware does (each tool above is a process, and a CA is cabled only
+# while a process has it open): ERR 3111, an SMP answered with an error
+# status (0x1C: a PortInfo Set for a state the port cannot take), the
+# timeouts of SMPs to a port that left (5411, 3113, 3119, 3120), a light
+# sweep's port whose far end came after the last heavy sweep (3315), and
+# the MADs still out when OpenSM is told to exit (5401).
+osm_errors()
+{
+	local errors ok=' ERR (3111|5411|3113|3119|3120|3315|5401): '
+
+	errors=$(grep ' ERR ' "$1" | grep -Evc "$ok")
+	echo "opensm: $(grep -c ' ERR ' "$1") ERR lines in its log, $errors of other kinds"
+	[ "$errors" -eq 0 ] || { grep ' ERR ' "$1" | grep -Ev "$ok" | head -20; sib_fail "OpenSM logged errors"; }
 }
 
 # osm_rc ID SERVER CLIENT: ibv_rc_pingpong between two CAs, under OpenSM.
@@ -147,5 +157,46 @@ sib_run mc.send 60 env SOFTIB_NODE=H4 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- \
 sib_wait mc.recv ||
 	{ sib_show mc.recv; grep -i mcast "$osm/opensm.log" | tail; sib_fail "mckey's receiver under OpenSM got nothing"; }
 sib_expect "$(sib_out mc.recv)" '^data transfers complete' "the receiver's 5 messages" || sib_fail "mckey"
-osm_down
-echo "opensm: OpenSM brought up two switches and the fat tree; every diagnostic, ibv_rc_pingpong, rping and mckey ran under it"
+
+# A second OpenSM (H2, polling the master every second) becomes STANDBY;
+# the master is killed under rping between H3 and H7; the standby takes
+# over, and the connection and its LIDs live on, as on hardware.
+mkdir -p "$osm/2"
+printf 'sminfo_polling_timeout 1000\npolling_retry_number 2\n' >"$osm/2/opensm.conf"
+sib_start opensm2 300 env SOFTIB_NODE=H2 OSM_TMP_DIR="$osm/2" OSM_CACHE_DIR="$osm/2" \
+	"$osm_softib" run -- opensm -d2 -F "$osm/2/opensm.conf" -f "$osm/2/opensm.log"
+for ((i = 0; i < 600; i++)); do
+	grep -q 'Entering STANDBY state' "$osm/2/opensm.log" 2>/dev/null && break
+	sleep 0.1
+done
+grep -q 'Entering STANDBY state' "$osm/2/opensm.log" 2>/dev/null ||
+	{ sib_show opensm2; tail -20 "$osm/2/opensm.log"; sib_fail "the second OpenSM did not become STANDBY"; }
+dg_traffic_start
+dg_diag sm_before sminfo
+sib_expect "$(sib_out sm_before)" '^sminfo: sm lid 1 .*SMINFO_MASTER' "H1's OpenSM the master" || sib_fail "sminfo"
+kill -TERM "${SIB_PID[opensm]}"
+sib_wait opensm
+for ((i = 0; i < 600; i++)); do
+	grep -q 'Entering MASTER state' "$osm/2/opensm.log" && break
+	sleep 0.1
+done
+grep -q 'Entering MASTER state' "$osm/2/opensm.log" ||
+	{ tail -20 "$osm/2/opensm.log"; sib_fail "the standby OpenSM did not take over"; }
+echo "opensm: the standby took over $((i / 10)).$((i % 10)) s after the master was killed"
+dg_diag sm_after sminfo
+sib_expect "$(sib_out sm_after)" '^sminfo: sm lid [0-9]+ sm guid 0x200000100000201, .*SMINFO_MASTER' \
+	"H2's OpenSM the master" || sib_fail "sminfo after the takeover"
+dg_diag perf_a perfquery -x "$DG_LEAF2" 1
+sleep 1
+dg_diag perf_b perfquery -x "$DG_LEAF2" 1
+[ "$(dg_field perf_b PortXmitPkts)" -gt "$(dg_field perf_a PortXmitPkts)" ] ||
+	{ sib_show perf_a perf_b; sib_fail "rping stopped when the standby took over"; }
+kill -0 "${SIB_PID[traffic.client]}" 2>/dev/null && kill -0 "${SIB_PID[traffic.server]}" 2>/dev/null ||
+	{ sib_show traffic.client traffic.server; sib_fail "rping ended when the master went"; }
+dg_traffic_stop
+kill -TERM "${SIB_PID[opensm2]}" "${SIB_PID[switch]}"
+sib_wait opensm2
+sib_wait switch
+osm_errors "$osm/opensm.log"
+osm_errors "$osm/2/opensm.log"
+echo "opensm: OpenSM brought up two switches and the fat tree; every diagnostic, ibv_rc_pingpong, rping and mckey ran under it, and a standby took over under rping"
