@@ -18,6 +18,8 @@
 # answers of several segments); ibv_rc_pingpong and rping, which needs
 # PathRecords and the RDMA CM's ServiceRecords, from leaf 2 to leaf 4
 # (H4 to H8), and mckey from H4 to H6 through the MFTs OpenSM writes.
+# OpenSM's performance manager (--perfmgr) reads every port's counters
+# meanwhile, rping's packets among them (its console says).
 # Last, a second OpenSM on H2 becomes STANDBY, the master is killed while
 # rping runs between H3 and H7, the standby takes over (sminfo names it),
 # and rping's connection lives on.
@@ -42,20 +44,22 @@ if ldd "$SOFTIB" 2>/dev/null | grep -q libasan; then
 	echo "opensm: OpenSM on $osm_softib (AddressSanitizer would flag its own buffer reuse)"
 fi
 
-# osm_up TOPO: softib-switch hosting tests/fabric/TOPO and OpenSM as its H1,
+# osm_up TOPO [ARGS]: softib-switch hosting tests/fabric/TOPO and OpenSM
+# (with ARGS) as its H1,
 # until OpenSM says SUBNET UP; its log is $osm/opensm.log.  It sweeps every
 # second (-s 1): every tool below is a port plugged in, and a trap 128 that
 # comes while a sweep is under way can wait for the next periodic one
 # (10 s by default), longer than a port waits for its SM (8 s).
 osm_up()
 {
-	local i
+	local i topo=$1
 
-	osm=$SIB_TMP/osm.${1%.topo}
+	shift
+	osm=$SIB_TMP/osm.${topo%.topo}
 	mkdir -p "$osm"
-	sib_fabric_switch "$1"
+	sib_fabric_switch "$topo"
 	sib_start opensm 300 env SOFTIB_NODE=H1 OSM_TMP_DIR="$osm" OSM_CACHE_DIR="$osm" \
-		"$osm_softib" run -- opensm -d2 -s 1 -F /dev/null -f "$osm/opensm.log"
+		"$osm_softib" run -- opensm -d2 -s 1 -F /dev/null -f "$osm/opensm.log" "$@"
 	for ((i = 0; i < 600; i++)); do
 		grep -q 'SUBNET UP' "$osm/opensm.log" 2>/dev/null && break
 		kill -0 "${SIB_PID[opensm]}" 2>/dev/null || break
@@ -64,9 +68,9 @@ osm_up()
 	if ! grep -q 'SUBNET UP' "$osm/opensm.log" 2>/dev/null; then
 		sib_show opensm switch
 		tail -30 "$osm/opensm.log" 2>/dev/null
-		sib_fail "OpenSM did not bring $1 up"
+		sib_fail "OpenSM did not bring $topo up"
 	fi
-	echo "opensm: $1: SUBNET UP after $((i / 10)).$((i % 10)) s"
+	echo "opensm: $topo: SUBNET UP after $((i / 10)).$((i % 10)) s"
 }
 
 # osm_down: OpenSM and the switch stop, and osm_errors judges its log.
@@ -84,11 +88,15 @@ osm_down()
 # while a process has it open): ERR 3111, an SMP answered with an error
 # status (0x1C: a PortInfo Set for a state the port cannot take), the
 # timeouts of SMPs to a port that left (5411, 3113, 3119, 3120), a light
-# sweep's port whose far end came after the last heavy sweep (3315), and
-# the MADs still out when OpenSM is told to exit (5401).
+# sweep's port whose far end came after the last heavy sweep (3315), the
+# MADs still out when OpenSM is told to exit (5401), and its performance
+# manager's queries to ports that left (5410) and its reports of what the
+# coming and going does (perfmgr_*: ERR 54xx): links down, relay errors of
+# packets to ports that left, counters reset by a CA's next process, nodes
+# gone.
 osm_errors()
 {
-	local errors ok=' ERR (3111|5411|3113|3119|3120|3315|5401): '
+	local errors ok=' ERR (3111|5411|5410|3113|3119|3120|3315|5401): | perfmgr_[a-z_]*: (PerfMgr: )?ERR 54'
 
 	errors=$(grep ' ERR ' "$1" | grep -Evc "$ok")
 	echo "opensm: $(grep -c ' ERR ' "$1") ERR lines in its log, $errors of other kinds"
@@ -122,8 +130,25 @@ osm_rc rc2 H2 H3
 osm_down
 
 # --- the fat tree: every diagnostic, then the RDMA CM across it
-osm_up fat-tree-4x2.topo
+cport=$(sib_free_port tcp) || exit 1
+osm_up fat-tree-4x2.topo --perfmgr --perfmgr_sweep_time_s 1 --console loopback --console-port "$cport"
 dg_all 'softib0 port 1 pid [0-9]+ [^"]*'
+
+# OpenSM's performance manager has read every switch's counters, those of
+# leaf 2's port to H3 with rping's packets (its console, on loopback).
+exec {con}<>"/dev/tcp/127.0.0.1/$cport" || sib_fail "OpenSM's console does not answer on $cport"
+# (a line at a time: it reads one command a read)
+sleep 0.5
+printf 'perfmgr print_counters\r\n' >&"$con"
+sleep 1
+printf 'quit\r\n' >&"$con"
+timeout 10 cat <&"$con" | tr -d '\r' >"$SIB_TMP/perfmgr.out"
+exec {con}>&-
+n=$(grep -oE '^"(spine|leaf) [0-9]" 0x[0-9a-f]+ active TRUE' "$SIB_TMP/perfmgr.out" | sort -u | wc -l)
+[ "$n" -eq 6 ] || { head -40 "$SIB_TMP/perfmgr.out"; sib_fail "OpenSM's PerfMgr read $n switches, not 6"; }
+n=$(sed -n '/^"leaf 2" .* port 1$/,/^"/s/^ *xmit_pkts *: \([0-9]*\).*/\1/p' "$SIB_TMP/perfmgr.out" | head -1)
+echo "opensm: PerfMgr read 6 switches; leaf 2's port to H3 sent ${n:-nothing}"
+[ "${n:-0}" -gt 100 ] || { head -60 "$SIB_TMP/perfmgr.out"; sib_fail "PerfMgr: leaf 2's port to H3 counted no traffic"; }
 
 # H4 and H8: rping's H3 and H7 stay taken until the switch hears nothing
 # from them for 5 s (a program killed by a signal says no goodbye).
@@ -172,6 +197,13 @@ done
 grep -q 'Entering STANDBY state' "$osm/2/opensm.log" 2>/dev/null ||
 	{ sib_show opensm2; tail -20 "$osm/2/opensm.log"; sib_fail "the second OpenSM did not become STANDBY"; }
 dg_traffic_start
+# rping is connected once leaf 2's port to H3 carries its packets.
+for ((i = 0; i < 30; i++)); do
+	dg_diag perf_0 perfquery -x "$DG_LEAF2" 1
+	sleep 0.5
+	dg_diag perf_1 perfquery -x "$DG_LEAF2" 1
+	[ "$(dg_field perf_1 PortXmitPkts)" -gt $(($(dg_field perf_0 PortXmitPkts) + 100)) ] && break
+done
 dg_diag sm_before sminfo
 sib_expect "$(sib_out sm_before)" '^sminfo: sm lid 1 .*SMINFO_MASTER' "H1's OpenSM the master" || sib_fail "sminfo"
 kill -TERM "${SIB_PID[opensm]}"
