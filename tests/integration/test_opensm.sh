@@ -9,9 +9,11 @@
 # the SM's Sets from the cable, and the SM's own port from itself (the
 # 0-hop directed route a local SM configures its port with).
 #
-# First tests/fabric/two-switches-2-links.topo: what ibnetdiscover finds
-# equals the topology file (tests/helpers/topo_compare), and
-# ibv_rc_pingpong passes from H2 on one switch to H3 on the other.  Then
+# First tests/fabric/two-switches-2-links.topo, every port keyed by OpenSM
+# (M_Key at protection level 2): without the key smpquery and ibnetdiscover
+# read nothing and the port counts the violations; with it (-y) what
+# ibnetdiscover finds equals the topology file (tests/helpers/topo_compare);
+# ibv_rc_pingpong passes from H2 on one switch to H4 on the other.  Then
 # tests/fabric/fat-tree-4x2.topo: every diagnostic of diags_lib.sh, as under
 # softib-sm in test_diags.sh, with rping running between H3 and H7 (saquery
 # reads OpenSM's NodeRecord, PortInfoRecord and PathRecord tables, RMPP
@@ -45,7 +47,7 @@ if ldd "$SOFTIB" 2>/dev/null | grep -q libasan; then
 fi
 
 # osm_up TOPO [ARGS]: softib-switch hosting tests/fabric/TOPO and OpenSM
-# (with ARGS) as its H1,
+# (with ARGS, and the options file OSM_CONF if set) as its H1,
 # until OpenSM says SUBNET UP; its log is $osm/opensm.log.  It sweeps every
 # second (-s 1): every tool below is a port plugged in, and a trap 128 that
 # comes while a sweep is under way can wait for the next periodic one
@@ -59,7 +61,7 @@ osm_up()
 	mkdir -p "$osm"
 	sib_fabric_switch "$topo"
 	sib_start opensm 300 env SOFTIB_NODE=H1 OSM_TMP_DIR="$osm" OSM_CACHE_DIR="$osm" \
-		"$osm_softib" run -- opensm -d2 -s 1 -F /dev/null -f "$osm/opensm.log" "$@"
+		"$osm_softib" run -- opensm -d2 -s 1 -F "${OSM_CONF:-/dev/null}" -f "$osm/opensm.log" "$@"
 	for ((i = 0; i < 600; i++)); do
 		grep -q 'SUBNET UP' "$osm/opensm.log" 2>/dev/null && break
 		kill -0 "${SIB_PID[opensm]}" 2>/dev/null || break
@@ -117,16 +119,41 @@ osm_rc()
 		sib_fail "no ping-pong result"
 }
 
-# --- two switches, two cables between them
-osm_up two-switches-2-links.topo
+# --- two switches, two cables between them, every port keyed by OpenSM
+# (M_Key 0xa5 at protection level 2, IBA 14.2.4.1: without the key a Get
+# is not answered either, and the port counts the violation).
+printf 'm_key 0x00000000000000a5\nm_key_protection_level 2\nm_key_lease_period 0\nsm_key 0x00000000000000b6\n' \
+	>"$SIB_TMP/keys.conf"
+OSM_CONF=$SIB_TMP/keys.conf osm_up two-switches-2-links.topo
 dg_up H2
-sib_run discover2 60 env SOFTIB_NODE=H2 "$SOFTIB" run -- ibnetdiscover "$SIB_TMP/two.topo" ||
+sib_start h3 60 env SOFTIB_NODE=H3 SOFTIB_LOG=info "$SOFTIB" run -- ibping -S
+for ((i = 0; i < 300; i++)); do
+	grep -q 'port 1 ACTIVE: LID' "$(sib_out h3)" 2>/dev/null && break
+	sleep 0.1
+done
+h3=$(sed -n 's/.*port 1 ACTIVE: LID \([0-9]*\).*/\1/p' "$(sib_out h3)" | head -1)
+[ -n "$h3" ] || { sib_show h3; sib_fail "H3 never came up under a keyed OpenSM"; }
+sib_run nokey 60 env SOFTIB_NODE=H2 "$SOFTIB" run -- smpquery -t 300 portinfo "$h3"
+[ "${SIB_RC[nokey]}" -ne 0 ] && [ "${SIB_RC[nokey]}" -ne 124 ] ||
+	{ sib_show nokey; sib_fail "smpquery read H3's PortInfo without its M_Key"; }
+sib_run nokey_discover 60 env SOFTIB_NODE=H2 "$SOFTIB" run -- ibnetdiscover -t 300
+grep -q '^Switch' "$(sib_out nokey_discover)" &&
+	{ sib_show nokey_discover; sib_fail "ibnetdiscover read the switches without the M_Key"; }
+sib_run key 60 env SOFTIB_NODE=H2 "$SOFTIB" run -- smpquery -t 300 -y 0xa5 portinfo "$h3" ||
+	{ sib_show key; sib_fail "smpquery with the M_Key failed"; }
+sib_expect "$(sib_out key)" '^ProtectBits:\.+2$' "OpenSM's protection level on H3" || sib_fail "H3 is not keyed"
+n=$(sed -n 's/^MkeyViolations:\.*\([0-9]*\)$/\1/p' "$(sib_out key)")
+[ "${n:-0}" -ge 1 ] || { sib_show key; sib_fail "H3 did not count the Get without its M_Key"; }
+echo "opensm: without OpenSM's M_Key smpquery and ibnetdiscover read nothing; H3 counted $n violations"
+sib_run discover2 60 env SOFTIB_NODE=H2 "$SOFTIB" run -- ibnetdiscover -y 0xa5 "$SIB_TMP/two.topo" ||
 	{ sib_show discover2; sib_fail "ibnetdiscover under OpenSM failed"; }
 sib_run compare2 10 "$B/helpers/topo_compare" "$SIB_TOP/tests/fabric/two-switches-2-links.topo" "$SIB_TMP/two.topo"
 cat "$(sib_out compare2)"
-sib_expect "$(sib_out compare2)" '^equal: 2 switches, 2 CAs, 4 cables$' "ibnetdiscover equals the topology file" ||
+sib_expect "$(sib_out compare2)" '^equal: 2 switches, 3 CAs, 5 cables$' "ibnetdiscover equals the topology file" ||
 	sib_fail "ibnetdiscover differs from two-switches-2-links.topo"
-osm_rc rc2 H2 H3
+kill "${SIB_PID[h3]}"
+sib_wait h3
+osm_rc rc2 H2 H4 # H3's cable stays taken for 5 s: its program said no goodbye
 osm_down
 
 # --- the fat tree: every diagnostic, then the RDMA CM across it
