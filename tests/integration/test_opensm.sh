@@ -13,7 +13,8 @@
 # (M_Key at protection level 2): without the key smpquery and ibnetdiscover
 # read nothing and the port counts the violations; with it (-y) what
 # ibnetdiscover finds equals the topology file (tests/helpers/topo_compare);
-# ibv_rc_pingpong passes from H2 on one switch to H4 on the other.  Then
+# ibv_rc_pingpong passes from H2 on one switch to H4 on the other; OpenSM's
+# partitions.conf isolates them as it says (tests/helpers/pkey_peer).  Then
 # tests/fabric/fat-tree-4x2.topo: every diagnostic of diags_lib.sh, as under
 # softib-sm in test_diags.sh, with rping running between H3 and H7 (saquery
 # reads OpenSM's NodeRecord, PortInfoRecord and PathRecord tables, RMPP
@@ -121,39 +122,56 @@ osm_rc()
 
 # --- two switches, two cables between them, every port keyed by OpenSM
 # (M_Key 0xa5 at protection level 2, IBA 14.2.4.1: without the key a Get
-# is not answered either, and the port counts the violation).
+# is not answered either, and the port counts the violation), and its
+# partitions.conf (the port GUIDs are the topology's): H2 a full and H3 a
+# limited member of red, H4 alone in blue.
 printf 'm_key 0x00000000000000a5\nm_key_protection_level 2\nm_key_lease_period 0\nsm_key 0x00000000000000b6\n' \
 	>"$SIB_TMP/keys.conf"
-OSM_CONF=$SIB_TMP/keys.conf osm_up two-switches-2-links.topo
+cat >"$SIB_TMP/partitions.conf" <<'EOC'
+Default=0x7fff : ALL=full ;
+red=0x0011 : 0x0200000100000201=full, 0x0200000100000301 ;
+blue=0x0022 : 0x0200000100000401=full ;
+EOC
+OSM_CONF=$SIB_TMP/keys.conf osm_up two-switches-2-links.topo -P "$SIB_TMP/partitions.conf"
 dg_up H2
-sib_start h3 60 env SOFTIB_NODE=H3 SOFTIB_LOG=info "$SOFTIB" run -- ibping -S
-for ((i = 0; i < 300; i++)); do
-	grep -q 'port 1 ACTIVE: LID' "$(sib_out h3)" 2>/dev/null && break
-	sleep 0.1
-done
-h3=$(sed -n 's/.*port 1 ACTIVE: LID \([0-9]*\).*/\1/p' "$(sib_out h3)" | head -1)
-[ -n "$h3" ] || { sib_show h3; sib_fail "H3 never came up under a keyed OpenSM"; }
-sib_run nokey 60 env SOFTIB_NODE=H2 "$SOFTIB" run -- smpquery -t 300 portinfo "$h3"
+# OpenSM's own port (LID 1) is keyed too: read it without and with the key.
+sib_run nokey 60 env SOFTIB_NODE=H2 "$SOFTIB" run -- smpquery -t 300 portinfo 1
 [ "${SIB_RC[nokey]}" -ne 0 ] && [ "${SIB_RC[nokey]}" -ne 124 ] ||
-	{ sib_show nokey; sib_fail "smpquery read H3's PortInfo without its M_Key"; }
+	{ sib_show nokey; sib_fail "smpquery read a port's PortInfo without its M_Key"; }
 sib_run nokey_discover 60 env SOFTIB_NODE=H2 "$SOFTIB" run -- ibnetdiscover -t 300
 grep -q '^Switch' "$(sib_out nokey_discover)" &&
 	{ sib_show nokey_discover; sib_fail "ibnetdiscover read the switches without the M_Key"; }
-sib_run key 60 env SOFTIB_NODE=H2 "$SOFTIB" run -- smpquery -t 300 -y 0xa5 portinfo "$h3" ||
+sib_run key 60 env SOFTIB_NODE=H2 "$SOFTIB" run -- smpquery -t 300 -y 0xa5 portinfo 1 ||
 	{ sib_show key; sib_fail "smpquery with the M_Key failed"; }
-sib_expect "$(sib_out key)" '^ProtectBits:\.+2$' "OpenSM's protection level on H3" || sib_fail "H3 is not keyed"
+sib_expect "$(sib_out key)" '^ProtectBits:\.+2$' "OpenSM's protection level" || sib_fail "the port is not keyed"
 n=$(sed -n 's/^MkeyViolations:\.*\([0-9]*\)$/\1/p' "$(sib_out key)")
-[ "${n:-0}" -ge 1 ] || { sib_show key; sib_fail "H3 did not count the Get without its M_Key"; }
-echo "opensm: without OpenSM's M_Key smpquery and ibnetdiscover read nothing; H3 counted $n violations"
+[ "${n:-0}" -ge 1 ] || { sib_show key; sib_fail "the port did not count the Get without its M_Key"; }
+echo "opensm: without OpenSM's M_Key smpquery and ibnetdiscover read nothing; the port counted $n violations"
 sib_run discover2 60 env SOFTIB_NODE=H2 "$SOFTIB" run -- ibnetdiscover -y 0xa5 "$SIB_TMP/two.topo" ||
 	{ sib_show discover2; sib_fail "ibnetdiscover under OpenSM failed"; }
 sib_run compare2 10 "$B/helpers/topo_compare" "$SIB_TOP/tests/fabric/two-switches-2-links.topo" "$SIB_TMP/two.topo"
 cat "$(sib_out compare2)"
-sib_expect "$(sib_out compare2)" '^equal: 2 switches, 3 CAs, 5 cables$' "ibnetdiscover equals the topology file" ||
+sib_expect "$(sib_out compare2)" '^equal: 2 switches, 2 CAs, 4 cables$' "ibnetdiscover equals the topology file" ||
 	sib_fail "ibnetdiscover differs from two-switches-2-links.topo"
-kill "${SIB_PID[h3]}"
-sib_wait h3
-osm_rc rc2 H2 H4 # H3's cable stays taken for 5 s: its program said no goodbye
+osm_rc rc2 H2 H4
+
+# The partitions (tests/helpers/pkey_peer, as test_partitions.sh): UD
+# datagrams on each port's P_Key reach H2 from H3 and H3 from H2 (full and
+# limited), and nobody from H4 or H4 from anybody; the drops are counted.
+peers=$SIB_TMP/peers
+mkdir -p "$peers"
+for p in "A H2 0x8011 B 1" "B H3 0x0011 A 1" "D H4 0x8022 '' 2"; do
+	eval "set -- $p"
+	sib_start "peer.$1" 120 env PKEY_PEERS=ABD SOFTIB_NODE="$2" "${SIB_LINEBUF[@]}" \
+		"$SOFTIB" run -- "$B/helpers/pkey_peer" "$peers" "$1" "$3" "$4" "$5"
+done
+for r in A B D; do
+	sib_wait "peer.$r" || { sib_show "peer.$r"; sib_fail "partition peer $r failed under OpenSM"; }
+done
+sib_expect "$(sib_out peer.A)" '^A received from B, bad_pkey_cntr [1-9]' "H2 got H3, dropped H4" || sib_fail "partitions"
+sib_expect "$(sib_out peer.B)" '^B received from A, bad_pkey_cntr [1-9]' "H3 got H2, dropped H4" || sib_fail "partitions"
+sib_expect "$(sib_out peer.D)" '^D received from nobody, bad_pkey_cntr ([2-9]|[1-9][0-9]+)$' "H4 got nobody" ||
+	sib_fail "partitions"
 osm_down
 
 # --- the fat tree: every diagnostic, then the RDMA CM across it
@@ -210,11 +228,12 @@ sib_wait mc.recv ||
 	{ sib_show mc.recv; grep -i mcast "$osm/opensm.log" | tail; sib_fail "mckey's receiver under OpenSM got nothing"; }
 sib_expect "$(sib_out mc.recv)" '^data transfers complete' "the receiver's 5 messages" || sib_fail "mckey"
 
-# A second OpenSM (H2, polling the master every second) becomes STANDBY;
+# A second OpenSM (H2, polling the master and sweeping every second)
+# becomes STANDBY;
 # the master is killed under rping between H3 and H7; the standby takes
 # over, and the connection and its LIDs live on, as on hardware.
 mkdir -p "$osm/2"
-printf 'sminfo_polling_timeout 1000\npolling_retry_number 2\n' >"$osm/2/opensm.conf"
+printf 'sminfo_polling_timeout 1000\npolling_retry_number 2\nsweep_interval 1\n' >"$osm/2/opensm.conf"
 sib_start opensm2 300 env SOFTIB_NODE=H2 OSM_TMP_DIR="$osm/2" OSM_CACHE_DIR="$osm/2" \
 	"$osm_softib" run -- opensm -d2 -F "$osm/2/opensm.conf" -f "$osm/2/opensm.log"
 for ((i = 0; i < 600; i++)); do
