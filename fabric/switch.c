@@ -258,6 +258,13 @@ void sib_switch_route(struct sib_switch *sw, unsigned in_port, const struct ib_p
 			return drop(sw, in_port, SIB_DROP_SLID,
 				    "an SLID that does not live behind the CA port it came in by",
 				    out);
+		/* IBA 7.2: an Armed port goes Active when a packet other than
+		 * VL15 arrives: its neighbour is Active, so the SM's Set for
+		 * this end is on its way.  (A CA the SM activated first sent
+		 * an SA request, and the answer's first segment found this
+		 * port still Armed and was dropped.) */
+		if (!vl15 && sp->pi.PortState == IB_PORT_STATE_ARMED)
+			sp->pi.PortState = IB_PORT_STATE_ACTIVE;
 	}
 	if (vl15 && dlid == SIB_LID_PERMISSIVE)
 		return route_dr(sw, in_port, pkt, buf, out);

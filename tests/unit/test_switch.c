@@ -201,8 +201,18 @@ static void test_routes_by_lid_once_programmed(void **state)
 		set_port_state(to_s1, 1, p, IB_PORT_STATE_ARMED);
 		set_port_state(to_s1, 1, p, IB_PORT_STATE_ACTIVE);
 		set_port_state(to_s2, 2, p, IB_PORT_STATE_ARMED);
-		set_port_state(to_s2, 2, p, IB_PORT_STATE_ACTIVE);
+		if (p != 1) /* S2's port to H3 stays Armed */
+			set_port_state(to_s2, 2, p, IB_PORT_STATE_ACTIVE);
 	}
+	/* Nothing but VL15 leaves an Armed port ... */
+	len = data_packet(pkt, 3, 1);
+	assert_int_equal(carry(node("H1"), 1, pkt, &len), -1);
+	assert_int_equal(w.sw[1].drops[SIB_DROP_PORT_STATE], 1);
+	/* ... until a data packet from H3 (Active) comes in by it: IBA 7.2,
+	 * Armed goes Active */
+	len = data_packet(pkt, 1, 3);
+	assert_int_equal(carry(node("H3"), 1, pkt, &len), node("H1"));
+	assert_int_equal(w.sw[1].port[1].pi.PortState, IB_PORT_STATE_ACTIVE);
 	len = data_packet(pkt, 3, 1);
 	assert_int_equal(carry(node("H1"), 1, pkt, &len), node("H3"));
 	len = data_packet(pkt, 2, 4);
@@ -390,11 +400,12 @@ static void test_bad_directed_routes_are_dropped(void **state)
 	sib_switch_link(&w.sw[1], 1, false);
 	{
 		const uint8_t to_h3[] = { 1, 3, 1 };
+		uint64_t port_state_drops = w.sw[1].drops[SIB_DROP_PORT_STATE];
 
 		len = world_dr_smp(pkt, IB_MAD_METHOD_GET, IB_SMP_ATTR_NODE_INFO, 0, to_h3, 3, NULL,
 				   0, 1);
 		assert_int_equal(carry(node("H1"), 1, pkt, &len), -1);
-		assert_int_equal(w.sw[1].drops[SIB_DROP_PORT_STATE], 1);
+		assert_int_equal(w.sw[1].drops[SIB_DROP_PORT_STATE], port_state_drops + 1);
 		assert_int_equal(w.sw[1].port[1].pc.LinkDownedCounter, 1);
 	}
 }
