@@ -14,7 +14,8 @@
 # read nothing and the port counts the violations; with it (-y) what
 # ibnetdiscover finds equals the topology file (tests/helpers/topo_compare);
 # ibv_rc_pingpong passes from H2 on one switch to H4 on the other; OpenSM's
-# partitions.conf isolates them as it says (tests/helpers/pkey_peer).  Then
+# partitions.conf isolates them as it says (tests/helpers/pkey_peer); and
+# OpenSM restarted gives the ports the LIDs they had (guid2lid).  Then
 # tests/fabric/fat-tree-4x2.topo: every diagnostic of diags_lib.sh, as under
 # softib-sm in test_diags.sh, with rping running between H3 and H7 (saquery
 # reads OpenSM's NodeRecord, PortInfoRecord and PathRecord tables, RMPP
@@ -172,6 +173,31 @@ sib_expect "$(sib_out peer.A)" '^A received from B, bad_pkey_cntr [1-9]' "H2 got
 sib_expect "$(sib_out peer.B)" '^B received from A, bad_pkey_cntr [1-9]' "H3 got H2, dropped H4" || sib_fail "partitions"
 sib_expect "$(sib_out peer.D)" '^D received from nobody, bad_pkey_cntr ([2-9]|[1-9][0-9]+)$' "H4 got nobody" ||
 	sib_fail "partitions"
+
+# OpenSM restarts and gives every port the LID it had (its guid2lid file,
+# in OSM_CACHE_DIR): H2's and H4's are the same after it.
+dg_up H2
+lid2=$DG_LID
+dg_up H4
+lid4=$DG_LID
+kill -TERM "${SIB_PID[opensm]}"
+sib_wait opensm
+mv "$osm/opensm.log" "$osm/opensm.first.log"
+sib_start opensm 300 env SOFTIB_NODE=H1 OSM_TMP_DIR="$osm" OSM_CACHE_DIR="$osm" \
+	"$osm_softib" run -- opensm -d2 -s 1 -F "$SIB_TMP/keys.conf" -f "$osm/opensm.log" \
+	-P "$SIB_TMP/partitions.conf"
+for ((i = 0; i < 600; i++)); do
+	grep -q 'SUBNET UP' "$osm/opensm.log" 2>/dev/null && break
+	sleep 0.1
+done
+grep -q 'SUBNET UP' "$osm/opensm.log" || { tail -20 "$osm/opensm.log"; sib_fail "OpenSM did not come back"; }
+# H4 first now: numbering afresh would give it H2's old LID.
+dg_up H4
+[ "$DG_LID" = "$lid4" ] || sib_fail "H4 had LID $lid4 and got $DG_LID from OpenSM restarted"
+dg_up H2
+[ "$DG_LID" = "$lid2" ] || sib_fail "H2 had LID $lid2 and got $DG_LID from OpenSM restarted"
+echo "opensm: restarted, it gave H2 LID $lid2 and H4 LID $lid4 again"
+osm_errors "$osm/opensm.first.log"
 osm_down
 
 # --- the fat tree: every diagnostic, then the RDMA CM across it
