@@ -155,7 +155,8 @@ static unsigned path_table(struct sib_sm *sm, const struct sib_sm_port *src,
  * source.  Get: the one path between the two.  GetTable: a destination the
  * query does not name is every reachable port, and so is a source then, as
  * OpenSM answers "half world" and "world" queries (ibqueryerrors, saquery
- * -p), at most PATH_TABLE_MAX records.
+ * -p), when the ports known could not make more than PATH_TABLE_MAX
+ * records.
  */
 enum { PATH_TABLE_MAX = 65536 };
 
@@ -196,8 +197,14 @@ static void path_record(struct sib_sm *sm, const struct sib_mad_addr *a,
 		src = sib_sm_port_by_lid(sm, a->SLID);
 		src_named = true;
 	}
+	/* Bounded before it is counted: a world query's cost grows with the
+	 * square of the ports. */
+	if ((uint64_t)(src_named ? 1 : sm->nports) * (dst_named ? 1 : sm->nports) > PATH_TABLE_MAX) {
+		respond(sm, a, from, m, resp, IB_SA_STATUS_NO_RESOURCES, NULL, 0, 0);
+		return;
+	}
 	n = pkey_ok ? path_table(sm, src, dst, src_named, dst_named, &q, cm, NULL) : 0;
-	recs = n <= PATH_TABLE_MAX ? calloc(n ? n : 1, IB_PATH_RECORD_BYTES) : NULL;
+	recs = calloc(n ? n : 1, IB_PATH_RECORD_BYTES);
 	if (!recs) {
 		respond(sm, a, from, m, resp, IB_SA_STATUS_NO_RESOURCES, NULL, 0, 0);
 		return;

@@ -1567,6 +1567,10 @@ static void sa_on_a_fabric_answers_node_and_port_info_records(void **state)
 	assert_int_equal(sib_sm_port_found(&f->sm, 0x0200000000000a01ull, 0x0200000000000a00ull, 5,
 					   IB_MTU_4096, &sw->local), 0);
 	sib_sm_sweep_end(&f->sm);
+	/* saquery -p: every path between every two ports (one port: its own). */
+	fabric_answer(f, sw, 5, IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_PATH_RECORD, 0, NULL, 0, &m);
+	assert_int_equal(m.hdr.Status, 0);
+	assert_int_equal(m.rmpp.Data2, IB_SA_CLASS_HDR_BYTES + IB_PATH_RECORD_BYTES);
 	/* No sweep's records yet: not served. */
 	fabric_answer(f, sw, 5, IB_MAD_METHOD_GET_TABLE, IB_SA_ATTR_NODE_RECORD, 0, NULL, 0, &m);
 	assert_int_equal(m.hdr.Status, IB_MAD_STATUS_UNSUP_METHOD_ATTR);
