@@ -165,14 +165,18 @@ static void enqueue(struct umad_file *f, const struct umad_hdr *h, const uint8_t
 	pthread_mutex_lock(&f->lock);
 	if (f->closed || f->queued >= UMAD_MAX_QUEUED ||
 	    f->queued_bytes + len > UMAD_MAX_QUEUED_BYTES || !(p = malloc(sizeof(*p) + len))) {
+		/* a program that does not read, or a flood of answers */
 		uint64_t n = ++f->dropped;
+		unsigned queued = f->queued;
+		size_t bytes = f->queued_bytes;
+		bool closed = f->closed;
 
 		pthread_mutex_unlock(&f->lock);
-		if (n) /* a program that does not read, or a flood of answers */
-			sib_log(sib_log_nth(n),
-				"umad: a MAD for a descriptor with %u MADs unread (or closed) dropped "
-				"(%llu so far)",
-				UMAD_MAX_QUEUED, (unsigned long long)n);
+		sib_log(sib_log_nth(n),
+			"umad: a MAD of %u bytes dropped: its descriptor %s (%u MADs, %zu bytes "
+			"unread; at most %u, %u MiB) (%llu so far)",
+			len, closed ? "is closed" : "holds too much", queued, bytes, UMAD_MAX_QUEUED,
+			UMAD_MAX_QUEUED_BYTES >> 20, (unsigned long long)n);
 		return;
 	}
 	p->next = NULL;

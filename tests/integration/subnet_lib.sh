@@ -25,6 +25,9 @@
 #                       ST_CGUID (the client's node GUID, 0x...); the
 #                       client runs with the variables in ST_CLIENT_ENV
 #   st_pings            how many pings the client printed
+#   st_mc_member GROUP  waits until the mckey receiving GROUP (-m GROUP)
+#                       has joined (softib info --pid: 1 mcast group); sets
+#                       ST_MC_PID and ST_MC_LID (empty when it never did)
 
 declare -A ST_PID=() ST_FD=()
 ST_CLIENT_ENV=()
@@ -137,4 +140,19 @@ st_rping_pair()
 	[ -n "$ST_SEP" ] && [ -n "$ST_SLID" ] && [ -n "$ST_CLID" ] && [ "$ST_CGUID" != 0x ] ||
 		sib_fail "the pair's LIDs, GUID or endpoint cannot be read"
 	sib_log "server LID $ST_SLID at $ST_SEP; client LID $ST_CLID, CA GUID $ST_CGUID"
+}
+
+st_mc_member()
+{
+	local i
+
+	ST_MC_PID= ST_MC_LID=
+	for ((i = 0; i < 300; i++)); do
+		ST_MC_PID=$(pgrep -n -f "mckey -m $1 ")
+		[ -n "$ST_MC_PID" ] && "$SOFTIB" info --pid "$ST_MC_PID" 2>/dev/null |
+			grep -Eq '^ +mcast groups +1$' && break
+		sleep 0.1
+	done
+	[ -n "$ST_MC_PID" ] && ST_MC_LID=$(st_info "$ST_MC_PID" LID | awk '{ print $1 }')
+	return 0
 }

@@ -26,14 +26,10 @@ GROUP=239.1.2.10
 MGID=ff12:4001:ffff::f01:20a # as the kernel's rdma_cm maps it (test_mcast.sh)
 sib_start recv 90 env SOFTIB_NODE=H2 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- \
 	mckey -m $GROUP -b 127.0.0.1 -C 5
-for ((i = 0; i < 300; i++)); do
-	pid=$(pgrep -f "mckey -m $GROUP -b" | tail -1)
-	[ -n "$pid" ] && "$SOFTIB" info --pid "$pid" 2>/dev/null | grep -Eq '^ +mcast groups +1$' && break
-	sleep 0.1
-done
-lid=$(st_info "$pid" LID | awk '{ print $1 }')
+st_mc_member $GROUP
+lid=$ST_MC_LID
 [ -n "$lid" ] || { sib_show recv sm; sib_fail "the receiver never attached to the group"; }
-sib_log "receiver: mckey pid $pid on H2, LID $lid, group $MGID"
+sib_log "receiver: mckey pid $ST_MC_PID on H2, LID $lid, group $MGID"
 
 sib_run attack 60 env ATTACKER_NODE=H3 "$ATTACKER" sa-leave "$SOFTIB_FABRIC" "$lid" "$MGID" ||
 	{ sib_show attack sm; sib_fail "the attacker failed"; }

@@ -19,14 +19,10 @@ GROUP=239.1.2.9
 MGID=ff12:4001:ffff::f01:209 # as the kernel's rdma_cm maps it (test_mcast.sh)
 st_sm sm "$SOFTIB_SM"
 sib_start recv 60 "${SIB_LINEBUF[@]}" "$SOFTIB" run -- mckey -m $GROUP -b 127.0.0.1 -C 5
-for ((i = 0; i < 300; i++)); do
-	pid=$(pgrep -P "${SIB_PID[recv]}" | head -1)
-	[ -n "$pid" ] && "$SOFTIB" info --pid "$pid" 2>/dev/null | grep -Eq '^ +mcast groups +1$' && break
-	sleep 0.1
-done
-lid=$(st_info "$pid" LID | awk '{ print $1 }')
+st_mc_member $GROUP
+lid=$ST_MC_LID
 [ -n "$lid" ] || sib_fail "the receiver never attached to the group"
-sib_log "receiver: pid $pid, LID $lid, group $MGID"
+sib_log "receiver: pid $ST_MC_PID, LID $lid, group $MGID"
 
 sib_run attack 30 "$ATTACKER" sa-leave "$SOFTIB_SM" "$lid" "$MGID" || sib_fail "the attacker failed"
 cat "$(sib_out attack)"
